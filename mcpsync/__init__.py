@@ -1,0 +1,90 @@
+"""mcpsync: a synchronous, thread-based SDK for the Model Context Protocol.
+
+Plain blocking functions are tools; there is no event loop anywhere::
+
+    from mcpsync import Server, HandlerContext
+
+    server = Server("weather", version="1.0.0")
+
+    @server.tool()
+    def forecast(ctx: HandlerContext, city: str, days: int = 3) -> str:
+        \"\"\"Forecast for a city.\"\"\"
+        return f"{city}: sunny"
+
+    if __name__ == "__main__":
+        server.run_stdio()
+"""
+
+from ._version import __version__
+from .client import Client
+from .dispatch.context import DetachedContext, HandlerContext, SessionInfo
+from .errors import (
+    ConnectionClosedError,
+    ContextClosedError,
+    InternalError,
+    InvalidParamsError,
+    InvalidRequestError,
+    MCPError,
+    MCPSyncError,
+    MethodNotFoundError,
+    ParseError,
+    ProtocolStateError,
+    RequestCancelledError,
+    RequestTimeoutError,
+)
+from .server.server import Server
+from .server.session import ServerSession
+from .types import (
+    Annotations,
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    Icon,
+    ImageContent,
+    Implementation,
+    LogMessage,
+    Progress,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+    Tool,
+    ToolAnnotations,
+)
+
+__all__ = [
+    "Annotations",
+    "AudioContent",
+    "BlobResourceContents",
+    "CallToolResult",
+    "Client",
+    "ConnectionClosedError",
+    "ContextClosedError",
+    "DetachedContext",
+    "EmbeddedResource",
+    "HandlerContext",
+    "Icon",
+    "ImageContent",
+    "Implementation",
+    "InternalError",
+    "InvalidParamsError",
+    "InvalidRequestError",
+    "LogMessage",
+    "MCPError",
+    "MCPSyncError",
+    "MethodNotFoundError",
+    "ParseError",
+    "Progress",
+    "ProtocolStateError",
+    "RequestCancelledError",
+    "RequestTimeoutError",
+    "ResourceLink",
+    "Server",
+    "ServerSession",
+    "SessionInfo",
+    "TextContent",
+    "TextResourceContents",
+    "Tool",
+    "ToolAnnotations",
+    "__version__",
+]

@@ -1,0 +1,5 @@
+"""The blocking MCP client."""
+
+from .client import Client
+
+__all__ = ["Client"]

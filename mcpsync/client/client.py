@@ -1,0 +1,308 @@
+"""``Client``: a blocking MCP client with no event loop.
+
+One Client is one connection to one server. Every method blocks the calling thread until
+the answer arrives or its deadline passes, and any number of threads may call methods of
+the same Client at once: requests are correlated by id, each caller waits on its own
+Future. Ctrl-C while a call waits cancels that call on the server, then raises
+``KeyboardInterrupt`` as usual. Thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any
+
+from .._version import __version__
+from ..codec import from_wire
+from ..engine.connection import DEFAULT_TIMEOUT, Connection, InboundRequest, Middleware
+from ..errors import (
+    ConnectionClosedError,
+    MCPSyncError,
+    MethodNotFoundError,
+    ProtocolStateError,
+)
+from ..protocol.jsonrpc import Notification
+from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS
+from ..transports.base import Transport
+from ..transports.memory import memory_pair
+from ..types import CallToolResult, Implementation, InitializeResult, LogMessage, Progress, Tool
+
+if TYPE_CHECKING:
+    from ..server.server import Server
+    from ..server.session import ServerSession
+
+logger = logging.getLogger("mcpsync.client")
+
+ProgressHandler = Callable[[Progress], None]
+LogHandler = Callable[[LogMessage], None]
+NotificationCallback = Callable[[str, dict[str, Any]], None]
+
+_MAX_PAGES = 10_000
+
+
+class Client:
+    """A connected MCP client. Make one with :meth:`stdio`, :meth:`memory` or from a transport.
+
+    ``timeout`` is the default deadline (seconds) of every request; each method takes its
+    own ``timeout=`` too. ``on_log`` receives the server's log messages and
+    ``on_notification(method, params)`` every other notification; both run on the
+    connection's notification thread, in arrival order.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        client_info: Implementation | None = None,
+        protocol_version: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        on_log: LogHandler | None = None,
+        on_notification: NotificationCallback | None = None,
+        send_middleware: Sequence[Middleware] = (),
+        recv_middleware: Sequence[Middleware] = (),
+        max_handlers: int = 16,
+        name: str = "mcpsync-client",
+    ) -> None:
+        self.client_info = client_info or Implementation("mcpsync", __version__)
+        if protocol_version is not None and protocol_version not in LEGACY_VERSIONS:
+            raise ValueError(
+                f"protocol_version {protocol_version!r} is not one of {LEGACY_VERSIONS}"
+            )
+        self.requested_version = protocol_version or LATEST_LEGACY
+        self.timeout = timeout
+        self._on_log = on_log
+        self._on_notification = on_notification
+        self._cleanup: list[Callable[[], None]] = []
+        self._connection = Connection(
+            transport,
+            on_request=self._on_request,
+            on_notification=self._dispatch_notification,
+            send_middleware=send_middleware,
+            recv_middleware=recv_middleware,
+            max_handlers=max_handlers,
+            default_timeout=timeout,
+            name=name,
+        )
+        self._init: InitializeResult | None = None
+        self._connection.start()
+        try:
+            self._initialize()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- constructors --------------------------------------------------------------------
+
+    @classmethod
+    def stdio(
+        cls,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: IO[str] | None = None,
+        inherit_env: bool = True,
+        **options: Any,
+    ) -> Client:
+        """Spawn a server process and connect to it over its stdin/stdout.
+
+        ``env`` adds to (or with ``inherit_env=False`` replaces) this process's environment.
+        The server's stderr goes to ``stderr`` if given, else to the
+        ``mcpsync.server_stderr`` logger. Closing the client reaps the process.
+        """
+        from ..transports.subprocess import SubprocessTransport
+
+        transport = SubprocessTransport(
+            command, env=env, cwd=cwd, stderr=stderr, inherit_env=inherit_env
+        )
+        options.setdefault("name", "mcpsync-client-stdio")
+        try:
+            return cls(transport, **options)
+        except BaseException:
+            transport.close()
+            raise
+
+    @classmethod
+    def memory(cls, server: Server, **options: Any) -> Client:
+        """Connect to ``server`` in this process (for tests and embedding)."""
+        client_end, server_end = memory_pair()
+        session: ServerSession = server.connect(server_end, name="mcpsync-memory-server")
+        try:
+            client = cls(client_end, **options)
+        except BaseException:
+            session.close()
+            raise
+        client._cleanup.append(session.close)
+        return client
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def _initialize(self) -> None:
+        params = {
+            "protocolVersion": self.requested_version,
+            "capabilities": self.capabilities(),
+            "clientInfo": self.client_info.to_dict(),  # type: ignore[attr-defined]
+        }
+        raw = self._connection.request("initialize", params)
+        result = from_wire(InitializeResult, raw)
+        if result.protocol_version not in LEGACY_VERSIONS:
+            raise ProtocolStateError(
+                f"server chose protocol {result.protocol_version!r}, which mcpsync does not "
+                f"speak (it speaks {', '.join(LEGACY_VERSIONS)})"
+            )
+        self._init = result
+        self._connection.notify("notifications/initialized")
+
+    def capabilities(self) -> dict[str, Any]:
+        """The client capabilities declared at ``initialize``."""
+        return {}
+
+    def close(self) -> None:
+        """End the connection (and reap a stdio server). Idempotent."""
+        self._connection.close()
+        for cleanup in self._cleanup:
+            cleanup()
+        self._cleanup.clear()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._connection.closed
+
+    # -- what the server said at initialize ------------------------------------------------
+
+    @property
+    def initialize_result(self) -> InitializeResult:
+        if self._init is None:
+            raise ProtocolStateError("not initialized")
+        return self._init
+
+    @property
+    def protocol_version(self) -> str:
+        """The negotiated protocol revision."""
+        return self.initialize_result.protocol_version
+
+    @property
+    def server_info(self) -> Implementation:
+        return self.initialize_result.server_info
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]:
+        return self.initialize_result.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        return self.initialize_result.instructions
+
+    # -- requests ------------------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressHandler | None = None,
+    ) -> dict[str, Any]:
+        """Send any request and return the raw result dict (the escape hatch)."""
+        progress = _progress_adapter(on_progress) if on_progress is not None else None
+        return self._connection.request(method, params, timeout=timeout, on_progress=progress)
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send any notification."""
+        self._connection.notify(method, params)
+
+    def ping(self, *, timeout: float | None = None) -> None:
+        """Check the server answers; raises on timeout or error."""
+        self.request("ping", timeout=timeout)
+
+    def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
+        """Every tool the server offers (all pages)."""
+        return [from_wire(Tool, item) for item in self._all_pages("tools/list", "tools", timeout)]
+
+    def _all_pages(self, method: str, key: str, timeout: float | None) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(_MAX_PAGES):
+            params = {"cursor": cursor} if cursor is not None else None
+            result = self.request(method, params, timeout=timeout)
+            page = result.get(key)
+            if not isinstance(page, list):
+                raise MCPSyncError(f"{method}: result has no {key!r} list")
+            items.extend(page)
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                return items
+            if cursor in seen:
+                raise MCPSyncError(f"{method}: the server repeated cursor {cursor!r}")
+            seen.add(cursor)
+        raise MCPSyncError(f"{method}: more than {_MAX_PAGES} pages")
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressHandler | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> CallToolResult:
+        """Call a tool and return its result.
+
+        A tool that failed is a result with ``is_error`` true (its text says why), not an
+        exception; protocol failures (unknown tool, bad params) raise
+        :class:`~mcpsync.errors.MCPError`. ``on_progress`` receives
+        :class:`~mcpsync.types.Progress` updates, all of them before this returns.
+        """
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        if meta:
+            params["_meta"] = dict(meta)
+        raw = self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+        return from_wire(CallToolResult, raw)
+
+    # -- from the server -----------------------------------------------------------------
+
+    def _on_request(self, inbound: InboundRequest) -> dict[str, Any]:
+        if inbound.method == "ping":
+            return {}
+        raise MethodNotFoundError(f"Method not found: {inbound.method}")
+
+    def _dispatch_notification(self, message: Notification) -> None:
+        params = message.params or {}
+        if message.method == "notifications/message" and self._on_log is not None:
+            try:
+                self._on_log(from_wire(LogMessage, params))
+            except ValueError:
+                logger.warning("malformed log message: %r", params)
+            return
+        if self._on_notification is not None:
+            self._on_notification(message.method, params)
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<Client {state} protocol={self._init.protocol_version if self._init else None}>"
+
+
+def _progress_adapter(handler: ProgressHandler) -> Callable[[dict[str, Any]], None]:
+    def adapt(params: dict[str, Any]) -> None:
+        try:
+            progress = from_wire(Progress, params)
+        except ValueError:
+            logger.warning("malformed progress notification: %r", params)
+            return
+        handler(progress)
+
+    return adapt
+
+
+__all__ = ["Client", "ConnectionClosedError"]

@@ -1,0 +1,1 @@
+"""From a decoded request to a user function: registries, contexts, typed binding."""

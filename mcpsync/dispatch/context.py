@@ -1,0 +1,253 @@
+"""HandlerContext: what a handler may know and do about the request it is serving.
+
+A context belongs to one inbound request. It ends when the response is written: from then
+on anything that would be sent on the request's behalf raises
+:class:`~mcpsync.errors.ContextClosedError`, because the peer has stopped listening for it.
+Work that must outlive the request takes :meth:`HandlerContext.detach`.
+
+A context is meant for the handler's thread and any threads it starts; its methods are
+thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import ContextClosedError, RequestCancelledError
+from ..protocol import levels
+from ..protocol.jsonrpc import RequestId
+
+if TYPE_CHECKING:
+    from ..engine.connection import Connection, InboundRequest
+
+logger = logging.getLogger("mcpsync.context")
+
+
+@dataclass
+class SessionInfo:
+    """What is known about the peer on the other end of a request.
+
+    In the handshake era it comes from ``initialize`` and lasts the session; in the
+    stateless era it comes from each request's ``_meta``.
+    """
+
+    protocol_version: str | None = None
+    client_info: dict[str, Any] | None = None
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
+    session_id: str | None = None
+
+    def supports(self, capability: str, sub: str | None = None) -> bool:
+        """Whether the client declared ``capability`` (and ``sub`` inside it)."""
+        value = self.client_capabilities.get(capability)
+        if not isinstance(value, dict):
+            return False
+        return sub is None or bool(value.get(sub))
+
+
+class SessionHandle(Protocol):
+    """What a context needs from the session it runs in (implemented by the server)."""
+
+    @property
+    def info(self) -> SessionInfo: ...
+
+    @property
+    def connection(self) -> Connection: ...
+
+    @property
+    def ended(self) -> threading.Event: ...
+
+    def log_enabled(self, level: str) -> bool: ...
+
+
+class HandlerContext:
+    """The request being served, and the ways to talk back to its sender.
+
+    Declare a parameter annotated ``HandlerContext`` on a tool (any name) to receive it; it
+    is left out of the tool's input schema.
+    """
+
+    def __init__(self, inbound: InboundRequest, session: SessionHandle) -> None:
+        self._inbound = inbound
+        self._session = session
+        meta = inbound.params.get("_meta")
+        self.meta: dict[str, Any] = meta if isinstance(meta, dict) else {}
+        self._last_progress: float | None = None
+        self._progress_lock = threading.Lock()
+
+    # -- what the request is -----------------------------------------------------------
+
+    @property
+    def request_id(self) -> RequestId:
+        return self._inbound.id
+
+    @property
+    def method(self) -> str:
+        return self._inbound.method
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The raw request params, as received."""
+        return self._inbound.params
+
+    @property
+    def session(self) -> SessionInfo:
+        """The peer's negotiated version, capabilities and identity."""
+        return self._session.info
+
+    @property
+    def cancelled(self) -> threading.Event:
+        """Set when the caller cancels, the session ends, or the server stops."""
+        return self._inbound.cancelled
+
+    @property
+    def progress_token(self) -> str | int | None:
+        token = self.meta.get("progressToken")
+        if isinstance(token, bool) or not isinstance(token, (str, int)):
+            return None
+        return token
+
+    @property
+    def closed(self) -> bool:
+        """True once the response has been sent (or the request abandoned)."""
+        return self._inbound.done
+
+    # -- cooperative cancellation ----------------------------------------------------------
+
+    def check_cancelled(self) -> None:
+        """Raise :class:`~mcpsync.errors.RequestCancelledError` if the request was cancelled.
+
+        Let it propagate: mcpsync then sends no response, as the spec requires.
+        """
+        if self._inbound.cancelled.is_set():
+            raise RequestCancelledError(f"{self.method} (id {self.request_id!r}) was cancelled")
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep like :func:`time.sleep`, but wake and raise at once when cancelled."""
+        if self._inbound.cancelled.wait(seconds):
+            self.check_cancelled()
+
+    # -- talking back --------------------------------------------------------------------
+
+    def _related(self) -> RequestId | None:
+        if self._inbound.done:
+            raise ContextClosedError(
+                f"the response to {self.method} (id {self.request_id!r}) has been sent; "
+                "use ctx.detach() for work that outlives the request"
+            )
+        return self._inbound.id
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification on this request's channel."""
+        self._session.connection.notify(method, params, related_request_id=self._related())
+
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress. A no-op when the caller sent no ``progressToken``.
+
+        The spec requires each value to exceed the last: a value that does not is dropped
+        (with a warning in the log) rather than sent.
+        """
+        token = self.progress_token
+        if token is None:
+            return
+        with self._progress_lock:
+            if self._last_progress is not None and progress <= self._last_progress:
+                logger.warning("progress %r not above %r: dropped", progress, self._last_progress)
+                return
+            self._last_progress = progress
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self.notify("notifications/progress", params)
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send a log message to the client if the session's level lets it through."""
+        if not levels.is_level(level):
+            raise ValueError(f"unknown log level {level!r}; use one of {levels.LEVELS}")
+        if not self._session.log_enabled(level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        self.notify("notifications/message", params)
+
+    def request(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Send a request to the client on behalf of this one, and block for its result.
+
+        Cancelling this request cancels the reverse call too.
+        """
+        related = self._related()
+        return self._session.connection.request(
+            method, params, timeout=timeout, parent=related, related_request_id=related
+        )
+
+    def detach(self) -> DetachedContext:
+        """A context for a background thread that outlives this request.
+
+        Its notifications and logs go to the session's own channel (the stdio stream, the
+        HTTP GET stream) instead of this request's; its ``cancelled`` is set when the
+        session ends.
+        """
+        return DetachedContext(self)
+
+
+class DetachedContext:
+    """A context cut loose from its request: lives as long as the session. Thread-safe."""
+
+    def __init__(self, origin: HandlerContext) -> None:
+        self._origin = origin
+        self._session = origin._session
+        self.request_id = origin.request_id
+        self.method = origin.method
+
+    @property
+    def session(self) -> SessionInfo:
+        return self._session.info
+
+    @property
+    def cancelled(self) -> threading.Event:
+        """Set when the session ends."""
+        return self._session.ended
+
+    def check_cancelled(self) -> None:
+        if self._session.ended.is_set():
+            raise RequestCancelledError("the session has ended")
+
+    def sleep(self, seconds: float) -> None:
+        if self._session.ended.wait(seconds):
+            self.check_cancelled()
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self._session.connection.notify(method, params)
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        if not levels.is_level(level):
+            raise ValueError(f"unknown log level {level!r}; use one of {levels.LEVELS}")
+        if not self._session.log_enabled(level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        self.notify("notifications/message", params)
+
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Progress for the original request while it is still running; dropped afterwards
+        (the spec forbids progress after the response)."""
+        if not self._origin.closed:
+            self._origin.progress(progress, total, message)
+
+    def request(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """A request to the client not tied to any request of its own."""
+        return self._session.connection.request(method, params, timeout=timeout)

@@ -1,0 +1,46 @@
+"""Opaque cursors for the paginated list methods.
+
+A cursor encodes the offset of the next page. It is opaque to clients by contract, so the
+encoding may change; a cursor that does not decode is answered with -32602, as the spec asks.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from ..errors import InvalidParamsError
+
+T = TypeVar("T")
+
+_PREFIX = "mcpsync:"
+
+
+def encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"{_PREFIX}{offset}".encode()).decode("ascii")
+
+
+def decode_cursor(cursor: Any) -> int:
+    """The offset a cursor names; ``None`` (no cursor) is the first page."""
+    if cursor is None:
+        return 0
+    if not isinstance(cursor, str):
+        raise InvalidParamsError("Invalid cursor: must be a string")
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
+    except (binascii.Error, UnicodeError, ValueError):
+        raise InvalidParamsError(f"Invalid cursor: {cursor!r}") from None
+    if not text.startswith(_PREFIX) or not text[len(_PREFIX):].isdigit():
+        raise InvalidParamsError(f"Invalid cursor: {cursor!r}")
+    return int(text[len(_PREFIX):])
+
+
+def page(items: Sequence[T], cursor: Any, page_size: int) -> tuple[Sequence[T], str | None]:
+    """The page of ``items`` a cursor asks for, and the cursor of the next page (if any)."""
+    start = decode_cursor(cursor)
+    if start > len(items):
+        raise InvalidParamsError("Invalid cursor: past the end of the list")
+    end = start + page_size
+    return items[start:end], (encode_cursor(end) if end < len(items) else None)

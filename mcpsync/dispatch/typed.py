@@ -1,0 +1,441 @@
+"""Typed binding: a plain function's signature becomes a tool's schemas and call path.
+
+At registration the type hints are turned into a JSON Schema (2020-12, ``type: object`` root)
+and one compiled validator, plus a decoder per parameter (identity for JSON primitives) and
+an output schema when the return type is structured. At call time: validate the raw
+arguments, decode, call, encode. Argument errors become ``isError`` results so a model can
+correct itself; :class:`~mcpsync.errors.MCPError` and cancellation propagate to the engine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+import json
+import logging
+import re
+import types
+import typing
+from collections.abc import Callable
+from typing import Any, Literal, Union
+
+import jsonschema
+
+from ..codec import to_wire
+from ..errors import MCPError, RequestCancelledError
+from ..types.content import CONTENT_TYPES
+from ..types.tools import CallToolResult
+
+logger = logging.getLogger("mcpsync.tools")
+
+Decoder = Callable[[Any], Any]
+_NONE_TYPE = type(None)
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+class SchemaBuilder:
+    """Turns annotations into (schema, decoder) pairs."""
+
+    def build(self, hint: Any) -> tuple[dict[str, Any], Decoder | None]:
+        """The schema for ``hint`` and a decoder (``None`` when values pass through as-is)."""
+        origin = typing.get_origin(hint)
+        args = typing.get_args(hint)
+        if origin is typing.Annotated:
+            schema, decoder = self.build(args[0])
+            for extra in args[1:]:
+                if isinstance(extra, str):
+                    schema = {**schema, "description": extra}
+            return schema, decoder
+        if hint is Any or hint is inspect.Parameter.empty or hint is object:
+            return {}, None
+        if hint is _NONE_TYPE or hint is None:
+            return {"type": "null"}, None
+        if hint is bool:
+            return {"type": "boolean"}, None
+        if hint is int:
+            return {"type": "integer"}, None
+        if hint is float:
+            return {"type": "number"}, _to_float
+        if hint is str:
+            return {"type": "string"}, None
+        if origin in (Union, types.UnionType):
+            return self._union(args)
+        if origin is Literal:
+            return _literal_schema(args), None
+        if isinstance(hint, type) and issubclass(hint, enum.Enum):
+            values = [member.value for member in hint]
+            schema = _literal_schema(tuple(values))
+            return schema, _enum_decoder(hint)
+        if origin in (list, tuple, set, frozenset) or hint in (list, tuple, set, frozenset):
+            return self._sequence(origin or hint, args)
+        if origin is dict or hint is dict:
+            value_schema, value_decoder = self.build(args[1]) if len(args) == 2 else ({}, None)
+            schema: dict[str, Any] = {"type": "object"}
+            if value_schema:
+                schema["additionalProperties"] = value_schema
+            if value_decoder is None:
+                return schema, None
+            vd = value_decoder
+            return schema, lambda v: {k: vd(item) for k, item in v.items()}
+        if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+            return self._dataclass(hint)
+        if typing.is_typeddict(hint):
+            return self._typeddict(hint)
+        raise TypeError(f"cannot build a JSON Schema for annotation {hint!r}")
+
+    def _union(self, args: tuple[Any, ...]) -> tuple[dict[str, Any], Decoder | None]:
+        members = [self.build(arg) for arg in args]
+        non_null = [(s, d) for (s, d), a in zip(members, args) if a is not _NONE_TYPE]
+        nullable = len(non_null) < len(members)
+        if len(non_null) == 1:
+            schema, decoder = non_null[0]
+            if nullable:
+                schema = {"anyOf": [schema, {"type": "null"}]}
+                if decoder is not None:
+                    inner = decoder
+                    decoder = lambda v: None if v is None else inner(v)  # noqa: E731
+            return schema, decoder
+        schemas = [s for s, _ in members]
+        if any(d is not None for _, d in members):
+            # Decode with the first member whose schema accepts the value.
+            checks = [(jsonschema.Draft202012Validator(s), d) for s, d in members]
+
+            def decode(value: Any) -> Any:
+                for check, dec in checks:
+                    if check.is_valid(value):
+                        return dec(value) if dec is not None else value
+                return value
+
+            return {"anyOf": schemas}, decode
+        return {"anyOf": schemas}, None
+
+    def _sequence(self, kind: Any, args: tuple[Any, ...]) -> tuple[dict[str, Any], Decoder | None]:
+        schema: dict[str, Any] = {"type": "array"}
+        decoder: Decoder | None = None
+        if kind is tuple and args and args[-1] is not Ellipsis:
+            parts = [self.build(arg) for arg in args]
+            schema["prefixItems"] = [s for s, _ in parts]
+            schema["minItems"] = schema["maxItems"] = len(parts)
+            decs = [d or _identity for _, d in parts]
+            return schema, lambda v: tuple(d(item) for d, item in zip(decs, v))
+        item_schema, item_decoder = self.build(args[0]) if args else ({}, None)
+        if item_schema:
+            schema["items"] = item_schema
+        if kind in (set, frozenset):
+            schema["uniqueItems"] = True
+        if item_decoder is not None or kind is not list:
+            dec = item_decoder or _identity
+            make: Callable[[Any], Any] = list if kind is list else kind
+            decoder = lambda v: make(dec(item) for item in v)  # noqa: E731
+        return schema, decoder
+
+    def _dataclass(self, cls: type[Any]) -> tuple[dict[str, Any], Decoder | None]:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        decoders: dict[str, Decoder] = {}
+        for f in dataclasses.fields(cls):
+            if not f.init:
+                continue
+            schema, decoder = self.build(hints.get(f.name, Any))
+            if f.default is not dataclasses.MISSING:
+                _set_default(schema, f.default)
+            elif f.default_factory is dataclasses.MISSING:
+                required.append(f.name)
+            properties[f.name] = schema
+            if decoder is not None:
+                decoders[f.name] = decoder
+        schema = {"type": "object", "properties": properties}
+        if required:
+            schema["required"] = required
+
+        def decode(value: Any) -> Any:
+            kwargs = {k: (decoders[k](v) if k in decoders else v) for k, v in value.items()
+                      if k in properties}
+            return cls(**kwargs)
+
+        return schema, decode
+
+    def _typeddict(self, cls: type[Any]) -> tuple[dict[str, Any], Decoder | None]:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        properties: dict[str, Any] = {}
+        decoders: dict[str, Decoder] = {}
+        for key, hint in hints.items():
+            properties[key], decoder = self.build(_strip_required(hint))
+            if decoder is not None:
+                decoders[key] = decoder
+        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        required = sorted(getattr(cls, "__required_keys__", set()))
+        if required:
+            schema["required"] = required
+        if not decoders:
+            return schema, None
+        return schema, lambda v: {k: (decoders[k](x) if k in decoders else x) for k, x in v.items()}
+
+
+def _strip_required(hint: Any) -> Any:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Required, typing.NotRequired):  # type: ignore[attr-defined]
+        return typing.get_args(hint)[0]
+    return hint
+
+
+def _to_float(value: Any) -> Any:
+    return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _enum_decoder(cls: type[enum.Enum]) -> Decoder:
+    return lambda value: cls(value)
+
+
+def _literal_schema(values: tuple[Any, ...]) -> dict[str, Any]:
+    schema: dict[str, Any] = {"enum": list(values)}
+    kinds = {type(v) for v in values}
+    names = {str: "string", int: "integer", bool: "boolean", float: "number"}
+    if len(kinds) == 1 and next(iter(kinds)) in names:
+        schema["type"] = names[next(iter(kinds))]
+    return schema
+
+
+def _set_default(schema: dict[str, Any], default: Any) -> None:
+    if isinstance(default, enum.Enum):
+        default = default.value
+    try:
+        json.dumps(default)
+    except (TypeError, ValueError):
+        return
+    schema["default"] = default
+
+
+_ARGS_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields):\s*$")
+
+
+def parse_docstring(doc: str | None) -> tuple[str | None, dict[str, str]]:
+    """The description (text before any Google-style section) and per-argument texts."""
+    if not doc:
+        return None, {}
+    lines = inspect.cleandoc(doc).splitlines()
+    summary: list[str] = []
+    params: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    for line in lines:
+        match = _ARGS_SECTION.match(line)
+        if match:
+            section = match.group(1)
+            current = None
+            continue
+        if section is None:
+            summary.append(line)
+        elif section in ("Args", "Arguments", "Parameters"):
+            item = re.match(r"^\s+(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$", line)
+            if item:
+                current = item.group(1)
+                params[current] = item.group(3).strip()
+            elif current and line.strip():
+                params[current] += " " + line.strip()
+    text = "\n".join(summary).strip()
+    return (text or None), params
+
+
+def _is_structured(hint: Any) -> bool:
+    """Whether a return annotation produces structured content of object shape."""
+    if hint is dict or typing.get_origin(hint) is dict:
+        return True
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return not any(issubclass(hint, t) for t in CONTENT_TYPES)
+    return typing.is_typeddict(hint)
+
+
+def _encode_structured(value: Any) -> Any:
+    """Dataclasses (plain or wire types), enums and containers to JSON values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if hasattr(value, "to_dict"):
+            return to_wire(value)
+        return {f.name: _encode_structured(getattr(value, f.name))
+                for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {str(k): _encode_structured(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_encode_structured(v) for v in value]
+    return value
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+class ToolBinding:
+    """A function bound as a tool: schemas, validator and call path. Thread-safe to call."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        structured_output: bool | None = None,
+        context_type: type | None = None,
+    ) -> None:
+        self.fn = fn
+        self.name = name or fn.__name__
+        if context_type is None:
+            from .context import HandlerContext
+
+            context_type = HandlerContext
+        try:
+            hints = typing.get_type_hints(fn, include_extras=True)
+        except NameError as exc:
+            raise TypeError(f"tool {self.name!r}: cannot resolve type hints: {exc}") from exc
+        doc_text, doc_params = parse_docstring(inspect.getdoc(fn))
+        self.description = description if description is not None else doc_text
+        builder = SchemaBuilder()
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        self.context_param: str | None = None
+        self._decoders: list[tuple[str, Decoder]] = []
+        self._positional_context = False
+        for param in inspect.signature(fn).parameters.values():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise TypeError(f"tool {self.name!r}: *args and **kwargs are not supported")
+            hint = hints.get(param.name, Any)
+            if isinstance(hint, type) and issubclass(hint, context_type):
+                self.context_param = param.name
+                continue
+            try:
+                schema, decoder = builder.build(hint)
+            except TypeError as exc:
+                raise TypeError(f"tool {self.name!r}, parameter {param.name!r}: {exc}") from None
+            schema = dict(schema)
+            if param.name in doc_params and "description" not in schema:
+                schema["description"] = doc_params[param.name]
+            if param.default is inspect.Parameter.empty:
+                required.append(param.name)
+            else:
+                _set_default(schema, param.default)
+            properties[param.name] = schema
+            if decoder is not None:
+                self._decoders.append((param.name, decoder))
+        self.input_schema: dict[str, Any] = {"type": "object", "properties": properties}
+        if required:
+            self.input_schema["required"] = required
+        jsonschema.Draft202012Validator.check_schema(self.input_schema)
+        self._validator = jsonschema.Draft202012Validator(self.input_schema)
+        self._names = frozenset(properties)
+        self._trivial = not properties
+        self._plan_output(hints.get("return", inspect.Parameter.empty), structured_output, builder)
+
+    @classmethod
+    def from_function(cls, fn: Callable[..., Any], **options: Any) -> ToolBinding:
+        return cls(fn, **options)
+
+    def _plan_output(self, hint: Any, structured: bool | None, builder: SchemaBuilder) -> None:
+        self.output_schema: dict[str, Any] | None = None
+        self._wrap_result = False
+        if structured is False or hint in (inspect.Parameter.empty, None, _NONE_TYPE, str):
+            if structured:
+                raise TypeError(f"tool {self.name!r}: structured output needs a return type")
+            return
+        if isinstance(hint, type) and issubclass(hint, (CallToolResult, *CONTENT_TYPES)):
+            return
+        origin = typing.get_origin(hint)
+        if origin in (list, Union, types.UnionType) and structured is None:
+            # Lists or unions of content blocks are content, not data.
+            args = typing.get_args(hint)
+            if not args or any(isinstance(a, type) and issubclass(a, CONTENT_TYPES)
+                               for a in args):
+                return
+        if hint is list and structured is None:
+            return
+        try:
+            schema, _ = builder.build(hint)
+        except TypeError:
+            if structured:
+                raise
+            return
+        if _is_structured(hint):
+            self.output_schema = schema
+        else:
+            self.output_schema = {"type": "object", "properties": {"result": schema},
+                                  "required": ["result"]}
+            self._wrap_result = True
+        self._output_validator = jsonschema.Draft202012Validator(self.output_schema)
+
+    # -- call time -----------------------------------------------------------------------
+
+    def call(self, arguments: dict[str, Any] | None, ctx: Any) -> dict[str, Any]:
+        """Validate, decode, call and encode: a wire-shaped CallToolResult."""
+        if arguments is None:
+            arguments = {}
+        if not self._trivial or arguments:
+            errors = list(self._validator.iter_errors(arguments))
+            if errors:
+                return self._error(_describe_errors(self.name, errors))
+        kwargs = {k: v for k, v in arguments.items() if k in self._names}
+        for key, decoder in self._decoders:
+            if key in kwargs:
+                try:
+                    kwargs[key] = decoder(kwargs[key])
+                except (TypeError, ValueError) as exc:
+                    return self._error(f"Invalid arguments for tool {self.name!r}: "
+                                       f"{key!r}: {exc}")
+        if self.context_param is not None:
+            kwargs[self.context_param] = ctx
+        try:
+            value = self.fn(**kwargs)
+        except (MCPError, RequestCancelledError):
+            raise
+        except Exception as exc:
+            logger.exception("tool %s failed", self.name)
+            return self._error(f"Error executing tool {self.name}: {exc}")
+        return self.encode(value)
+
+    def _error(self, text: str) -> dict[str, Any]:
+        return {"content": [_text(text)], "isError": True}
+
+    def encode(self, value: Any) -> dict[str, Any]:
+        """Turn a return value into a CallToolResult dict (see the server guide)."""
+        if isinstance(value, str) and self.output_schema is None:
+            return {"content": [_text(value)]}
+        if isinstance(value, CallToolResult):
+            return to_wire(value)  # type: ignore[no-any-return]
+        if isinstance(value, CONTENT_TYPES):
+            return {"content": [to_wire(value)]}
+        if value is None and self.output_schema is None:
+            return {"content": []}
+        if (isinstance(value, list) and self.output_schema is None
+                and any(isinstance(v, CONTENT_TYPES) for v in value)):
+            return {"content": [_text(v) if isinstance(v, str) else to_wire(v) for v in value]}
+        if isinstance(value, bytes):
+            return self._error(f"Error executing tool {self.name}: bytes are not a result; "
+                               "return ImageContent/AudioContent or EmbeddedResource")
+        data = _encode_structured(value)
+        if self.output_schema is None:
+            if isinstance(data, (dict, list)):
+                text = _dumps(data)
+                if isinstance(data, dict):
+                    return {"content": [_text(text)], "structuredContent": data}
+                return {"content": [_text(text)]}
+            return {"content": [_text(_dumps(data) if isinstance(data, bool) or data is None
+                                      else str(data))]}
+        structured = {"result": data} if self._wrap_result else data
+        errors = list(self._output_validator.iter_errors(structured))
+        if errors:
+            return self._error(f"Error executing tool {self.name}: result does not match its "
+                               f"output schema: {errors[0].message}")
+        return {"content": [_text(_dumps(data))], "structuredContent": structured}
+
+
+def _describe_errors(tool: str, errors: list[jsonschema.ValidationError]) -> str:
+    parts = []
+    for error in sorted(errors, key=lambda e: list(e.absolute_path)):
+        where = "/".join(str(p) for p in error.absolute_path)
+        parts.append(f"at {where!r}: {error.message}" if where else error.message)
+    return f"Invalid arguments for tool {tool!r}: " + "; ".join(parts)

@@ -1,0 +1,1 @@
+"""The only package that starts threads: reader loops, handler pools, pending calls."""

@@ -1,0 +1,473 @@
+"""One JSON-RPC connection: the threaded engine shared by server and client.
+
+Anatomy (both directions use the same machinery):
+
+* a **reader thread** (``{name}-reader``) receives messages and routes them; it never runs
+  user code, so a handler that calls back to the peer can not deadlock the stream;
+* inbound **requests** run on a bounded :class:`~mcpsync.engine.pool.WorkerPool`;
+* inbound **notifications** and progress callbacks run in arrival order on one
+  ``{name}-notify`` thread;
+* outbound **requests** wait on a :class:`~concurrent.futures.Future` in the
+  :class:`~mcpsync.engine.pending.PendingTable`, always with a deadline;
+* writes are serialized by one write lock held only around ``transport.send``.
+
+:class:`Connection` is thread-safe: any thread may call :meth:`request`, :meth:`notify` and
+:meth:`close` at any time.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from ..errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    ConnectionClosedError,
+    MCPError,
+    RequestCancelledError,
+    RequestTimeoutError,
+)
+from ..protocol.bookkeeping import IdAllocator, InflightTable, cancelled_request_id
+from ..protocol.jsonrpc import (
+    ErrorResponse,
+    Invalid,
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+)
+from ..transports.base import Transport
+from .pending import Pending, PendingTable
+from .pool import PoolFullError, WorkerPool
+
+logger = logging.getLogger("mcpsync.engine")
+
+#: A middleware: receives a message and the rest of the chain. Call ``next_(message)`` to
+#: pass it on (possibly a changed message); return without calling it to drop the message.
+Middleware = Callable[[Message, Callable[[Message], None]], None]
+
+DEFAULT_TIMEOUT = 60.0
+#: Methods whose timeout must not send ``notifications/cancelled`` (the spec forbids it).
+_NOT_CANCELLABLE = frozenset({"initialize"})
+
+
+class InboundRequest:
+    """One request from the peer, as the engine hands it to the dispatcher.
+
+    ``cancelled`` is set when the peer cancels it, the connection ends or the server
+    shuts down. ``done`` becomes true just before the response is written: anything that
+    would belong to the request after that point must fail loudly.
+    """
+
+    __slots__ = ("cancelled", "connection", "done", "id", "method", "params")
+
+    def __init__(
+        self, connection: Connection, request_id: RequestId, method: str, params: dict[str, Any]
+    ) -> None:
+        self.connection = connection
+        self.id = request_id
+        self.method = method
+        self.params = params
+        self.cancelled = threading.Event()
+        self.done = False
+
+
+RequestHandler = Callable[[InboundRequest], dict[str, Any]]
+NotificationHandler = Callable[[Notification], None]
+ProgressCallback = Callable[[dict[str, Any]], None]
+
+
+def compose(chain: Sequence[Middleware], terminal: Callable[[Message], None]) -> Callable[
+    [Message], None
+]:
+    """Build the onion: ``chain[0]`` is outermost, ``terminal`` the innermost step."""
+    handler = terminal
+    for middleware in reversed(chain):
+        handler = _bind(middleware, handler)
+    return handler
+
+
+def _bind(middleware: Middleware, next_: Callable[[Message], None]) -> Callable[[Message], None]:
+    def step(message: Message) -> None:
+        middleware(message, next_)
+
+    return step
+
+
+class Connection:
+    """A running JSON-RPC peer over one transport."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        on_request: RequestHandler,
+        on_notification: NotificationHandler | None = None,
+        send_middleware: Sequence[Middleware] = (),
+        recv_middleware: Sequence[Middleware] = (),
+        max_handlers: int = 64,
+        max_backlog: int = 4096,
+        default_timeout: float = DEFAULT_TIMEOUT,
+        drain_timeout: float = 0.0,
+        name: str = "mcpsync",
+        on_closed: Callable[[], None] | None = None,
+    ) -> None:
+        self.transport = transport
+        self.name = name
+        self.default_timeout = default_timeout
+        self.drain_timeout = drain_timeout
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._on_closed = on_closed
+        self._send_middleware = tuple(send_middleware)
+        self._recv = compose(recv_middleware, self._route)
+        self._pool = WorkerPool(max_handlers, name=f"{name}-handler", max_backlog=max_backlog)
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._inflight_empty = threading.Condition(self._lock)
+        self._ids = IdAllocator()
+        self._inflight: InflightTable[InboundRequest] = InflightTable()
+        self._pending = PendingTable()
+        self._notify_queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._reader: threading.Thread | None = None
+        self._notifier: threading.Thread | None = None
+        self._closing = False
+        self._closed = threading.Event()
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> Connection:
+        """Start the reader and notification threads. Returns self."""
+        self._notifier = threading.Thread(
+            target=self._notify_loop, name=f"{self.name}-notify", daemon=True
+        )
+        self._reader = threading.Thread(
+            target=self._read_loop, name=f"{self.name}-reader", daemon=True
+        )
+        self._notifier.start()
+        self._reader.start()
+        return self
+
+    @property
+    def closed(self) -> bool:
+        """True once the connection has ended, for whatever reason."""
+        return self._closed.is_set()
+
+    def wait_closed(self, timeout: float | None = None) -> bool:
+        """Block until the connection ends (peer EOF or :meth:`close`); False on timeout."""
+        return self._closed.wait(timeout)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """End the connection: fail pending calls, cancel handlers, join threads (bounded)."""
+        self._shutdown("connection closed", drain=0.0)
+        self._join(timeout)
+
+    def _join(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        current = threading.current_thread()
+        for thread in (self._reader, self._notifier):
+            if thread is not None and thread is not current:
+                thread.join(max(0.0, deadline - time.monotonic()))
+        self._pool.shutdown(max(0.0, deadline - time.monotonic()))
+
+    def _shutdown(self, reason: str, drain: float) -> None:
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+        # Outbound calls can never be answered now.
+        for entry in self._pending.close():
+            _fail(entry, ConnectionClosedError(f"{reason} while waiting for {entry.method}"))
+        if drain > 0:
+            # Let running handlers finish and write their answers (a piped-in script).
+            deadline = time.monotonic() + drain
+            with self._lock:
+                while len(self._inflight) and time.monotonic() < deadline:
+                    self._inflight_empty.wait(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            leftovers = self._inflight.drain()
+        for inbound in leftovers:
+            inbound.cancelled.set()
+        self.transport.close()
+        self._notify_queue.put(None)
+        self._closed.set()
+        if self._on_closed is not None:
+            try:
+                self._on_closed()
+            except Exception:
+                logger.exception("on_closed callback failed")
+
+    # -- sending -----------------------------------------------------------------------
+
+    def _send(self, message: Message, related_request_id: RequestId | None = None) -> None:
+        if not self._send_middleware:
+            self._write(message, related_request_id)
+            return
+
+        def terminal(final: Message) -> None:
+            self._write(final, related_request_id)
+
+        compose(self._send_middleware, terminal)(message)
+
+    def _write(self, message: Message, related_request_id: RequestId | None) -> None:
+        try:
+            with self._write_lock:
+                self.transport.send(message, related_request_id)
+        except ConnectionClosedError:
+            raise
+        except (OSError, ValueError) as exc:
+            raise ConnectionClosedError(f"transport failed: {exc}") from exc
+
+    def notify(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        related_request_id: RequestId | None = None,
+    ) -> None:
+        """Send a notification. Raises ``ConnectionClosedError`` once closed."""
+        if self._closed.is_set():
+            raise ConnectionClosedError(f"cannot send {method}: connection closed")
+        self._send(Notification(method, params), related_request_id)
+
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        parent: RequestId | None = None,
+        related_request_id: RequestId | None = None,
+    ) -> dict[str, Any]:
+        """Send a request and block for its result (at most ``timeout`` seconds).
+
+        Raises :class:`~mcpsync.errors.MCPError` for an error response,
+        :class:`~mcpsync.errors.RequestTimeoutError` when the deadline passes (the peer is
+        told to cancel), :class:`~mcpsync.errors.RequestCancelledError` when ``parent`` (the
+        inbound request this call serves) is cancelled, and
+        :class:`~mcpsync.errors.ConnectionClosedError` when the connection ends.
+        ``KeyboardInterrupt`` while waiting cancels the request on the peer, then propagates.
+        """
+        if self._closing:
+            raise ConnectionClosedError(f"cannot send {method}: connection closed")
+        with self._lock:
+            request_id = self._ids.next()
+        token = None
+        if on_progress is not None:
+            token = request_id
+            params = dict(params or {})
+            meta = dict(params.get("_meta") or {})
+            meta["progressToken"] = token
+            params["_meta"] = meta
+        entry = Pending(method, parent, token, on_progress)
+        if not self._pending.add(request_id, entry):
+            raise ConnectionClosedError(f"cannot send {method}: connection closed")
+        try:
+            self._send(Request(request_id, method, params), related_request_id)
+        except BaseException:
+            self._pending.pop(request_id)
+            raise
+        wait = self.default_timeout if timeout is None else timeout
+        try:
+            return entry.future.result(wait)
+        except FutureTimeout:
+            if self._pending.pop(request_id) is None:
+                # Answered just as the deadline passed: the result is on its way.
+                return entry.future.result(self.default_timeout)
+            self._cancel_outbound(request_id, method, f"timed out after {wait} s")
+            raise RequestTimeoutError(f"{method} timed out after {wait} s") from None
+        except KeyboardInterrupt:
+            if self._pending.pop(request_id) is not None:
+                self._cancel_outbound(request_id, method, "interrupted by the user")
+            raise
+
+    def _cancel_outbound(self, request_id: RequestId, method: str, reason: str) -> None:
+        if method in _NOT_CANCELLABLE or self._closing:
+            return
+        try:
+            self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+        except ConnectionClosedError:
+            pass
+
+    # -- receiving ---------------------------------------------------------------------
+
+    def _read_loop(self) -> None:
+        reason = "peer closed the connection"
+        try:
+            while True:
+                try:
+                    item = self.transport.receive()
+                except Exception as exc:
+                    if not self._closing:
+                        logger.warning("%s: receive failed: %s", self.name, exc)
+                    reason = f"receive failed: {exc}"
+                    break
+                if item is None:
+                    break
+                if isinstance(item, Invalid):
+                    self._reject(item)
+                    continue
+                try:
+                    self._recv(item)
+                except ConnectionClosedError:
+                    break
+                except Exception:
+                    logger.exception("%s: failed to route %r", self.name, item)
+        finally:
+            self._shutdown(reason, drain=self.drain_timeout)
+
+    def _reject(self, item: Invalid) -> None:
+        logger.debug("%s: invalid message: %s", self.name, item.reason)
+        if item.reply is not None:
+            try:
+                self._send(item.reply)
+            except ConnectionClosedError:
+                pass
+
+    def _route(self, message: Message) -> None:
+        if isinstance(message, Request):
+            self._accept_request(message)
+        elif isinstance(message, Notification):
+            self._accept_notification(message)
+        else:
+            self._accept_response(message)
+
+    def _accept_response(self, message: Response | ErrorResponse) -> None:
+        if message.id is None:
+            logger.warning("%s: peer reported an error about an unreadable message: %s",
+                           self.name, message.error)  # type: ignore[union-attr]
+            return
+        entry = self._pending.pop(message.id)
+        if entry is None:
+            return  # late (timed out or cancelled): the spec says ignore it
+        if entry.on_progress is not None:
+            # Resolve behind the progress callbacks already queued, so the caller has seen
+            # every progress update before its call returns.
+            self._notify_queue.put(lambda: _resolve(entry, message))
+        else:
+            _resolve(entry, message)
+
+    def _accept_request(self, message: Request) -> None:
+        inbound = InboundRequest(self, message.id, message.method, message.params or {})
+        with self._lock:
+            fresh = self._inflight.begin(message.id, inbound)
+        if not fresh:
+            self._send(ErrorResponse(message.id, {
+                "code": INVALID_REQUEST,
+                "message": f"Invalid request: id {message.id!r} is already in flight",
+            }))
+            return
+        try:
+            self._pool.submit(lambda: self._handle(inbound))
+        except (PoolFullError, RuntimeError) as exc:
+            with self._lock:
+                self._inflight.finish(message.id)
+            self._send(ErrorResponse(message.id, {
+                "code": INTERNAL_ERROR, "message": f"Server busy: {exc}"}))
+
+    def _handle(self, inbound: InboundRequest) -> None:
+        response: Message | None = None
+        if not inbound.cancelled.is_set():
+            try:
+                result = self._on_request(inbound)
+                response = Response(inbound.id, result)
+            except RequestCancelledError:
+                response = None
+            except MCPError as exc:
+                response = ErrorResponse(inbound.id, exc.to_wire())
+            except Exception:
+                logger.exception("%s: handler for %s failed", self.name, inbound.method)
+                response = ErrorResponse(inbound.id, {
+                    "code": INTERNAL_ERROR, "message": "Internal error"})
+        inbound.done = True
+        with self._lock:
+            self._inflight.finish(inbound.id)
+            if not len(self._inflight):
+                self._inflight_empty.notify_all()
+        self._cancel_children(inbound.id, "the request that made it has finished")
+        if response is not None and not inbound.cancelled.is_set():
+            try:
+                self._send(response, inbound.id)
+            except ConnectionClosedError:
+                pass
+            except (TypeError, ValueError) as exc:
+                # A result that cannot be encoded must still be answered.
+                logger.error("%s: cannot encode result of %s: %s", self.name, inbound.method, exc)
+                self._send(ErrorResponse(inbound.id, {
+                    "code": INTERNAL_ERROR, "message": "Internal error: result not encodable"}),
+                    inbound.id)
+
+    def _accept_notification(self, message: Notification) -> None:
+        method = message.method
+        if method == "notifications/cancelled":
+            self._cancel_inbound(cancelled_request_id(message.params))
+        elif method == "notifications/progress":
+            params = message.params or {}
+            entry = self._pending.by_progress_token(params.get("progressToken"))
+            if entry is not None and entry.on_progress is not None:
+                callback = entry.on_progress
+                self._notify_queue.put(lambda: callback(params))
+            return
+        if self._on_notification is not None:
+            handler = self._on_notification
+            self._notify_queue.put(lambda: handler(message))
+
+    def _cancel_inbound(self, request_id: RequestId | None) -> None:
+        if request_id is None:
+            return
+        with self._lock:
+            inbound = self._inflight.get(request_id)
+        if inbound is None:
+            return  # unknown or finished: ignore, as the spec says
+        inbound.cancelled.set()
+        self._cancel_children(request_id, "the request that made it was cancelled")
+
+    def _cancel_children(self, parent: RequestId, reason: str) -> None:
+        for child_id, entry in self._pending.pop_children(parent):
+            _fail(entry, RequestCancelledError(f"{entry.method} cancelled: {reason}"))
+            self._cancel_outbound(child_id, entry.method, reason)
+
+    def _notify_loop(self) -> None:
+        while True:
+            job = self._notify_queue.get()
+            if job is None:
+                return
+            try:
+                job()
+            except Exception:
+                logger.exception("%s: notification callback failed", self.name)
+
+    # -- introspection -------------------------------------------------------------------
+
+    @property
+    def inflight_count(self) -> int:
+        """Inbound requests being handled now."""
+        with self._lock:
+            return len(self._inflight)
+
+    @property
+    def pending_count(self) -> int:
+        """Outbound requests awaiting an answer."""
+        return len(self._pending)
+
+
+def _resolve(entry: Pending, message: Response | ErrorResponse) -> None:
+    if entry.future.done():
+        return
+    if isinstance(message, Response):
+        entry.future.set_result(message.result)
+    else:
+        entry.future.set_exception(MCPError.from_wire(message.error))
+
+
+def _fail(entry: Pending, exc: BaseException) -> None:
+    if not entry.future.done():
+        entry.future.set_exception(exc)

@@ -1,0 +1,144 @@
+"""The exception tree of mcpsync.
+
+Every error mcpsync raises derives from :class:`MCPSyncError`::
+
+    MCPSyncError
+    ├── MCPError                  a JSON-RPC error: from the peer, or raised by a handler to send one
+    │   ├── ParseError            -32700
+    │   ├── InvalidRequestError   -32600
+    │   ├── MethodNotFoundError   -32601
+    │   ├── InvalidParamsError    -32602
+    │   └── InternalError         -32603
+    ├── ConnectionClosedError     the transport ended; pending calls fail with this
+    ├── RequestCancelledError     the request was cancelled (by us, the peer, or a deadline)
+    │   └── RequestTimeoutError   our own deadline expired (also a TimeoutError)
+    ├── ContextClosedError        a HandlerContext was used after its request ended
+    └── ProtocolStateError        a call that the negotiated session does not allow
+
+A local failure (timeout, closed connection) is never an ``MCPError``, so it can not be
+mistaken for something the peer said.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+RESOURCE_NOT_FOUND = -32002  # handshake era only
+URL_ELICITATION_REQUIRED = -32042  # 2025-11-25 only
+HEADER_MISMATCH = -32020  # 2026-07-28
+MISSING_CLIENT_CAPABILITY = -32021  # 2026-07-28
+UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28
+
+
+class MCPSyncError(Exception):
+    """Base of every exception mcpsync raises."""
+
+
+class MCPError(MCPSyncError):
+    """A JSON-RPC error object.
+
+    Raise it from a handler to answer with exactly this error; the client raises it when the
+    peer answers with an error. ``code``, ``message`` and ``data`` are the wire fields.
+    """
+
+    code: int = INTERNAL_ERROR
+
+    def __init__(self, message: str, *, code: int | None = None, data: Any = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.message = message
+        self.data = data
+
+    def to_wire(self) -> dict[str, Any]:
+        """The error object as it goes on the wire."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    @classmethod
+    def from_wire(cls, error: Any) -> MCPError:
+        """Build the most specific subclass for an error object received from a peer."""
+        if not isinstance(error, dict):
+            return InternalError(f"malformed error object: {error!r}")
+        code = error.get("code")
+        message = error.get("message")
+        if not isinstance(code, int) or isinstance(code, bool):
+            code = INTERNAL_ERROR
+        if not isinstance(message, str):
+            message = "(no message)"
+        klass = _BY_CODE.get(code, MCPError)
+        return klass(message, code=code, data=error.get("data"))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, message={self.message!r})"
+
+
+class ParseError(MCPError):
+    """The bytes received were not valid JSON."""
+
+    code = PARSE_ERROR
+
+
+class InvalidRequestError(MCPError):
+    """The JSON was not a valid JSON-RPC request."""
+
+    code = INVALID_REQUEST
+
+
+class MethodNotFoundError(MCPError):
+    """The method does not exist or is not available."""
+
+    code = METHOD_NOT_FOUND
+
+
+class InvalidParamsError(MCPError):
+    """The method exists but its parameters are wrong (also: unknown tool)."""
+
+    code = INVALID_PARAMS
+
+
+class InternalError(MCPError):
+    """The peer failed while handling the request."""
+
+    code = INTERNAL_ERROR
+
+
+_BY_CODE: dict[int, type[MCPError]] = {
+    klass.code: klass
+    for klass in (ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError,
+                  InternalError)
+}
+
+
+class ConnectionClosedError(MCPSyncError, ConnectionError):
+    """The connection to the peer ended; the call can not complete."""
+
+
+class RequestCancelledError(MCPSyncError):
+    """The request was cancelled before it completed.
+
+    Inside a handler this is what ``ctx.check_cancelled()`` raises; mcpsync catches it and
+    sends no response, as the spec requires.
+    """
+
+
+class RequestTimeoutError(RequestCancelledError, TimeoutError):
+    """Our deadline for an outbound request expired; the peer was told to cancel it."""
+
+
+class ContextClosedError(MCPSyncError, RuntimeError):
+    """A HandlerContext was used after its request was answered.
+
+    Background work that outlives a request must use ``ctx.detach()``.
+    """
+
+
+class ProtocolStateError(MCPSyncError, RuntimeError):
+    """The call is not allowed in the session's current state or negotiated capabilities."""

@@ -1,0 +1,114 @@
+"""Every protocol revision mcpsync speaks, and what each one allows: ONE table.
+
+Code that behaves differently per revision asks ``features(version).<flag>`` instead of
+comparing version strings. Adding a revision means adding a row here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True)
+class Features:
+    """What one protocol revision allows or requires."""
+
+    version: str
+    #: "modern" (stateless, per-request envelope) or "legacy" (initialize handshake).
+    era: str
+    #: JSON-RPC batches may be received (2025-03-26 only).
+    batching: bool
+    #: ``elicitation/create`` exists (form mode).
+    elicitation: bool
+    #: URL-mode elicitation, ``elicitationId`` and -32042 exist.
+    url_elicitation: bool
+    #: ``structuredContent`` and ``outputSchema`` exist on tools.
+    structured_output: bool
+    #: ``structuredContent`` may be any JSON value (else: an object).
+    structured_any: bool
+    #: ``title`` fields and ``resource_link`` content exist.
+    titles: bool
+    #: ``icons`` exist on tools, prompts, resources, implementations.
+    icons: bool
+    #: Sampling requests may carry ``tools``/``toolChoice``.
+    sampling_tools: bool
+    #: The ``audio`` content type exists.
+    audio: bool
+    #: Tool annotations exist.
+    tool_annotations: bool
+    #: Experimental tasks v1 (``tasks/*`` + ``params.task``).
+    tasks_v1: bool
+    #: HTTP requests carry ``MCP-Protocol-Version``.
+    http_version_header: bool
+    #: Transport: "sse" (2024-11-05 HTTP+SSE) or "streamable".
+    http_transport: str
+    #: The JSON Schema dialect assumed when ``$schema`` is absent.
+    default_schema_dialect: str
+    #: The error code for resources/read of a missing resource.
+    resource_not_found_code: int
+
+
+_DRAFT7 = "http://json-schema.org/draft-07/schema#"
+_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+
+MODERN: Final = "2026-07-28"
+LATEST_LEGACY: Final = "2025-11-25"
+
+_TABLE: Final[dict[str, Features]] = {
+    f.version: f
+    for f in (
+        Features("2026-07-28", "modern", batching=False, elicitation=True, url_elicitation=True,
+                 structured_output=True, structured_any=True, titles=True, icons=True,
+                 sampling_tools=True, audio=True, tool_annotations=True, tasks_v1=False,
+                 http_version_header=True, http_transport="streamable",
+                 default_schema_dialect=_2020_12, resource_not_found_code=-32602),
+        Features("2025-11-25", "legacy", batching=False, elicitation=True, url_elicitation=True,
+                 structured_output=True, structured_any=False, titles=True, icons=True,
+                 sampling_tools=True, audio=True, tool_annotations=True, tasks_v1=True,
+                 http_version_header=True, http_transport="streamable",
+                 default_schema_dialect=_2020_12, resource_not_found_code=-32002),
+        Features("2025-06-18", "legacy", batching=False, elicitation=True, url_elicitation=False,
+                 structured_output=True, structured_any=False, titles=True, icons=False,
+                 sampling_tools=False, audio=True, tool_annotations=True, tasks_v1=False,
+                 http_version_header=True, http_transport="streamable",
+                 default_schema_dialect=_DRAFT7, resource_not_found_code=-32002),
+        Features("2025-03-26", "legacy", batching=True, elicitation=False, url_elicitation=False,
+                 structured_output=False, structured_any=False, titles=False, icons=False,
+                 sampling_tools=False, audio=True, tool_annotations=True, tasks_v1=False,
+                 http_version_header=False, http_transport="streamable",
+                 default_schema_dialect=_DRAFT7, resource_not_found_code=-32002),
+        Features("2024-11-05", "legacy", batching=False, elicitation=False, url_elicitation=False,
+                 structured_output=False, structured_any=False, titles=False, icons=False,
+                 sampling_tools=False, audio=False, tool_annotations=False, tasks_v1=False,
+                 http_version_header=False, http_transport="sse",
+                 default_schema_dialect=_DRAFT7, resource_not_found_code=-32002),
+    )
+}
+
+#: Every revision, newest first.
+ALL_VERSIONS: Final = tuple(sorted(_TABLE, reverse=True))
+#: Handshake-era revisions, newest first: what ``initialize`` may negotiate.
+LEGACY_VERSIONS: Final = tuple(v for v in ALL_VERSIONS if _TABLE[v].era == "legacy")
+#: Stateless-era revisions, newest first.
+MODERN_VERSIONS: Final = tuple(v for v in ALL_VERSIONS if _TABLE[v].era == "modern")
+
+
+def is_known(version: object) -> bool:
+    """Whether mcpsync speaks this revision."""
+    return isinstance(version, str) and version in _TABLE
+
+
+def features(version: str) -> Features:
+    """The row for ``version``; ``KeyError`` for a revision mcpsync does not speak."""
+    return _TABLE[version]
+
+
+def negotiate_legacy(requested: object, supported: tuple[str, ...] = LEGACY_VERSIONS) -> str:
+    """The server's answer to ``initialize``: the client's version if we speak it, else our latest.
+
+    The spec leaves the client to disconnect when it cannot use our answer.
+    """
+    if isinstance(requested, str) and requested in supported:
+        return requested
+    return supported[0]

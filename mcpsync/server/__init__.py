@@ -1,0 +1,1 @@
+"""The server side: definitions, sessions, stdio serving."""

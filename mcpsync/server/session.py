@@ -1,0 +1,187 @@
+"""One client's session with a server: the handshake, the gate, and method dispatch.
+
+A :class:`ServerSession` is made by :meth:`Server.connect` for each transport. It owns the
+:class:`~mcpsync.engine.connection.Connection`, follows the lifecycle table in
+:mod:`mcpsync.protocol.lifecycle`, and turns each inbound request into a call of the
+registered method handler with a :class:`~mcpsync.dispatch.context.HandlerContext`.
+Thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ..dispatch.context import HandlerContext, SessionInfo
+from ..engine.connection import Connection, InboundRequest
+from ..errors import (
+    INVALID_REQUEST,
+    ConnectionClosedError,
+    InvalidParamsError,
+    MCPError,
+    MethodNotFoundError,
+)
+from ..protocol import levels, lifecycle
+from ..protocol.jsonrpc import Notification
+from ..protocol.versions import LEGACY_VERSIONS, negotiate_legacy
+from ..transports.base import Transport
+
+if TYPE_CHECKING:
+    from .server import Server
+
+logger = logging.getLogger("mcpsync.server")
+
+
+class ServerSession:
+    """A connected client. Made by :meth:`Server.connect`; not constructed directly."""
+
+    def __init__(
+        self,
+        server: Server,
+        transport: Transport,
+        *,
+        name: str = "mcpsync-server",
+        drain_timeout: float = 0.0,
+    ) -> None:
+        self.server = server
+        self._info = SessionInfo()
+        self._state = lifecycle.State.NEW
+        self._state_lock = threading.Lock()
+        self._log_level: str | None = None
+        self._ended = threading.Event()
+        self._connection = Connection(
+            transport,
+            on_request=self._on_request,
+            on_notification=self._on_notification,
+            send_middleware=server.send_middleware,
+            recv_middleware=server.recv_middleware,
+            max_handlers=server.max_concurrent_handlers,
+            default_timeout=server.request_timeout,
+            drain_timeout=drain_timeout,
+            name=name,
+            on_closed=self._on_closed,
+        )
+
+    # -- SessionHandle -------------------------------------------------------------------
+
+    @property
+    def info(self) -> SessionInfo:
+        return self._info
+
+    @property
+    def connection(self) -> Connection:
+        return self._connection
+
+    @property
+    def ended(self) -> threading.Event:
+        """Set when the session is over."""
+        return self._ended
+
+    def log_enabled(self, level: str) -> bool:
+        return levels.at_least(level, self._log_level)
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    @property
+    def state(self) -> lifecycle.State:
+        return self._state
+
+    def start(self) -> ServerSession:
+        self._connection.start()
+        return self
+
+    def close(self, timeout: float = 5.0) -> None:
+        self._connection.close(timeout)
+
+    def wait_closed(self, timeout: float | None = None) -> bool:
+        return self._connection.wait_closed(timeout)
+
+    def _advance(self, event: lifecycle.Event) -> None:
+        with self._state_lock:
+            self._state = lifecycle.advance(self._state, event)
+
+    def _on_closed(self) -> None:
+        with self._state_lock:
+            self._state = lifecycle.advance(self._state, lifecycle.Event.CLOSED)
+        self._ended.set()
+        self.server._forget(self)
+
+    # -- sending to the client --------------------------------------------------------------
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a session-level notification (not tied to any request)."""
+        self._connection.notify(method, params)
+
+    def send_list_changed(self, kind: str) -> None:
+        """Tell an initialized client that the ``kind`` list (tools, prompts, resources) changed."""
+        if self._state is not lifecycle.State.READY:
+            return
+        try:
+            self.notify(f"notifications/{kind}/list_changed")
+        except ConnectionClosedError:
+            pass
+
+    # -- receiving -----------------------------------------------------------------------
+
+    def _on_request(self, inbound: InboundRequest) -> dict[str, Any]:
+        method = inbound.method
+        if method == "initialize":
+            return self._initialize(inbound.params)
+        if not lifecycle.admits(self._state, method):
+            raise MCPError(
+                f"Invalid request: {method} before the session was initialized",
+                code=INVALID_REQUEST,
+            )
+        handler = self.server.method_handlers.get(method)
+        if handler is None:
+            raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
+        return handler(HandlerContext(inbound, self), inbound.params)
+
+    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self._state is not lifecycle.State.NEW:
+            raise MCPError("Invalid request: the session is already initialized",
+                           code=INVALID_REQUEST)
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str):
+            raise InvalidParamsError('Invalid params: "protocolVersion" must be a string')
+        capabilities = params.get("capabilities")
+        if capabilities is not None and not isinstance(capabilities, dict):
+            raise InvalidParamsError('Invalid params: "capabilities" must be an object')
+        client_info = params.get("clientInfo")
+        version = negotiate_legacy(requested, self.server.legacy_versions)
+        self._info = SessionInfo(
+            protocol_version=version,
+            client_info=client_info if isinstance(client_info, dict) else None,
+            client_capabilities=capabilities or {},
+            session_id=self._info.session_id,
+        )
+        self._advance(lifecycle.Event.INITIALIZE_ANSWERED)
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": self.server.capabilities(),
+            "serverInfo": self.server.info_for(version),
+        }
+        if self.server.instructions:
+            result["instructions"] = self.server.instructions
+        return result
+
+    def _on_notification(self, message: Notification) -> None:
+        if message.method == "notifications/initialized":
+            try:
+                self._advance(lifecycle.Event.INITIALIZED_RECEIVED)
+            except lifecycle.LifecycleError as exc:
+                logger.debug("ignored notifications/initialized: %s", exc)
+            return
+        handler = self.server.notification_handlers.get(message.method)
+        if handler is not None:
+            handler(self, message.params or {})
+
+    def set_log_level(self, level: str) -> None:
+        """Apply ``logging/setLevel``: only messages at ``level`` or above are sent."""
+        if not levels.is_level(level):
+            raise InvalidParamsError(f"Invalid params: unknown log level {level!r}")
+        self._log_level = level
+
+
+__all__ = ["LEGACY_VERSIONS", "ServerSession"]

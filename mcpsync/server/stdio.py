@@ -1,0 +1,66 @@
+"""Serving a Server over this process's stdin and stdout.
+
+The stdout file descriptor is the protocol channel, so nothing else may write to it. On
+entry the real stdout is duplicated to a private descriptor for protocol messages, and fd 1
+(plus ``sys.stdout``) is pointed at stderr: a stray ``print`` — even one from a C extension
+or a child process — lands in the host's log instead of corrupting the stream.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from types import FrameType
+from typing import TYPE_CHECKING
+
+from ..transports.stream import StreamTransport
+
+if TYPE_CHECKING:
+    from .server import Server
+
+logger = logging.getLogger("mcpsync.server")
+
+
+class _Stop(Exception):
+    """Raised in the main thread by the SIGTERM handler."""
+
+
+def serve_stdio(server: Server, *, drain_timeout: float = 2.0) -> None:
+    """Block serving one client on stdin/stdout; return at EOF, SIGINT or SIGTERM."""
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)
+    saved_stdout_fd = os.dup(1)
+    os.dup2(2, 1)
+    saved_stdout = sys.stdout
+    sys.stdout = sys.stderr
+    writer = os.fdopen(protocol_fd, "wb", buffering=0)
+    transport = StreamTransport(0, writer)
+    session = server.connect(transport, name="mcpsync-stdio", drain_timeout=drain_timeout)
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = None
+    if in_main:
+        previous = signal.signal(signal.SIGTERM, _raise_stop)
+    try:
+        # Slices keep the main thread responsive to signals on every platform.
+        while not session.wait_closed(0.5):
+            pass
+    except (KeyboardInterrupt, _Stop):
+        logger.info("stdio server stopping on signal")
+    finally:
+        session.close(timeout=drain_timeout + 1.0)
+        if in_main and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        try:
+            writer.close()
+        except OSError:
+            pass
+        sys.stdout = saved_stdout
+        os.dup2(saved_stdout_fd, 1)
+        os.close(saved_stdout_fd)
+
+
+def _raise_stop(signum: int, frame: FrameType | None) -> None:
+    raise _Stop()

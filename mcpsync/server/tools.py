@@ -1,0 +1,129 @@
+"""The tool registry: registered tools, their wire descriptions, and tools/list + tools/call."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..codec import to_wire
+from ..dispatch.typed import ToolBinding
+from ..dispatch.context import HandlerContext
+from ..dispatch.pagination import page
+from ..errors import InvalidParamsError
+from ..protocol.versions import features
+from ..types import Icon, ToolAnnotations
+
+
+@dataclass
+class RegisteredTool:
+    """A tool as the server holds it: the binding that calls it and its wire description."""
+
+    binding: ToolBinding
+    description: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.binding.name
+
+
+def describe(
+    binding: ToolBinding,
+    *,
+    title: str | None = None,
+    annotations: ToolAnnotations | dict[str, Any] | None = None,
+    icons: list[Icon] | list[dict[str, Any]] | None = None,
+    meta: dict[str, Any] | None = None,
+    execution: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The ``Tool`` object of ``tools/list``, built once at registration."""
+    wire: dict[str, Any] = {"name": binding.name, "inputSchema": binding.input_schema}
+    if title is not None:
+        wire["title"] = title
+    if binding.description:
+        wire["description"] = binding.description
+    if binding.output_schema is not None:
+        wire["outputSchema"] = binding.output_schema
+    if annotations is not None:
+        wire["annotations"] = to_wire(annotations)
+    if icons:
+        wire["icons"] = to_wire(list(icons))
+    if execution is not None:
+        wire["execution"] = execution
+    if meta is not None:
+        wire["_meta"] = meta
+    return wire
+
+
+class ToolRegistry:
+    """Tools by name, in registration order. Thread-safe; changes may happen at run time."""
+
+    def __init__(self, on_change: Callable[[], None] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._tools: dict[str, RegisteredTool] = {}
+        self._listing: list[dict[str, Any]] = []
+        self._on_change = on_change
+
+    def add(self, tool: RegisteredTool) -> None:
+        with self._lock:
+            if tool.name in self._tools:
+                raise ValueError(f"a tool named {tool.name!r} is already registered")
+            self._tools[tool.name] = tool
+            self._listing = [t.description for t in self._tools.values()]
+        if self._on_change is not None:
+            self._on_change()
+
+    def remove(self, name: str) -> None:
+        with self._lock:
+            if self._tools.pop(name, None) is None:
+                raise KeyError(name)
+            self._listing = [t.description for t in self._tools.values()]
+        if self._on_change is not None:
+            self._on_change()
+
+    def get(self, name: str) -> RegisteredTool | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    # -- the protocol methods ------------------------------------------------------------
+
+    def list(self, ctx: HandlerContext, params: dict[str, Any], page_size: int) -> dict[str, Any]:
+        items, next_cursor = page(self._listing, params.get("cursor"), page_size)
+        version = ctx.session.protocol_version
+        if version is not None and not features(version).structured_output:
+            items = [_without(item, "outputSchema") for item in items]
+        result: dict[str, Any] = {"tools": list(items)}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
+
+    def call(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise InvalidParamsError('Invalid params: "name" must be a string')
+        tool = self._tools.get(name)
+        if tool is None:
+            raise InvalidParamsError(f"Unknown tool: {name}", data={"name": name})
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise InvalidParamsError('Invalid params: "arguments" must be an object')
+        result = tool.binding.call(arguments, ctx)
+        version = ctx.session.protocol_version
+        if version is not None and not features(version).structured_output:
+            result = _without(result, "structuredContent")
+        return result
+
+
+def _without(item: dict[str, Any], key: str) -> dict[str, Any]:
+    if key not in item:
+        return item
+    return {k: v for k, v in item.items() if k != key}

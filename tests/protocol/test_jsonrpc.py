@@ -1,0 +1,100 @@
+import json
+
+import pytest
+
+from mcpsync.protocol import jsonrpc
+from mcpsync.protocol.jsonrpc import ErrorResponse, Invalid, Notification, Request, Response
+from tests.spec import validate_message
+
+
+def one(data):
+    items = jsonrpc.decode(data)
+    assert len(items) == 1
+    return items[0]
+
+
+def test_request_notification_response_roundtrip():
+    for message in (
+        Request(1, "tools/list", {"cursor": "x"}),
+        Request("a-1", "ping"),
+        Notification("notifications/initialized"),
+        Response(7, {"tools": []}),
+        ErrorResponse(7, {"code": -32601, "message": "nope"}),
+    ):
+        data = jsonrpc.encode(message)
+        assert b"\n" not in data
+        again = one(data)
+        assert type(again) is type(message)
+        assert again.to_wire() == message.to_wire()
+        validate_message("2025-11-25", json.loads(data))
+
+
+def test_parse_error_has_null_id():
+    item = one(b'{"jsonrpc": "2.0", "id": 1, "method": ')
+    assert isinstance(item, Invalid)
+    assert item.reply.id is None
+    assert item.reply.error["code"] == -32700
+    wire = json.loads(jsonrpc.encode(item.reply))
+    assert "id" in wire and wire["id"] is None
+    validate_message("2025-11-25", wire)
+
+
+@pytest.mark.parametrize(
+    ("raw", "reply_id"),
+    [
+        ({"jsonrpc": "2.0", "id": True, "method": "ping"}, None),  # booleans are not ids
+        ({"jsonrpc": "2.0", "id": None, "method": "ping"}, None),  # null ids are forbidden
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, None),
+        ({"jsonrpc": "1.0", "id": 3, "method": "ping"}, 3),
+        ({"id": 3, "method": "ping"}, 3),
+        ({"jsonrpc": "2.0", "id": 4, "method": 12}, 4),
+        ({"jsonrpc": "2.0", "id": 5, "method": "x", "params": [1, 2]}, 5),
+        ({"jsonrpc": "2.0", "id": 6}, 6),
+        ("just a string", None),
+        (42, None),
+    ],
+)
+def test_invalid_requests_get_32600(raw, reply_id):
+    item = one(json.dumps(raw))
+    assert isinstance(item, Invalid)
+    assert item.reply is not None
+    assert item.reply.error["code"] == -32600
+    assert item.reply.id == reply_id
+    assert item.reply.error["message"].startswith("Invalid request")
+
+
+def test_notification_with_params():
+    item = one(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}')
+    assert isinstance(item, Notification)
+    assert item.params == {"requestId": 3}
+
+
+def test_malformed_responses_are_dropped_silently():
+    for raw in (
+        {"jsonrpc": "2.0", "id": 1, "result": [1]},
+        {"jsonrpc": "2.0", "id": True, "result": {}},
+        {"jsonrpc": "2.0", "id": 1, "error": "bad"},
+    ):
+        item = one(json.dumps(raw))
+        assert isinstance(item, Invalid)
+        assert item.reply is None
+
+
+def test_batch_and_empty_batch():
+    items = jsonrpc.decode(b'[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"n"}]')
+    assert [type(i) for i in items] == [Request, Notification]
+    assert jsonrpc.is_batch(b"  [1]") and not jsonrpc.is_batch(b'{"a": 1}')
+    (empty,) = jsonrpc.decode(b"[]")
+    assert isinstance(empty, Invalid) and empty.reply.error["code"] == -32600
+
+
+def test_non_ascii_is_utf8_and_one_line():
+    data = jsonrpc.encode(Response(1, {"text": "Ωmega\nline"}))
+    assert "Ωmega".encode() in data
+    assert b"\n" not in data
+    assert one(data).result["text"] == "Ωmega\nline"
+
+
+def test_invalid_utf8_is_parse_error():
+    item = one(b'{"jsonrpc":"2.0","id":1,"method":"\xff"}')
+    assert isinstance(item, Invalid) and item.reply.error["code"] == -32700
