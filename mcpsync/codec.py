@@ -26,7 +26,7 @@ def _is_none(value: object) -> bool:
 
 def wire_type(cls: type[T]) -> type[T]:
     """Declare a dataclass as a wire type: camelCase keys, unknown input keys ignored."""
-    return dataclass_json(letter_case=LetterCase.CAMEL, undefined=Undefined.EXCLUDE)(cls)  # type: ignore[no-any-return]
+    return dataclass_json(letter_case=LetterCase.CAMEL, undefined=Undefined.EXCLUDE)(cls)  # type: ignore[call-overload, no-any-return]
 
 
 def optional(

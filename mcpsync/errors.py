@@ -3,7 +3,7 @@
 Every error mcpsync raises derives from :class:`MCPSyncError`::
 
     MCPSyncError
-    ├── MCPError                  a JSON-RPC error: from the peer, or raised by a handler to send one
+    ├── MCPError                  a JSON-RPC error: from the peer, or raised to send one
     │   ├── ParseError            -32700
     │   ├── InvalidRequestError   -32600
     │   ├── MethodNotFoundError   -32601

@@ -75,13 +75,13 @@ class SchemaBuilder:
             return self._sequence(origin or hint, args)
         if origin is dict or hint is dict:
             value_schema, value_decoder = self.build(args[1]) if len(args) == 2 else ({}, None)
-            schema: dict[str, Any] = {"type": "object"}
+            mapping: dict[str, Any] = {"type": "object"}
             if value_schema:
-                schema["additionalProperties"] = value_schema
+                mapping["additionalProperties"] = value_schema
             if value_decoder is None:
-                return schema, None
+                return mapping, None
             vd = value_decoder
-            return schema, lambda v: {k: vd(item) for k, item in v.items()}
+            return mapping, lambda v: {k: vd(item) for k, item in v.items()}
         if dataclasses.is_dataclass(hint) and isinstance(hint, type):
             return self._dataclass(hint)
         if typing.is_typeddict(hint):
@@ -90,7 +90,7 @@ class SchemaBuilder:
 
     def _union(self, args: tuple[Any, ...]) -> tuple[dict[str, Any], Decoder | None]:
         members = [self.build(arg) for arg in args]
-        non_null = [(s, d) for (s, d), a in zip(members, args) if a is not _NONE_TYPE]
+        non_null = [(s, d) for (s, d), a in zip(members, args, strict=False) if a is not _NONE_TYPE]
         nullable = len(non_null) < len(members)
         if len(non_null) == 1:
             schema, decoder = non_null[0]
@@ -98,7 +98,7 @@ class SchemaBuilder:
                 schema = {"anyOf": [schema, {"type": "null"}]}
                 if decoder is not None:
                     inner = decoder
-                    decoder = lambda v: None if v is None else inner(v)  # noqa: E731
+                    decoder = lambda v: None if v is None else inner(v)
             return schema, decoder
         schemas = [s for s, _ in members]
         if any(d is not None for _, d in members):
@@ -122,7 +122,7 @@ class SchemaBuilder:
             schema["prefixItems"] = [s for s, _ in parts]
             schema["minItems"] = schema["maxItems"] = len(parts)
             decs = [d or _identity for _, d in parts]
-            return schema, lambda v: tuple(d(item) for d, item in zip(decs, v))
+            return schema, lambda v: tuple(d(item) for d, item in zip(decs, v, strict=False))
         item_schema, item_decoder = self.build(args[0]) if args else ({}, None)
         if item_schema:
             schema["items"] = item_schema
@@ -131,7 +131,7 @@ class SchemaBuilder:
         if item_decoder is not None or kind is not list:
             dec = item_decoder or _identity
             make: Callable[[Any], Any] = list if kind is list else kind
-            decoder = lambda v: make(dec(item) for item in v)  # noqa: E731
+            decoder = lambda v: make(dec(item) for item in v)
         return schema, decoder
 
     def _dataclass(self, cls: type[Any]) -> tuple[dict[str, Any], Decoder | None]:

@@ -343,7 +343,7 @@ class Connection:
     def _accept_response(self, message: Response | ErrorResponse) -> None:
         if message.id is None:
             logger.warning("%s: peer reported an error about an unreadable message: %s",
-                           self.name, message.error)  # type: ignore[union-attr]
+                           self.name, getattr(message, "error", None))
             return
         entry = self._pending.pop(message.id)
         if entry is None:

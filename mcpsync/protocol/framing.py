@@ -8,7 +8,7 @@ memory than the limit and the stream stays in sync at the next newline.
 
 from __future__ import annotations
 
-from typing import Final, Union
+from typing import Final
 
 DEFAULT_MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 
@@ -22,7 +22,7 @@ class _Oversized:
 
 OVERSIZED: Final = _Oversized()
 
-Frame = Union[bytes, _Oversized]
+Frame = bytes | _Oversized
 
 
 class LineDecoder:

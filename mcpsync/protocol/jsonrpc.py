@@ -8,11 +8,11 @@ views of those values are built above this layer, only where a user needs them.
 from __future__ import annotations
 
 import json
-from typing import Any, Union
+from typing import Any
 
 from ..errors import INVALID_REQUEST, PARSE_ERROR, MCPError
 
-RequestId = Union[str, int]
+RequestId = str | int
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
@@ -92,7 +92,7 @@ class ErrorResponse:
         return f"ErrorResponse(id={self.id!r}, code={self.error.get('code')!r})"
 
 
-Message = Union[Request, Notification, Response, ErrorResponse]
+Message = Request | Notification | Response | ErrorResponse
 
 
 class Invalid:
@@ -141,12 +141,12 @@ def parse_object(obj: Any) -> Message | Invalid:
             return Notification(method, params)
         if not id_ok:
             return _invalid('Invalid request: "id" must be a string or an integer', None)
-        return Request(raw_id, method, params)
+        return Request(raw_id, method, params)  # type: ignore[arg-type]  # checked by _valid_id
     if "result" in obj:
         result = obj["result"]
         if not id_ok or not isinstance(result, dict):
             return Invalid("malformed response", None)
-        return Response(raw_id, result)
+        return Response(raw_id, result)  # type: ignore[arg-type]  # checked by _valid_id
     if "error" in obj:
         error = obj["error"]
         if not isinstance(error, dict) or not (raw_id is None or id_ok):

@@ -12,8 +12,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
-from ..dispatch.typed import ToolBinding
 from ..dispatch.context import HandlerContext
+from ..dispatch.typed import ToolBinding
 from ..engine.connection import Middleware
 from ..protocol.versions import LEGACY_VERSIONS, features
 from ..transports.base import Transport
@@ -78,9 +78,8 @@ class Server:
         """``serverInfo`` with only the fields ``version`` knows."""
         info: dict[str, Any] = {"name": self.name, "version": self.version}
         rules = features(version) if version else None
-        if rules is None or rules.titles:
-            if self.title:
-                info["title"] = self.title
+        if (rules is None or rules.titles) and self.title:
+            info["title"] = self.title
         if rules is None or rules.icons:
             if self.description:
                 info["description"] = self.description

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codec import to_wire
-from ..dispatch.typed import ToolBinding
 from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import page
+from ..dispatch.typed import ToolBinding
 from ..errors import InvalidParamsError
 from ..protocol.versions import features
 from ..types import Icon, ToolAnnotations

@@ -8,11 +8,11 @@ one reader thread.
 
 from __future__ import annotations
 
-from typing import Protocol, Union
+from typing import Protocol
 
 from ..protocol.jsonrpc import Invalid, Message, RequestId
 
-Received = Union[Message, Invalid]
+Received = Message | Invalid
 
 
 class Transport(Protocol):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import collections
 import os
 import select
-from typing import BinaryIO
+from typing import IO
 
 from ..errors import INVALID_REQUEST, ConnectionClosedError
 from ..protocol import jsonrpc
@@ -29,7 +29,7 @@ class StreamTransport:
     def __init__(
         self,
         read_fd: int,
-        writer: BinaryIO,
+        writer: IO[bytes],
         *,
         max_message_bytes: int = DEFAULT_MAX_LINE_BYTES,
         allow_batches: bool = False,
@@ -95,9 +95,7 @@ class StreamTransport:
                 events = poller.poll()
             except InterruptedError:
                 continue
-            if any(fd == self._wake_r for fd, _ in events):
-                return False
-            return True
+            return not any(fd == self._wake_r for fd, _ in events)
 
     def close(self) -> None:
         """Stop: a blocked :meth:`receive` returns ``None``. Does not close the descriptors

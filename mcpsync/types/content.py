@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from ..codec import from_wire, meta_field, optional, to_wire, wire_type
 from .common import Annotations, Icon
@@ -83,7 +83,7 @@ class BlobResourceContents:
     meta: dict[str, Any] | None = meta_field()
 
 
-ResourceContents = Union[TextResourceContents, BlobResourceContents]
+ResourceContents = TextResourceContents | BlobResourceContents
 
 
 def resource_contents_from_wire(data: Any) -> ResourceContents:
@@ -106,7 +106,7 @@ class EmbeddedResource:
     meta: dict[str, Any] | None = meta_field()
 
 
-ContentBlock = Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource]
+ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 
 _BLOCKS: dict[str, type[Any]] = {
     "text": TextContent,

@@ -47,7 +47,7 @@ def test_table_facts():
     assert not versions.features("2025-03-26").structured_output
     assert versions.features("2026-07-28").era == "modern"
     assert versions.LEGACY_VERSIONS[0] == "2025-11-25"
-    assert versions.ALL_VERSIONS == tuple(sorted(versions.ALL_VERSIONS, reverse=True))
+    assert tuple(sorted(versions.ALL_VERSIONS, reverse=True)) == versions.ALL_VERSIONS
 
 
 def test_ids_and_inflight():

@@ -76,8 +76,11 @@ def protocol_fail() -> str:
 
 
 @server.tool()
-def slow(ctx: HandlerContext, seconds: float = 30.0, marker: str = "") -> str:
+def slow(ctx: HandlerContext, seconds: float = 30.0, marker: str = "", started: str = "") -> str:
     """Sleep cooperatively; on cancellation write the monotonic time to ``marker``."""
+    if started:
+        with open(started, "w") as f:
+            f.write("started")
     try:
         ctx.sleep(seconds)
     finally:
