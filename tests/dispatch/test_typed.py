@@ -61,9 +61,9 @@ def props(fn):
     (tuple[int, str], {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}],
                        "minItems": 2, "maxItems": 2}),
     (dict[str, int], {"type": "object", "additionalProperties": {"type": "integer"}}),
-    (Optional[str], {"anyOf": [{"type": "string"}, {"type": "null"}]}),
+    (Optional[str], {"anyOf": [{"type": "string"}, {"type": "null"}]}),  # noqa: UP045
     (int | None, {"anyOf": [{"type": "integer"}, {"type": "null"}]}),
-    (Union[int, str], {"anyOf": [{"type": "integer"}, {"type": "string"}]}),
+    (Union[int, str], {"anyOf": [{"type": "integer"}, {"type": "string"}]}),  # noqa: UP007
     (Literal["a", "b"], {"enum": ["a", "b"], "type": "string"}),
     (Color, {"enum": ["red", "blue"], "type": "string"}),
     (Annotated[int, "how many"], {"type": "integer", "description": "how many"}),

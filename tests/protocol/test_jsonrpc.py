@@ -81,7 +81,9 @@ def test_malformed_responses_are_dropped_silently():
 
 
 def test_batch_and_empty_batch():
-    items = jsonrpc.decode(b'[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"n"}]')
+    items = jsonrpc.decode(
+        b'[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"n"}]'
+    )
     assert [type(i) for i in items] == [Request, Notification]
     assert jsonrpc.is_batch(b"  [1]") and not jsonrpc.is_batch(b'{"a": 1}')
     (empty,) = jsonrpc.decode(b"[]")

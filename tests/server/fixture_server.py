@@ -59,7 +59,9 @@ def mixed() -> list:
     return [
         TextContent("hello"),
         ImageContent(data="iVBORw0KGgo=", mime_type="image/png"),
-        EmbeddedResource(TextResourceContents(uri="test://doc", text="inside", mime_type="text/plain")),
+        EmbeddedResource(
+            TextResourceContents(uri="test://doc", text="inside", mime_type="text/plain")
+        ),
     ]
 
 
