@@ -268,6 +268,8 @@ class Connection:
             meta["progressToken"] = token
             params["_meta"] = meta
         entry = Pending(method, parent, token, on_progress)
+        if threading.current_thread() is self._notifier:
+            entry.ordered = False
         if not self._pending.add(request_id, entry):
             raise ConnectionClosedError(f"cannot send {method}: connection closed")
         try:
@@ -348,7 +350,7 @@ class Connection:
         entry = self._pending.pop(message.id)
         if entry is None:
             return  # late (timed out or cancelled): the spec says ignore it
-        if entry.on_progress is not None:
+        if entry.ordered:
             # Resolve behind the progress callbacks already queued, so the caller has seen
             # every progress update before its call returns.
             self._notify_queue.put(lambda: _resolve(entry, message))

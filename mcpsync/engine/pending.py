@@ -17,7 +17,7 @@ from ..protocol.jsonrpc import RequestId
 class Pending:
     """One outbound request in flight."""
 
-    __slots__ = ("future", "method", "on_progress", "parent", "progress_token")
+    __slots__ = ("future", "method", "on_progress", "ordered", "parent", "progress_token")
 
     def __init__(
         self,
@@ -31,6 +31,9 @@ class Pending:
         self.parent = parent
         self.progress_token = progress_token
         self.on_progress = on_progress
+        #: Resolve behind queued progress callbacks (False when the caller *is* the thread
+        #: that runs them, which would otherwise wait on itself).
+        self.ordered = on_progress is not None
 
 
 class PendingTable:

@@ -294,3 +294,23 @@ def _wait_for(predicate, timeout=WAIT):
             return True
         done.wait(0.01)
     return False
+
+
+def test_a_call_made_from_a_notification_callback_does_not_wait_on_itself():
+    ta, tb = memory_pair()
+    done = threading.Event()
+    results = []
+
+    def on_note(message):
+        results.append(a.request("work", on_progress=lambda p: None, timeout=WAIT))
+        done.set()
+
+    a = Connection(ta, on_request=_no_methods, on_notification=on_note, name="a").start()
+    b = Connection(tb, on_request=lambda r: {"ok": 1}, name="b").start()
+    try:
+        b.notify("hello")
+        assert done.wait(WAIT)
+        assert results == [{"ok": 1}]
+    finally:
+        a.close()
+        b.close()

@@ -313,3 +313,26 @@ def test_call_tool_result_type():
     with Client.memory(server) as client:
         result = client.call_tool("full")
         assert result.is_error and result.text == "a" and result.meta == {"k": 1}
+
+
+def test_four_middleware_stacks_in_order():
+    """client-send → server-recv → (handler) → server-send → client-recv; outermost first."""
+    order = []
+
+    def tap(label):
+        def middleware(message, next_):
+            if getattr(message, "method", None) == "tools/call" or (
+                    isinstance(message, Response) and "content" in message.result):
+                order.append(label)
+            next_(message)
+        return middleware
+
+    server = Server("mw")
+    server.add_tool(lambda: "x", name="t")
+    server.recv_middleware[:] = [tap("server-recv-outer"), tap("server-recv-inner")]
+    server.send_middleware[:] = [tap("server-send")]
+    with Client.memory(server, send_middleware=[tap("client-send")],
+                       recv_middleware=[tap("client-recv")]) as client:
+        client.call_tool("t")
+    assert order == ["client-send", "server-recv-outer", "server-recv-inner", "server-send",
+                     "client-recv"]
