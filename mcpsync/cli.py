@@ -42,7 +42,10 @@ def load_server(spec: str) -> Server:
         sys.modules[path.stem] = module
         module_spec.loader.exec_module(module)
     else:
-        module = importlib.import_module(target)
+        try:
+            module = importlib.import_module(target)
+        except ImportError as exc:
+            raise SystemExit(f"mcpsync: cannot import {target}: {exc}") from None
     obj = module
     for part in attr.split("."):
         try:

@@ -244,7 +244,10 @@ class DetachedContext:
         """Progress for the original request while it is still running; dropped afterwards
         (the spec forbids progress after the response)."""
         if not self._origin.closed:
-            self._origin.progress(progress, total, message)
+            try:
+                self._origin.progress(progress, total, message)
+            except ContextClosedError:
+                pass  # the response went out between the check and the send
 
     def request(
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None

@@ -339,9 +339,11 @@ class ToolBinding:
     def _plan_output(self, hint: Any, structured: bool | None, builder: SchemaBuilder) -> None:
         self.output_schema: dict[str, Any] | None = None
         self._wrap_result = False
+        self._structured_allowed = structured is not False
         if structured is False or hint in (inspect.Parameter.empty, None, _NONE_TYPE, str):
             if structured:
-                raise TypeError(f"tool {self.name!r}: structured output needs a return type")
+                raise TypeError(f"tool {self.name!r}: structured output needs a return "
+                                f"annotation other than str/None (got {hint!r})")
             return
         if isinstance(hint, type) and issubclass(hint, (CallToolResult, *CONTENT_TYPES)):
             return
@@ -418,6 +420,8 @@ class ToolBinding:
                                "return ImageContent/AudioContent or EmbeddedResource")
         data = _encode_structured(value)
         if self.output_schema is None:
+            if isinstance(data, dict) and not self._structured_allowed:
+                return {"content": [_text(_dumps(data))]}
             if isinstance(data, (dict, list)):
                 text = _dumps(data)
                 if isinstance(data, dict):
@@ -430,7 +434,8 @@ class ToolBinding:
         if errors:
             return self._error(f"Error executing tool {self.name}: result does not match its "
                                f"output schema: {errors[0].message}")
-        return {"content": [_text(_dumps(data))], "structuredContent": structured}
+        text = data if isinstance(data, str) else _dumps(data)
+        return {"content": [_text(text)], "structuredContent": structured}
 
 
 def _describe_errors(tool: str, errors: list[jsonschema.ValidationError]) -> str:

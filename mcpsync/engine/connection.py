@@ -2,8 +2,10 @@
 
 Anatomy (both directions use the same machinery):
 
-* a **reader thread** (``{name}-reader``) receives messages and routes them; it never runs
-  user code, so a handler that calls back to the peer can not deadlock the stream;
+* a **reader thread** (``{name}-reader``) receives messages, runs the receive middleware
+  and routes them; it never runs handlers or callbacks, so a handler that calls back to
+  the peer can not deadlock the stream (receive middleware must be quick and must not
+  block on the peer for the same reason);
 * inbound **requests** run on a bounded :class:`~mcpsync.engine.pool.WorkerPool`;
 * inbound **notifications** and progress callbacks run in arrival order on one
   ``{name}-notify`` thread;
@@ -372,8 +374,9 @@ class Connection:
         except (PoolFullError, RuntimeError) as exc:
             with self._lock:
                 self._inflight.finish(message.id)
-            self._send(ErrorResponse(message.id, {
-                "code": INTERNAL_ERROR, "message": f"Server busy: {exc}"}))
+            text = f"Server busy: {exc}" if isinstance(exc, PoolFullError) else (
+                "Connection is shutting down")
+            self._send(ErrorResponse(message.id, {"code": INTERNAL_ERROR, "message": text}))
 
     def _handle(self, inbound: InboundRequest) -> None:
         response: Message | None = None
@@ -411,7 +414,8 @@ class Connection:
         method = message.method
         if method == "notifications/cancelled":
             self._cancel_inbound(cancelled_request_id(message.params))
-        elif method == "notifications/progress":
+            return
+        if method == "notifications/progress":
             params = message.params or {}
             entry = self._pending.by_progress_token(params.get("progressToken"))
             if entry is not None and entry.on_progress is not None:

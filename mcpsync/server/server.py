@@ -62,7 +62,8 @@ class Server:
         self.request_timeout = request_timeout
         self.page_size = page_size
         self.legacy_versions = legacy_versions
-        #: Middleware on every message this server sends / receives; outermost first.
+        #: Middleware on every message this server sends / receives; outermost first. A
+        #: session takes a copy when it connects: change these before serving.
         self.send_middleware: list[Middleware] = []
         self.recv_middleware: list[Middleware] = []
         self.tools = ToolRegistry(on_change=lambda: self._broadcast_list_changed("tools"))
