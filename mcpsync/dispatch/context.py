@@ -62,6 +62,20 @@ class SessionHandle(Protocol):
     def log_enabled(self, level: str) -> bool: ...
 
 
+def _log_params(
+    session: SessionHandle, level: str, data: Any, logger: str | None
+) -> dict[str, Any] | None:
+    """The params of a ``notifications/message``, or ``None`` when the level filters it out."""
+    if not levels.is_level(level):
+        raise ValueError(f"unknown log level {level!r}; use one of {levels.LEVELS}")
+    if not session.log_enabled(level):
+        return None
+    params: dict[str, Any] = {"level": level, "data": data}
+    if logger is not None:
+        params["logger"] = logger
+    return params
+
+
 class HandlerContext:
     """The request being served, and the ways to talk back to its sender.
 
@@ -168,14 +182,9 @@ class HandlerContext:
 
     def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send a log message to the client if the session's level lets it through."""
-        if not levels.is_level(level):
-            raise ValueError(f"unknown log level {level!r}; use one of {levels.LEVELS}")
-        if not self._session.log_enabled(level):
-            return
-        params: dict[str, Any] = {"level": level, "data": data}
-        if logger is not None:
-            params["logger"] = logger
-        self.notify("notifications/message", params)
+        params = _log_params(self._session, level, data, logger)
+        if params is not None:
+            self.notify("notifications/message", params)
 
     def request(
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
@@ -229,14 +238,9 @@ class DetachedContext:
         self._session.connection.notify(method, params)
 
     def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        if not levels.is_level(level):
-            raise ValueError(f"unknown log level {level!r}; use one of {levels.LEVELS}")
-        if not self._session.log_enabled(level):
-            return
-        params: dict[str, Any] = {"level": level, "data": data}
-        if logger is not None:
-            params["logger"] = logger
-        self.notify("notifications/message", params)
+        params = _log_params(self._session, level, data, logger)
+        if params is not None:
+            self.notify("notifications/message", params)
 
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None
