@@ -27,7 +27,20 @@ from ..protocol.jsonrpc import Notification
 from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS
 from ..transports.base import Transport
 from ..transports.memory import memory_pair
-from ..types import CallToolResult, Implementation, InitializeResult, LogMessage, Progress, Tool
+from ..types import (
+    CallToolResult,
+    Completion,
+    GetPromptResult,
+    Implementation,
+    InitializeResult,
+    LogMessage,
+    Progress,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    Tool,
+)
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -269,6 +282,69 @@ class Client:
             params["_meta"] = dict(meta)
         raw = self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
         return from_wire(CallToolResult, raw)
+
+    def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
+        """Every resource with a fixed URI (all pages)."""
+        return [from_wire(Resource, item)
+                for item in self._all_pages("resources/list", "resources", timeout)]
+
+    def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
+        """Every resource template (all pages)."""
+        return [from_wire(ResourceTemplate, item) for item in
+                self._all_pages("resources/templates/list", "resourceTemplates", timeout)]
+
+    def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
+        """Read a resource; a missing one raises :class:`~mcpsync.errors.MCPError`."""
+        return from_wire(ReadResourceResult,
+                         self.request("resources/read", {"uri": uri}, timeout=timeout))
+
+    def subscribe(self, uri: str, *, timeout: float | None = None) -> None:
+        """Ask for ``notifications/resources/updated`` about ``uri`` (see ``on_notification``)."""
+        self.request("resources/subscribe", {"uri": uri}, timeout=timeout)
+
+    def unsubscribe(self, uri: str, *, timeout: float | None = None) -> None:
+        self.request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
+
+    def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
+        """Every prompt (all pages)."""
+        return [from_wire(Prompt, item)
+                for item in self._all_pages("prompts/list", "prompts", timeout)]
+
+    def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *,
+        timeout: float | None = None,
+    ) -> GetPromptResult:
+        """Render a prompt with ``arguments`` (strings)."""
+        params: dict[str, Any] = {"name": name}
+        if arguments:
+            params["arguments"] = dict(arguments)
+        return from_wire(GetPromptResult, self.request("prompts/get", params, timeout=timeout))
+
+    def complete(
+        self,
+        ref: str,
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> Completion:
+        """Suggestions for a prompt argument (``ref`` = prompt name) or a template variable
+        (``ref`` = the URI template)."""
+        from ..protocol.uritemplate import is_template
+
+        reference = ({"type": "ref/resource", "uri": ref} if is_template(ref)
+                     else {"type": "ref/prompt", "name": ref})
+        params: dict[str, Any] = {"ref": reference,
+                                  "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": dict(context)}
+        result = self.request("completion/complete", params, timeout=timeout)
+        return from_wire(Completion, result.get("completion") or {})
+
+    def set_logging_level(self, level: str, *, timeout: float | None = None) -> None:
+        """Ask the server to send only log messages at ``level`` or above."""
+        self.request("logging/setLevel", {"level": level}, timeout=timeout)
 
     # -- from the server -----------------------------------------------------------------
 

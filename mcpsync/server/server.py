@@ -13,11 +13,16 @@ from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from ..dispatch.context import HandlerContext
+from ..dispatch.simple import StringBinding
 from ..dispatch.typed import ToolBinding
 from ..engine.connection import Middleware
+from ..errors import InvalidParamsError
+from ..protocol.uritemplate import UriTemplate, is_template
 from ..protocol.versions import LEGACY_VERSIONS, features
 from ..transports.base import Transport
 from ..types import Icon, ToolAnnotations
+from .prompts import Completer, PromptRegistry, RegisteredPrompt, complete
+from .resources import RegisteredResource, ResourceRegistry
 from .session import ServerSession
 from .tools import RegisteredTool, ToolRegistry, describe
 
@@ -67,6 +72,10 @@ class Server:
         self.send_middleware: list[Middleware] = []
         self.recv_middleware: list[Middleware] = []
         self.tools = ToolRegistry(on_change=lambda: self._broadcast_list_changed("tools"))
+        self.resources = ResourceRegistry(
+            on_change=lambda: self._broadcast_list_changed("resources"))
+        self.prompts = PromptRegistry(on_change=lambda: self._broadcast_list_changed("prompts"))
+        self._completers: dict[tuple[str, str, str], Completer] = {}
         self.method_handlers: dict[str, MethodHandler] = {}
         self.notification_handlers: dict[str, NotificationHandler] = {}
         self._sessions: set[ServerSession] = set()
@@ -92,7 +101,13 @@ class Server:
 
     def capabilities(self) -> dict[str, Any]:
         """What this server declares, derived from what is registered."""
-        caps: dict[str, Any] = {"tools": {"listChanged": True}, "logging": {}}
+        caps: dict[str, Any] = {
+            "tools": {"listChanged": True},
+            "resources": {"subscribe": True, "listChanged": True},
+            "prompts": {"listChanged": True},
+            "completions": {},
+            "logging": {},
+        }
         return caps
 
     # -- registration --------------------------------------------------------------------
@@ -167,6 +182,137 @@ class Server:
         """Unregister a tool; connected clients are told the list changed."""
         self.tools.remove(name)
 
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        icons: list[Icon] | None = None,
+        annotations: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function that reads a resource.
+
+        ``uri`` is a fixed URI (listed by ``resources/list``) or an RFC 6570 template such as
+        ``"weather://cities/{city}"`` (listed by ``resources/templates/list``); template
+        variables are passed as keyword arguments, converted to the annotated scalar type.
+        Return ``str`` (text), ``bytes`` (a blob), JSON-able data (JSON text), or
+        ``TextResourceContents``/``BlobResourceContents`` (one or a list).
+        """
+
+        def register(fn: F) -> F:
+            binding = StringBinding(fn, HandlerContext)
+            template = UriTemplate(uri) if is_template(uri) else None
+            wire: dict[str, Any] = {"uriTemplate" if template else "uri": uri,
+                                    "name": name or fn.__name__}
+            for key, value in (("title", title), ("description", description or
+                               binding.description), ("mimeType", mime_type),
+                               ("size", None if template else size), ("annotations", annotations),
+                               ("_meta", meta)):
+                if value is not None:
+                    wire[key] = value
+            if icons:
+                wire["icons"] = [icon.to_dict() for icon in icons]  # type: ignore[attr-defined]
+            if template is not None:
+                missing = {p.name for p in binding.parameters if p.required} - set(
+                    template.variables)
+                if missing:
+                    raise TypeError(f"resource {uri!r}: parameters {sorted(missing)} are not "
+                                    "template variables")
+            self.resources.add(RegisteredResource(binding, wire, template, mime_type))
+            return fn
+
+        return register
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tell every session subscribed to ``uri`` that it changed."""
+        for session in self.sessions():
+            session.send_resource_updated(uri)
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function that renders a prompt.
+
+        Its parameters (strings, or scalars converted from strings) are the prompt's
+        arguments: required unless they have a default, described by the docstring's
+        ``Args:`` section. Return a ``str`` (one user message), content blocks,
+        ``PromptMessage``/``{"role", "content"}`` items, a list of those, or a
+        ``GetPromptResult``.
+        """
+
+        def register(fn: F) -> F:
+            binding = StringBinding(fn, HandlerContext)
+            wire: dict[str, Any] = {"name": name or fn.__name__}
+            text = description or binding.description
+            if title is not None:
+                wire["title"] = title
+            if text:
+                wire["description"] = text
+            arguments = []
+            for p in binding.parameters:
+                argument: dict[str, Any] = {"name": p.name, "required": p.required}
+                if p.description:
+                    argument["description"] = p.description
+                arguments.append(argument)
+            if arguments:
+                wire["arguments"] = arguments
+            if icons:
+                wire["icons"] = [icon.to_dict() for icon in icons]  # type: ignore[attr-defined]
+            if meta is not None:
+                wire["_meta"] = meta
+            self.prompts.add(RegisteredPrompt(binding, wire))
+            return fn
+
+        return register
+
+    def completer(self, ref: str, argument: str) -> Callable[[Completer], Completer]:
+        """Register ``fn(value, context_arguments) -> [suggestions]`` for completion/complete.
+
+        ``ref`` is a prompt name or a resource template; ``argument`` the prompt argument or
+        template variable. At most 100 suggestions are sent (``total`` says how many).
+        """
+        kind = "ref/resource" if is_template(ref) else "ref/prompt"
+
+        def register(fn: Completer) -> Completer:
+            self._completers[(kind, ref, argument)] = fn
+            return fn
+
+        return register
+
+    def _complete(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+        ref = params.get("ref")
+        argument = params.get("argument")
+        if not isinstance(ref, dict) or not isinstance(argument, dict):
+            raise InvalidParamsError('Invalid params: "ref" and "argument" must be objects')
+        kind = ref.get("type")
+        key = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
+        if kind == "ref/prompt" and self.prompts.get(str(key)) is None:
+            raise InvalidParamsError(f"Unknown prompt: {key}")
+        if kind == "ref/resource" and self.resources.template(str(key)) is None:
+            raise InvalidParamsError(f"Unknown resource template: {key}")
+        if kind not in ("ref/prompt", "ref/resource"):
+            raise InvalidParamsError(f"Invalid params: unknown reference type {kind!r}")
+        name, value = argument.get("name"), argument.get("value", "")
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise InvalidParamsError("Invalid params: argument name and value must be strings")
+        context = params.get("context") or {}
+        context_arguments = context.get("arguments") if isinstance(context, dict) else None
+        completer = self._completers.get((str(kind), str(key), name))
+        if completer is None:
+            return {"completion": {"values": [], "total": 0, "hasMore": False}}
+        return complete(completer, value, dict(context_arguments or {}))
+
     def method_handler(self, method: str) -> Callable[[MethodHandler], MethodHandler]:
         """Register a raw handler for any method: ``fn(ctx, params) -> result dict``.
 
@@ -197,6 +343,17 @@ class Server:
         handlers["tools/list"] = lambda ctx, params: self.tools.list(ctx, params, self.page_size)
         handlers["tools/call"] = self.tools.call
         handlers["logging/setLevel"] = _set_level
+        handlers["resources/list"] = lambda ctx, params: self.resources.list(
+            ctx, params, self.page_size)
+        handlers["resources/templates/list"] = lambda ctx, params: self.resources.list_templates(
+            ctx, params, self.page_size)
+        handlers["resources/read"] = self.resources.read
+        handlers["resources/subscribe"] = _subscribe
+        handlers["resources/unsubscribe"] = _unsubscribe
+        handlers["prompts/list"] = lambda ctx, params: self.prompts.list(
+            ctx, params, self.page_size)
+        handlers["prompts/get"] = self.prompts.render
+        handlers["completion/complete"] = self._complete
 
     # -- serving -------------------------------------------------------------------------
 
@@ -237,14 +394,33 @@ class Server:
         return f"Server({self.name!r}, version={self.version!r}, tools={len(self.tools)})"
 
 
-def _set_level(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
-    from ..errors import InvalidParamsError
+def _session_of(ctx: HandlerContext, method: str) -> ServerSession:
+    session = ctx._session
+    if not isinstance(session, ServerSession):
+        raise InvalidParamsError(f"{method} is only available in a session")
+    return session
 
+
+def _uri_param(params: dict[str, Any]) -> str:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise InvalidParamsError('Invalid params: "uri" must be a string')
+    return uri
+
+
+def _subscribe(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+    _session_of(ctx, "resources/subscribe").subscribe(_uri_param(params))
+    return {}
+
+
+def _unsubscribe(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+    _session_of(ctx, "resources/unsubscribe").unsubscribe(_uri_param(params))
+    return {}
+
+
+def _set_level(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
     level = params.get("level")
     if not isinstance(level, str):
         raise InvalidParamsError('Invalid params: "level" must be a string')
-    session = ctx._session
-    if not isinstance(session, ServerSession):
-        raise InvalidParamsError("logging/setLevel is only available in a session")
-    session.set_log_level(level)
+    _session_of(ctx, "logging/setLevel").set_log_level(level)
     return {}

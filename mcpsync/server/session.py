@@ -50,6 +50,7 @@ class ServerSession:
         self._state_lock = threading.Lock()
         self._log_level: str | None = None
         self._ended = threading.Event()
+        self._subscriptions: set[str] = set()
         self._connection = Connection(
             transport,
             on_request=self._on_request,
@@ -121,6 +122,25 @@ class ServerSession:
             self.notify(f"notifications/{kind}/list_changed")
         except ConnectionClosedError:
             pass
+
+    def subscribe(self, uri: str) -> None:
+        """Record ``resources/subscribe``: updates of ``uri`` are sent to this session."""
+        with self._state_lock:
+            self._subscriptions.add(uri)
+
+    def unsubscribe(self, uri: str) -> None:
+        with self._state_lock:
+            self._subscriptions.discard(uri)
+
+    def send_resource_updated(self, uri: str) -> None:
+        """Send ``notifications/resources/updated`` if this session subscribed to ``uri``."""
+        with self._state_lock:
+            subscribed = uri in self._subscriptions
+        if subscribed:
+            try:
+                self.notify("notifications/resources/updated", {"uri": uri})
+            except ConnectionClosedError:
+                pass
 
     # -- receiving -----------------------------------------------------------------------
 

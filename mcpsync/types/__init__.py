@@ -13,6 +13,8 @@ from .content import (
     content_from_wire,
 )
 from .lifecycle import InitializeResult
+from .prompts import Completion, GetPromptResult, Prompt, PromptArgument, PromptMessage
+from .resources import ReadResourceResult, Resource, ResourceTemplate, Root
 from .tools import CallToolResult, ListToolsResult, Tool, ToolAnnotations
 
 __all__ = [
@@ -20,8 +22,10 @@ __all__ = [
     "AudioContent",
     "BlobResourceContents",
     "CallToolResult",
+    "Completion",
     "ContentBlock",
     "EmbeddedResource",
+    "GetPromptResult",
     "Icon",
     "ImageContent",
     "Implementation",
@@ -29,7 +33,14 @@ __all__ = [
     "ListToolsResult",
     "LogMessage",
     "Progress",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "ReadResourceResult",
+    "Resource",
     "ResourceLink",
+    "ResourceTemplate",
+    "Root",
     "TextContent",
     "TextResourceContents",
     "Tool",

@@ -1,0 +1,151 @@
+"""RFC 6570 URI templates: expansion, and matching a URI back to its variables.
+
+Supports the operators resource templates use in practice — simple ``{var}``, reserved
+``{+var}``, fragment ``{#var}``, label ``{.var}``, path ``{/var}`` and query ``{?a,b}`` /
+``{&c}`` — with one or more variables per expression (no prefix or explode modifiers).
+
+Matching is the inverse a server needs for ``resources/read``: given a concrete URI, which
+variables produce it. Values are percent-decoded; a value that would escape its path
+segment (``..``, or a ``/`` in a simple variable) does not match, so a template can never be
+used for path traversal.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from dataclasses import dataclass
+from typing import Final
+
+_EXPRESSION: Final = re.compile(r"\{([+#./?&]?)([A-Za-z0-9_.,%]+)\}")
+_UNRESERVED: Final = "-._~"
+_RESERVED: Final = ":/?#[]@!$&'()*+,;="
+
+# operator -> (first char, separator, named, allow reserved chars)
+_OPS: Final = {
+    "": ("", ",", False, False),
+    "+": ("", ",", False, True),
+    "#": ("#", ",", False, True),
+    ".": (".", ".", False, False),
+    "/": ("/", "/", False, False),
+    "?": ("?", "&", True, False),
+    "&": ("&", "&", True, False),
+}
+
+
+class TemplateError(ValueError):
+    """The template is not one this module supports."""
+
+
+@dataclass(frozen=True)
+class _Expression:
+    op: str
+    names: tuple[str, ...]
+
+
+class UriTemplate:
+    """A parsed template. Immutable and thread-safe."""
+
+    def __init__(self, template: str) -> None:
+        self.template = template
+        self._parts: list[str | _Expression] = []
+        position = 0
+        for match in _EXPRESSION.finditer(template):
+            if match.start() > position:
+                self._parts.append(template[position:match.start()])
+            self._parts.append(_Expression(match.group(1), tuple(match.group(2).split(","))))
+            position = match.end()
+        rest = template[position:]
+        if "{" in rest or "}" in rest or any(
+            isinstance(p, str) and ("{" in p or "}" in p) for p in self._parts
+        ):
+            raise TemplateError(f"unsupported or malformed URI template: {template!r}")
+        if rest:
+            self._parts.append(rest)
+        self.variables: tuple[str, ...] = tuple(
+            name for part in self._parts if isinstance(part, _Expression) for name in part.names
+        )
+        self._regex, self._query_names = self._compile()
+
+    def _compile(self) -> tuple[re.Pattern[str], tuple[str, ...]]:
+        pattern = []
+        query: list[str] = []
+        for part in self._parts:
+            if isinstance(part, str):
+                pattern.append(re.escape(part))
+                continue
+            first, sep, named, _ = _OPS[part.op]
+            if named:
+                query.extend(part.names)
+                pattern.append(r"(?:[?&](?P<__query__>.*))?" if not any(
+                    "__query__" in p for p in pattern) else "")
+                continue
+            body = r"[^/?#]*" if part.op in ("", ".", "/") else r".*?"
+            groups = re.escape(sep).join(f"(?P<{_group(n)}>{body})" for n in part.names)
+            pattern.append(re.escape(first) + groups)
+        return re.compile("^" + "".join(pattern) + "$"), tuple(query)
+
+    def expand(self, values: dict[str, object]) -> str:
+        """The URI for ``values`` (missing variables are left out, as RFC 6570 says)."""
+        out = []
+        for part in self._parts:
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            first, sep, named, reserved = _OPS[part.op]
+            safe = _UNRESERVED + (_RESERVED if reserved else "")
+            items = []
+            for name in part.names:
+                if values.get(name) is None:
+                    continue
+                text = urllib.parse.quote(str(values[name]), safe=safe)
+                items.append(f"{name}={text}" if named else text)
+            if items:
+                out.append(first + sep.join(items))
+        return "".join(out)
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """The variables that expand to ``uri``, or ``None`` when it is not of this family."""
+        found = self._regex.match(uri)
+        if found is None:
+            return None
+        values: dict[str, str] = {}
+        for name in self.variables:
+            if name in self._query_names:
+                continue
+            raw = found.group(_group(name))
+            value = urllib.parse.unquote(raw)
+            if not _safe_value(value, reserved=self._op_of(name) in ("+", "#")):
+                return None
+            values[name] = value
+        if self._query_names:
+            query = found.groupdict().get("__query__") or ""
+            for key, value in urllib.parse.parse_qsl(query, keep_blank_values=True):
+                if key in self._query_names:
+                    values[key] = value
+        return values
+
+    def _op_of(self, name: str) -> str:
+        for part in self._parts:
+            if isinstance(part, _Expression) and name in part.names:
+                return part.op
+        return ""
+
+    def __repr__(self) -> str:
+        return f"UriTemplate({self.template!r})"
+
+
+def _group(name: str) -> str:
+    return "v_" + re.sub(r"\W", "_", name)
+
+
+def _safe_value(value: str, *, reserved: bool) -> bool:
+    segments = value.replace("\\", "/").split("/")
+    if any(segment == ".." for segment in segments):
+        return False
+    return reserved or "/" not in value
+
+
+def is_template(uri: str) -> bool:
+    """Whether ``uri`` contains template expressions."""
+    return _EXPRESSION.search(uri) is not None

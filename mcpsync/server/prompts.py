@@ -1,0 +1,119 @@
+"""Prompts: registry, prompts/list and prompts/get, and argument completion."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..codec import to_wire
+from ..dispatch.context import HandlerContext
+from ..dispatch.pagination import page
+from ..dispatch.simple import StringBinding
+from ..errors import InvalidParamsError
+from ..types.content import CONTENT_TYPES
+from ..types.prompts import GetPromptResult, PromptMessage
+
+#: ``fn(value, context_arguments) -> list of suggestions`` for one argument.
+Completer = Callable[[str, dict[str, str]], list[str]]
+MAX_COMPLETIONS = 100
+
+
+@dataclass
+class RegisteredPrompt:
+    binding: StringBinding
+    description: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return str(self.description["name"])
+
+
+class PromptRegistry:
+    """Prompts in registration order. Thread-safe."""
+
+    def __init__(self, on_change: Callable[[], None] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._prompts: dict[str, RegisteredPrompt] = {}
+        self._on_change = on_change
+
+    def add(self, prompt: RegisteredPrompt) -> None:
+        with self._lock:
+            if prompt.name in self._prompts:
+                raise ValueError(f"a prompt named {prompt.name!r} is already registered")
+            self._prompts[prompt.name] = prompt
+        if self._on_change is not None:
+            self._on_change()
+
+    def remove(self, name: str) -> None:
+        with self._lock:
+            if self._prompts.pop(name, None) is None:
+                raise KeyError(name)
+        if self._on_change is not None:
+            self._on_change()
+
+    def __len__(self) -> int:
+        return len(self._prompts)
+
+    def get(self, name: str) -> RegisteredPrompt | None:
+        return self._prompts.get(name)
+
+    def list(self, ctx: HandlerContext, params: dict[str, Any], page_size: int) -> dict[str, Any]:
+        items, cursor = page([p.description for p in list(self._prompts.values())],
+                             params.get("cursor"), page_size)
+        result: dict[str, Any] = {"prompts": list(items)}
+        if cursor is not None:
+            result["nextCursor"] = cursor
+        return result
+
+    def render(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise InvalidParamsError('Invalid params: "name" must be a string')
+        prompt = self._prompts.get(name)
+        if prompt is None:
+            raise InvalidParamsError(f"Unknown prompt: {name}", data={"name": name})
+        arguments = params.get("arguments") or {}
+        if not isinstance(arguments, dict) or not all(
+                isinstance(v, str) for v in arguments.values()):
+            raise InvalidParamsError('Invalid params: "arguments" must map names to strings')
+        value = prompt.binding.call(arguments, ctx)
+        result = to_prompt_result(value)
+        if "description" not in result and prompt.description.get("description"):
+            result["description"] = prompt.description["description"]
+        return result
+
+
+def to_prompt_result(value: Any) -> dict[str, Any]:
+    """A prompt function's return value as a GetPromptResult dict.
+
+    ``str`` → one user text message; a content block → one user message; a
+    :class:`PromptMessage`, a ``{"role", "content"}`` dict, or a list mixing those (strings
+    in a list become user messages); a :class:`GetPromptResult` passes through.
+    """
+    if isinstance(value, GetPromptResult):
+        return to_wire(value)  # type: ignore[no-any-return]
+    items = value if isinstance(value, (list, tuple)) else [value]
+    messages = [_message(item) for item in items]
+    return {"messages": messages}
+
+
+def _message(item: Any) -> dict[str, Any]:
+    if isinstance(item, str):
+        return {"role": "user", "content": {"type": "text", "text": item}}
+    if isinstance(item, PromptMessage):
+        return to_wire(item)  # type: ignore[no-any-return]
+    if isinstance(item, CONTENT_TYPES):
+        return {"role": "user", "content": to_wire(item)}
+    if isinstance(item, dict) and "role" in item and "content" in item:
+        return {"role": item["role"], "content": to_wire(item["content"])}
+    raise TypeError(f"a prompt cannot return {type(item).__name__}")
+
+
+def complete(completer: Completer, value: str, context: dict[str, str]) -> dict[str, Any]:
+    """Run a completer and shape the result (at most 100 values, with total/hasMore)."""
+    values = [str(v) for v in completer(value, context)]
+    completion: dict[str, Any] = {"values": values[:MAX_COMPLETIONS], "total": len(values)}
+    completion["hasMore"] = len(values) > MAX_COMPLETIONS
+    return {"completion": completion}

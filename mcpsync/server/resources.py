@@ -1,0 +1,139 @@
+"""Resources: fixed URIs and RFC 6570 templates, reading, and subscriptions."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..codec import to_wire
+from ..dispatch.context import HandlerContext
+from ..dispatch.pagination import page
+from ..dispatch.simple import StringBinding
+from ..errors import InvalidParamsError, MCPError
+from ..protocol.uritemplate import UriTemplate
+from ..protocol.versions import LATEST_LEGACY, features
+from ..types.content import BlobResourceContents, TextResourceContents
+
+
+@dataclass
+class RegisteredResource:
+    """A fixed resource or a template, with the function that reads it."""
+
+    binding: StringBinding
+    description: dict[str, Any]
+    template: UriTemplate | None
+    mime_type: str | None
+
+    @property
+    def key(self) -> str:
+        return self.template.template if self.template else self.description["uri"]
+
+
+class ResourceRegistry:
+    """Resources and templates in registration order. Thread-safe."""
+
+    def __init__(self, on_change: Callable[[], None] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._fixed: dict[str, RegisteredResource] = {}
+        self._templates: dict[str, RegisteredResource] = {}
+        self._on_change = on_change
+
+    def add(self, resource: RegisteredResource) -> None:
+        table = self._templates if resource.template else self._fixed
+        with self._lock:
+            if resource.key in table:
+                raise ValueError(f"a resource {resource.key!r} is already registered")
+            table[resource.key] = resource
+        if self._on_change is not None:
+            self._on_change()
+
+    def remove(self, uri_or_template: str) -> None:
+        with self._lock:
+            if self._fixed.pop(uri_or_template, None) is None and self._templates.pop(
+                    uri_or_template, None) is None:
+                raise KeyError(uri_or_template)
+        if self._on_change is not None:
+            self._on_change()
+
+    @property
+    def has_templates(self) -> bool:
+        return bool(self._templates)
+
+    def __len__(self) -> int:
+        return len(self._fixed) + len(self._templates)
+
+    def template(self, uri_template: str) -> RegisteredResource | None:
+        return self._templates.get(uri_template)
+
+    # -- protocol methods ------------------------------------------------------------------
+
+    def list(self, ctx: HandlerContext, params: dict[str, Any], page_size: int) -> dict[str, Any]:
+        items, cursor = page([r.description for r in list(self._fixed.values())],
+                             params.get("cursor"), page_size)
+        result: dict[str, Any] = {"resources": list(items)}
+        if cursor is not None:
+            result["nextCursor"] = cursor
+        return result
+
+    def list_templates(
+        self, ctx: HandlerContext, params: dict[str, Any], page_size: int
+    ) -> dict[str, Any]:
+        items, cursor = page([r.description for r in list(self._templates.values())],
+                             params.get("cursor"), page_size)
+        result: dict[str, Any] = {"resourceTemplates": list(items)}
+        if cursor is not None:
+            result["nextCursor"] = cursor
+        return result
+
+    def resolve(self, uri: str) -> tuple[RegisteredResource, dict[str, str]] | None:
+        fixed = self._fixed.get(uri)
+        if fixed is not None:
+            return fixed, {}
+        for resource in list(self._templates.values()):
+            assert resource.template is not None
+            values = resource.template.match(uri)
+            if values is not None:
+                return resource, values
+        return None
+
+    def read(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParamsError('Invalid params: "uri" must be a string')
+        found = self.resolve(uri)
+        if found is None:
+            version = ctx.session.protocol_version or LATEST_LEGACY
+            raise MCPError(f"Resource not found: {uri}", data={"uri": uri},
+                           code=features(version).resource_not_found_code)
+        resource, values = found
+        value = resource.binding.call(values, ctx)
+        return {"contents": to_contents(uri, value, resource.mime_type)}
+
+
+def to_contents(uri: str, value: Any, mime_type: str | None) -> list[dict[str, Any]]:
+    """A read function's return value as ``contents``.
+
+    ``str`` → text, ``bytes`` → base64 blob, dict/list → JSON text (``application/json``),
+    contents objects (or a list of them, e.g. a directory) pass through.
+    """
+    if isinstance(value, (TextResourceContents, BlobResourceContents)):
+        return [to_wire(value)]
+    if isinstance(value, list) and value and all(
+            isinstance(v, (TextResourceContents, BlobResourceContents)) for v in value):
+        return [to_wire(v) for v in value]
+    item: dict[str, Any] = {"uri": uri}
+    if isinstance(value, str):
+        item["text"] = value
+        default_mime = "text/plain"
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        item["blob"] = base64.b64encode(bytes(value)).decode("ascii")
+        default_mime = "application/octet-stream"
+    else:
+        item["text"] = json.dumps(value, ensure_ascii=False)
+        default_mime = "application/json"
+    item["mimeType"] = mime_type or default_mime
+    return [item]
