@@ -9,19 +9,23 @@ Future. Ctrl-C while a call waits cancels that call on the server, then raises
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Union
 
 from .._version import __version__
-from ..codec import from_wire
+from ..codec import from_wire, to_wire
 from ..engine.connection import DEFAULT_TIMEOUT, Connection, InboundRequest, Middleware
 from ..errors import (
     ConnectionClosedError,
+    InvalidParamsError,
     MCPSyncError,
     MethodNotFoundError,
     ProtocolStateError,
+    RequestCancelledError,
 )
 from ..protocol.jsonrpc import Notification
 from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS
@@ -41,6 +45,7 @@ from ..types import (
     ResourceTemplate,
     Tool,
 )
+from ..types.client_features import CreateMessageRequestParams, ElicitRequestParams
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -49,6 +54,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcpsync.client")
 
 ProgressHandler = Callable[[Progress], None]
+#: ``fn(params)`` or ``fn(params, request)``: gets the typed params, returns the typed result
+#: or a dict in wire shape. ``request`` (a :class:`HostRequest`) tells of cancellation.
+ElicitationHandler = Callable[..., Any]
+SamplingHandler = Callable[..., Any]
+RootsSource = Union[Sequence[Any], Callable[[], Sequence[Any]]]  # noqa: UP007
 LogHandler = Callable[[LogMessage], None]
 NotificationCallback = Callable[[str, dict[str, Any]], None]
 
@@ -77,6 +87,10 @@ class Client:
         recv_middleware: Sequence[Middleware] = (),
         max_handlers: int = 16,
         name: str = "mcpsync-client",
+        elicitation_handler: ElicitationHandler | None = None,
+        sampling_handler: SamplingHandler | None = None,
+        sampling_tools: bool = False,
+        roots: RootsSource | None = None,
     ) -> None:
         self.client_info = client_info or Implementation("mcpsync", __version__)
         if protocol_version is not None and protocol_version not in LEGACY_VERSIONS:
@@ -87,6 +101,11 @@ class Client:
         self.timeout = timeout
         self._on_log = on_log
         self._on_notification = on_notification
+        self._elicitation_handler = elicitation_handler
+        self._sampling_handler = sampling_handler
+        self._sampling_tools = sampling_tools
+        self._roots = roots
+        self._roots_lock = threading.Lock()
         self._cleanup: list[Callable[[], None]] = []
         self._connection = Connection(
             transport,
@@ -169,8 +188,23 @@ class Client:
         self._connection.notify("notifications/initialized")
 
     def capabilities(self) -> dict[str, Any]:
-        """The client capabilities declared at ``initialize``."""
-        return {}
+        """The client capabilities declared at ``initialize``: those given handlers serve."""
+        caps: dict[str, Any] = {}
+        if self._elicitation_handler is not None:
+            caps["elicitation"] = {"form": {}, "url": {}}
+        if self._sampling_handler is not None:
+            caps["sampling"] = {"tools": {}} if self._sampling_tools else {}
+        if self._roots is not None:
+            caps["roots"] = {"listChanged": True}
+        return caps
+
+    def set_roots(self, roots: RootsSource) -> None:
+        """Replace the roots and tell the server (``notifications/roots/list_changed``)."""
+        if self._roots is None:
+            raise ProtocolStateError("roots were not declared at connect time (pass roots=)")
+        with self._roots_lock:
+            self._roots = roots
+        self.notify("notifications/roots/list_changed")
 
     def close(self) -> None:
         """End the connection (and reap a stdio server). Idempotent."""
@@ -349,9 +383,24 @@ class Client:
     # -- from the server -----------------------------------------------------------------
 
     def _on_request(self, inbound: InboundRequest) -> dict[str, Any]:
-        if inbound.method == "ping":
+        method = inbound.method
+        if method == "ping":
             return {}
-        raise MethodNotFoundError(f"Method not found: {inbound.method}")
+        if method == "elicitation/create" and self._elicitation_handler is not None:
+            params = from_wire(ElicitRequestParams, inbound.params)
+            return _wire_result(_call_host(self._elicitation_handler, params, inbound))
+        if method == "sampling/createMessage" and self._sampling_handler is not None:
+            if (inbound.params.get("tools") or inbound.params.get("toolChoice")) and (
+                    not self._sampling_tools):
+                raise InvalidParamsError("sampling with tools was not declared by this client")
+            sampling = from_wire(CreateMessageRequestParams, inbound.params)
+            return _wire_result(_call_host(self._sampling_handler, sampling, inbound))
+        if method == "roots/list" and self._roots is not None:
+            with self._roots_lock:
+                source = self._roots
+            roots = source() if callable(source) else source
+            return {"roots": [to_wire(r) for r in roots]}
+        raise MethodNotFoundError(f"Method not found: {method}")
 
     def _dispatch_notification(self, message: Notification) -> None:
         params = message.params or {}
@@ -367,6 +416,36 @@ class Client:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<Client {state} protocol={self._init.protocol_version if self._init else None}>"
+
+
+class HostRequest:
+    """What a host handler may know about the server's request: its id and cancellation."""
+
+    def __init__(self, inbound: InboundRequest) -> None:
+        self.request_id = inbound.id
+        self.method = inbound.method
+        self.cancelled: threading.Event = inbound.cancelled
+
+    def check_cancelled(self) -> None:
+        if self.cancelled.is_set():
+            raise RequestCancelledError(f"{self.method} was cancelled by the server")
+
+
+def _call_host(handler: Callable[..., Any], params: Any, inbound: InboundRequest) -> Any:
+    try:
+        wants_request = len(inspect.signature(handler).parameters) >= 2
+    except (TypeError, ValueError):
+        wants_request = False
+    if wants_request:
+        return handler(params, HostRequest(inbound))
+    return handler(params)
+
+
+def _wire_result(value: Any) -> dict[str, Any]:
+    wire = to_wire(value)
+    if not isinstance(wire, dict):
+        raise TypeError(f"a host handler must return a result object, not {type(value)!r}")
+    return wire
 
 
 def _progress_adapter(handler: ProgressHandler) -> Callable[[dict[str, Any]], None]:

@@ -11,8 +11,10 @@ thread-safe.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -21,7 +23,11 @@ from ..protocol import levels
 from ..protocol.jsonrpc import RequestId
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..engine.connection import Connection, InboundRequest
+    from ..types.client_features import CreateMessageResult, ElicitResult
+    from ..types.resources import Root
 
 logger = logging.getLogger("mcpsync.context")
 
@@ -198,6 +204,68 @@ class HandlerContext:
             method, params, timeout=timeout, parent=related, related_request_id=related
         )
 
+    @contextlib.contextmanager
+    def forward_logging(
+        self, logger: str | None = None, level: int = logging.DEBUG
+    ) -> Iterator[None]:
+        """Send what Python ``logging`` records on this thread to the client, while inside.
+
+        ``with ctx.forward_logging("myapp"): ...`` turns each record of the ``myapp`` logger
+        (or the root logger) emitted by this handler's thread into a
+        ``notifications/message`` at the matching level, honouring the session's level.
+        """
+        handler = _ForwardHandler(self, threading.get_ident(), level)
+        target = logging.getLogger(logger)
+        target.addHandler(handler)
+        try:
+            yield
+        finally:
+            target.removeHandler(handler)
+
+    # -- asking the client (handshake era: real requests; each blocks on a Future) ------
+
+    def elicit(
+        self, message: str, schema: dict[str, Any] | type, *, timeout: float | None = None
+    ) -> ElicitResult:
+        """Ask the user to fill a form; blocks until they answer.
+
+        ``schema`` is a flat JSON Schema dict or a dataclass of primitive fields. The result
+        has ``.action`` (``accept``/``decline``/``cancel``), ``.content`` (with the schema's
+        defaults filled in) and, for a dataclass, ``.data`` (an instance of it).
+        """
+        from .reverse import elicit
+
+        return elicit(self, message, schema, timeout=timeout)
+
+    def elicit_url(
+        self, message: str, url: str, *, elicitation_id: str | None = None,
+        timeout: float | None = None,
+    ) -> ElicitResult:
+        """Ask the user to open ``url`` (URL-mode elicitation, 2025-11-25)."""
+        from .reverse import elicit_url
+
+        return elicit_url(self, message, url, elicitation_id=elicitation_id, timeout=timeout)
+
+    def sample(self, messages: str | Sequence[Any], *, max_tokens: int,
+               **options: Any) -> CreateMessageResult:
+        """Ask the client's model for a message (``sampling/createMessage``).
+
+        ``messages`` is a string (one user message) or a list of strings, ``{"role",
+        "content"}`` dicts or ``SamplingMessage``; options: ``system_prompt``,
+        ``temperature``, ``stop_sequences``, ``model_preferences``, ``include_context``,
+        ``metadata``, ``tools``, ``tool_choice`` (tools need the client's
+        ``sampling.tools``), ``timeout``.
+        """
+        from .reverse import sample
+
+        return sample(self, messages, max_tokens=max_tokens, **options)
+
+    def list_roots(self, *, timeout: float | None = None) -> list[Root]:
+        """The filesystem roots the client exposes."""
+        from .reverse import list_roots
+
+        return list_roots(self, timeout=timeout)
+
     def detach(self) -> DetachedContext:
         """A context for a background thread that outlives this request.
 
@@ -206,6 +274,26 @@ class HandlerContext:
         session ends.
         """
         return DetachedContext(self)
+
+
+class _ForwardHandler(logging.Handler):
+    """A logging handler bound to one thread and one context."""
+
+    def __init__(self, ctx: HandlerContext, thread_id: int, level: int) -> None:
+        super().__init__(level)
+        self._ctx = ctx
+        self._thread_id = thread_id
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread != self._thread_id or record.name.startswith("mcpsync"):
+            return
+        level = levels.FROM_PYTHON.get(record.levelno - record.levelno % 10, "debug")
+        if record.levelno >= logging.CRITICAL:
+            level = "critical"
+        try:
+            self._ctx.log(level, self.format(record), logger=record.name)
+        except Exception:
+            self.handleError(record)
 
 
 class DetachedContext:

@@ -1,5 +1,12 @@
 """The spec's objects as dataclasses (see :mod:`mcpsync.codec` for the wire mapping)."""
 
+from .client_features import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
+    SamplingMessage,
+)
 from .common import Annotations, Icon, Implementation, LogMessage, Progress
 from .content import (
     AudioContent,
@@ -24,6 +31,10 @@ __all__ = [
     "CallToolResult",
     "Completion",
     "ContentBlock",
+    "CreateMessageRequestParams",
+    "CreateMessageResult",
+    "ElicitRequestParams",
+    "ElicitResult",
     "EmbeddedResource",
     "GetPromptResult",
     "Icon",
@@ -41,6 +52,7 @@ __all__ = [
     "ResourceLink",
     "ResourceTemplate",
     "Root",
+    "SamplingMessage",
     "TextContent",
     "TextResourceContents",
     "Tool",

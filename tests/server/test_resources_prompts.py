@@ -113,7 +113,7 @@ def test_missing_resources_and_traversal(client):
             client.read_resource(uri)
         assert info.value.code == -32002  # the handshake era's "resource not found"
         assert info.value.data == {"uri": uri}
-    with pytest.raises(InvalidParamsError, match="integer|int"):
+    with pytest.raises(InvalidParamsError, match=r"integer|int"):
         client.read_resource("test://template/abc/data")
 
 
