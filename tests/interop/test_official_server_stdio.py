@@ -1,0 +1,83 @@
+"""mcpsync's Client serving the reverse requests of an official-SDK server over stdio."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from mcpsync import Client, CreateMessageResult, ElicitResult, Root, TextContent
+
+pytestmark = pytest.mark.interop
+
+SERVER = Path(__file__).with_name("servers") / "official_server.py"
+
+
+@pytest.fixture
+def client_factory(official_python):
+    made = []
+
+    def make(**handlers):
+        client = Client.stdio([official_python, str(SERVER)], timeout=30, **handlers)
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        client.close()
+
+
+def test_elicitation_sampling_and_roots_are_served(client_factory):
+    seen = []
+
+    def elicit(params):
+        seen.append(params)
+        return ElicitResult("accept", {"name": "Ada"})
+
+    def sample(params):
+        seen.append(params)
+        text = params.messages[0].content.text
+        return CreateMessageResult("assistant", TextContent(f"short {text}"), model="m-1")
+
+    client = client_factory(elicitation_handler=elicit, sampling_handler=sample,
+                            roots=[Root("file:///work/one", name="one")])
+    assert client.protocol_version == "2025-11-25"
+    assert client.server_info.name == "official-asker"
+    assert {t.name for t in client.list_tools()} >= {"ask", "summarize", "roots", "add"}
+    assert client.call_tool("ask").text == "Ada (30)"  # the schema default applied
+    assert client.call_tool("summarize", {"text": "a long story"}).text == "m-1: short a long story"
+    assert client.call_tool("roots").text == "file:///work/one"
+    assert seen[0].requested_schema["properties"]["name"]["type"] == "string"
+    assert seen[1].max_tokens == 20
+
+
+def test_declined_elicitation_and_handlers_on_handler_threads(client_factory):
+    threads = []
+
+    def decline(params):
+        threads.append(threading.current_thread().name)
+        return {"action": "decline"}
+
+    client = client_factory(elicitation_handler=decline)
+    assert client.call_tool("ask").text == "user said decline"
+    assert threads and "handler" in threads[0] and "reader" not in threads[0]
+
+
+def test_many_threads_share_one_client(client_factory):
+    client = client_factory()
+    results, errors = {}, []
+
+    def work(n):
+        try:
+            results[n] = [client.call_tool("add", {"a": n, "b": i}).structured_content["result"]
+                          for i in range(5)]
+        except Exception as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert errors == [] and results == {n: [n + i for i in range(5)] for n in range(8)}
