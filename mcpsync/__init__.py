@@ -32,6 +32,7 @@ from .errors import (
     ProtocolStateError,
     RequestCancelledError,
     RequestTimeoutError,
+    ResourceNotFoundError,
 )
 from .server.server import Server
 from .server.session import ServerSession
@@ -106,6 +107,7 @@ __all__ = [
     "RequestTimeoutError",
     "Resource",
     "ResourceLink",
+    "ResourceNotFoundError",
     "ResourceTemplate",
     "Root",
     "SamplingMessage",

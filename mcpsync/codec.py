@@ -140,6 +140,8 @@ def _value_decoder(hint: Any) -> Callable[[Any], Any] | None:
     """How to decode a field of type ``hint``: nested wire types and lists of them."""
     if _is_wire(hint):
         return lambda data: from_wire(hint, data) if isinstance(data, dict) else data
+    if hint is float:
+        return lambda data: float(data) if type(data) is int else data
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):

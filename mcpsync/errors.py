@@ -4,6 +4,7 @@ Every error mcpsync raises derives from :class:`MCPSyncError`::
 
     MCPSyncError
     ├── MCPError                  a JSON-RPC error: from the peer, or raised to send one
+    │   ├── ResourceNotFoundError -32002 (handshake era) / -32602 (2026-07-28)
     │   ├── ParseError            -32700
     │   ├── InvalidRequestError   -32600
     │   ├── MethodNotFoundError   -32601
@@ -108,6 +109,13 @@ class InternalError(MCPError):
     """The peer failed while handling the request."""
 
     code = INTERNAL_ERROR
+
+
+class ResourceNotFoundError(MCPError):
+    """Raise from a resource function when the URI names nothing: mcpsync answers with the
+    negotiated revision's code (-32002 in the handshake era, -32602 in 2026-07-28)."""
+
+    code = RESOURCE_NOT_FOUND
 
 
 _BY_CODE: dict[int, type[MCPError]] = {

@@ -13,7 +13,7 @@ from ..codec import to_wire
 from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import page
 from ..dispatch.simple import StringBinding
-from ..errors import InvalidParamsError, MCPError
+from ..errors import InvalidParamsError, MCPError, ResourceNotFoundError
 from ..protocol.uritemplate import UriTemplate
 from ..protocol.versions import LATEST_LEGACY, features
 from ..types.content import BlobResourceContents, TextResourceContents
@@ -104,13 +104,16 @@ class ResourceRegistry:
         uri = params.get("uri")
         if not isinstance(uri, str):
             raise InvalidParamsError('Invalid params: "uri" must be a string')
+        version = ctx.session.protocol_version or LATEST_LEGACY
+        not_found = features(version).resource_not_found_code
         found = self.resolve(uri)
         if found is None:
-            version = ctx.session.protocol_version or LATEST_LEGACY
-            raise MCPError(f"Resource not found: {uri}", data={"uri": uri},
-                           code=features(version).resource_not_found_code)
+            raise MCPError(f"Resource not found: {uri}", data={"uri": uri}, code=not_found)
         resource, values = found
-        value = resource.binding.call(values, ctx)
+        try:
+            value = resource.binding.call(values, ctx)
+        except ResourceNotFoundError as exc:
+            raise MCPError(exc.message, data=exc.data or {"uri": uri}, code=not_found) from None
         return {"contents": to_contents(uri, value, resource.mime_type)}
 
 
