@@ -246,6 +246,11 @@ class HandlerContext:
 
         return elicit_url(self, message, url, elicitation_id=elicitation_id, timeout=timeout)
 
+    def elicitation_complete(self, elicitation_id: str) -> None:
+        """Tell the client a URL-mode elicitation finished out of band (2025-11-25)."""
+        self._session.connection.notify(
+            "notifications/elicitation/complete", {"elicitationId": elicitation_id})
+
     def sample(self, messages: str | Sequence[Any], *, max_tokens: int,
                **options: Any) -> CreateMessageResult:
         """Ask the client's model for a message (``sampling/createMessage``).

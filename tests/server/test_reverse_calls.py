@@ -158,3 +158,31 @@ def test_python_logging_is_forwarded_from_the_handler_thread():
         client.call_tool("work")
     assert [(m.level, m.data, m.logger) for m in seen] == [
         ("info", "step one", "tests.app"), ("warning", "careful", "tests.app")]
+
+
+def test_url_elicitation_and_its_completion_notification():
+    url_server = Server("url")
+    notes = []
+    got = threading.Event()
+
+    @url_server.tool()
+    def login(ctx: HandlerContext) -> str:
+        answer = ctx.elicit_url("Sign in", "https://example.com/auth", elicitation_id="e-1")
+        ctx.elicitation_complete("e-1")
+        return answer.action
+
+    def on_note(method, params):
+        notes.append((method, params))
+        got.set()
+
+    seen = []
+
+    def handler(params):
+        seen.append((params.mode, params.url, params.elicitation_id))
+        return {"action": "accept"}
+
+    with Client.memory(url_server, elicitation_handler=handler, on_notification=on_note) as c:
+        assert c.call_tool("login").text == "accept"
+        assert got.wait(WAIT)
+    assert seen == [("url", "https://example.com/auth", "e-1")]
+    assert notes == [("notifications/elicitation/complete", {"elicitationId": "e-1"})]
