@@ -18,7 +18,7 @@ from ..dispatch.typed import ToolBinding
 from ..engine.connection import Middleware
 from ..errors import InvalidParamsError
 from ..protocol.uritemplate import UriTemplate, is_template
-from ..protocol.versions import LEGACY_VERSIONS, features
+from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, features
 from ..transports.base import Transport
 from ..types import Icon, ToolAnnotations
 from .prompts import Completer, PromptRegistry, RegisteredPrompt, complete
@@ -55,6 +55,9 @@ class Server:
         request_timeout: float = 60.0,
         page_size: int = 100,
         legacy_versions: tuple[str, ...] = LEGACY_VERSIONS,
+        modern_versions: tuple[str, ...] = MODERN_VERSIONS,
+        cache_ttl_ms: int = 0,
+        cache_scope: str = "public",
     ) -> None:
         self.name = name
         self.version = version
@@ -67,6 +70,10 @@ class Server:
         self.request_timeout = request_timeout
         self.page_size = page_size
         self.legacy_versions = legacy_versions
+        self.modern_versions = modern_versions
+        #: Caching hints on cacheable 2026-07-28 results (``ttlMs``, ``cacheScope``).
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
         #: Middleware on every message this server sends / receives; outermost first. A
         #: session takes a copy when it connects: change these before serving.
         self.send_middleware: list[Middleware] = []
@@ -108,6 +115,19 @@ class Server:
             "completions": {},
             "logging": {},
         }
+        return caps
+
+    def capabilities_for(self, version: str) -> dict[str, Any]:
+        """Capabilities as ``version`` can honour them.
+
+        In 2026-07-28 list changes and resource updates travel only on
+        ``subscriptions/listen``, which mcpsync does not serve yet, so they are not declared.
+        """
+        caps = self.capabilities()
+        if features(version).era == "modern":
+            caps["tools"] = {}
+            caps["prompts"] = {}
+            caps["resources"] = {}
         return caps
 
     # -- registration --------------------------------------------------------------------

@@ -26,6 +26,7 @@ from ..protocol import levels, lifecycle
 from ..protocol.jsonrpc import Notification
 from ..protocol.versions import LEGACY_VERSIONS, negotiate_legacy
 from ..transports.base import Transport
+from . import stateless
 
 if TYPE_CHECKING:
     from .server import Server
@@ -146,6 +147,8 @@ class ServerSession:
 
     def _on_request(self, inbound: InboundRequest) -> dict[str, Any]:
         method = inbound.method
+        if stateless.is_stateless(inbound.params):
+            return stateless.serve(self, inbound)
         if method == "initialize":
             return self._initialize(inbound.params)
         if not lifecycle.admits(self._state, method):

@@ -1,0 +1,126 @@
+"""2026-07-28 requests served statelessly beside handshake-era sessions, on one connection."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcpsync import HandlerContext, Server
+from mcpsync.protocol.jsonrpc import ErrorResponse, Request, Response
+from mcpsync.transports.memory import memory_pair
+from tests.server import fixture_server
+from tests.spec import validate
+
+MODERN = "2026-07-28"
+RESULTS = {"server/discover": "DiscoverResult", "tools/list": "ListToolsResult",
+           "tools/call": "CallToolResult"}
+
+
+def envelope(**extra):
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"}}
+    meta.update(extra)
+    return meta
+
+
+@pytest.fixture
+def raw():
+    client, end = memory_pair()
+    session = fixture_server.server.connect(end)
+    ids = iter(range(1, 1000))
+
+    def call(method, params=None, meta=None):
+        params = dict(params or {})
+        params["_meta"] = envelope() if meta is None else meta
+        request_id = next(ids)
+        client.send(Request(request_id, method, params))
+        while True:
+            reply = client.receive()
+            if isinstance(reply, (Response, ErrorResponse)) and reply.id == request_id:
+                return reply
+
+    yield call
+    session.close()
+    client.close()
+
+
+def test_discover_list_and_call_without_initialize(raw):
+    discover = raw("server/discover")
+    assert isinstance(discover, Response)
+    result = discover.result
+    assert result["supportedVersions"] == [MODERN]
+    assert result["resultType"] == "complete"
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "fixture"
+    assert result["ttlMs"] == 0 and result["cacheScope"] == "public"
+    for method, params in (("server/discover", None), ("tools/list", None),
+                           ("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})):
+        reply = raw(method, params)
+        validate(MODERN, RESULTS[method], reply.result)
+    assert raw("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}).result[
+        "structuredContent"] == {"result": 3}
+
+
+@pytest.mark.parametrize(("meta", "code"), [
+    ({"io.modelcontextprotocol/protocolVersion": MODERN}, -32602),  # no clientCapabilities
+    ({"io.modelcontextprotocol/protocolVersion": 7,
+      "io.modelcontextprotocol/clientCapabilities": {}}, -32602),
+])
+def test_bad_envelopes(raw, meta, code):
+    reply = raw("tools/list", meta=meta)
+    assert isinstance(reply, ErrorResponse) and reply.error["code"] == code
+
+
+def test_unsupported_version(raw):
+    reply = raw("tools/list", meta=envelope(**{
+        "io.modelcontextprotocol/protocolVersion": "2099-01-01"}))
+    assert reply.error["code"] == -32022
+    assert reply.error["data"] == {"supported": [MODERN], "requested": "2099-01-01"}
+    validate(MODERN, "UnsupportedProtocolVersionError", reply.to_wire())
+
+
+@pytest.mark.parametrize("method", ["initialize", "ping", "logging/setLevel",
+                                    "resources/subscribe"])
+def test_removed_methods(raw, method):
+    reply = raw(method)
+    assert reply.error["code"] == -32601
+
+
+def test_logs_only_with_a_log_level_and_reverse_calls_refused():
+    server = Server("modern")
+
+    @server.tool()
+    def chatty(ctx: HandlerContext) -> str:
+        ctx.log("info", "hello")
+        ctx.log("debug", "detail")
+        return "done"
+
+    @server.tool()
+    def ask(ctx: HandlerContext) -> str:
+        return ctx.elicit("name?", {"type": "object", "properties": {}}).action
+
+    client, end = memory_pair()
+    session = server.connect(end)
+    try:
+        client.send(Request(1, "tools/call", {"name": "chatty", "_meta": envelope()}))
+        assert isinstance(client.receive(), Response)  # no logLevel: nothing before it
+        client.send(Request(2, "tools/call", {"name": "chatty", "_meta": envelope(**{
+            "io.modelcontextprotocol/logLevel": "info"})}))
+        note = client.receive()
+        assert note.method == "notifications/message" and note.params["data"] == "hello"
+        assert isinstance(client.receive(), Response)  # debug was filtered out
+        client.send(Request(3, "tools/call", {"name": "ask", "_meta": envelope(**{
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}})}))
+        reply = client.receive()
+        assert reply.result["isError"] is True and "2026-07-28" in reply.result["content"][0][
+            "text"]
+    finally:
+        session.close()
+        client.close()
+
+
+def test_a_legacy_session_and_modern_requests_share_a_connection(raw):
+    assert isinstance(raw("tools/list"), Response)
+    init = raw("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                              "clientInfo": {"name": "x", "version": "0"}}, meta={})
+    assert init.result["protocolVersion"] == "2025-11-25"
+    assert "resultType" not in raw("tools/list", meta={}).result
