@@ -121,7 +121,7 @@ class ResourceNotFoundError(MCPError):
 _BY_CODE: dict[int, type[MCPError]] = {
     klass.code: klass
     for klass in (ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError,
-                  InternalError)
+                  InternalError, ResourceNotFoundError)
 }
 
 

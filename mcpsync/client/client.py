@@ -433,7 +433,11 @@ class HostRequest:
 
 def _call_host(handler: Callable[..., Any], params: Any, inbound: InboundRequest) -> Any:
     try:
-        wants_request = len(inspect.signature(handler).parameters) >= 2
+        positional = [
+            p for p in inspect.signature(handler).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        wants_request = len(positional) >= 2 and positional[1].default is inspect.Parameter.empty
     except (TypeError, ValueError):
         wants_request = False
     if wants_request:

@@ -55,6 +55,9 @@ def elicit(
     timeout: float | None = None,
 ) -> ElicitResult:
     """Ask the user to fill a form (see :meth:`HandlerContext.elicit`)."""
+    version = ctx.session.protocol_version
+    if version is not None and not features(version).elicitation:
+        raise ProtocolStateError(f"elicitation does not exist in {version}")
     _require(ctx, "elicitation")
     caps = ctx.session.client_capabilities["elicitation"]
     if caps and "form" not in caps and "url" in caps:
@@ -71,7 +74,11 @@ def elicit(
         result.content = content
         if dataclass is not None:
             names = {f.name for f in dataclasses.fields(dataclass)}
-            result.data = dataclass(**{k: v for k, v in content.items() if k in names})
+            try:
+                result.data = dataclass(**{k: v for k, v in content.items() if k in names})
+            except TypeError as exc:
+                raise ProtocolStateError(
+                    f"the client's answer does not fit {dataclass.__name__}: {exc}") from None
     return result
 
 

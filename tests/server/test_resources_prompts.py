@@ -171,3 +171,10 @@ def test_uri_template_expansion_roundtrip():
     uri = t.expand({"a": "one two", "b": "é", "q": "hi there", "n": 3})
     assert t.match(uri) == {"a": "one two", "b": "é", "q": "hi there", "n": "3"}
     assert t.match("x://only") is None
+
+
+def test_client_raises_resource_not_found_error(client):
+    from mcpsync import ResourceNotFoundError
+
+    with pytest.raises(ResourceNotFoundError):
+        client.read_resource("test://missing")
