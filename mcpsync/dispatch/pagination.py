@@ -37,6 +37,15 @@ def decode_cursor(cursor: Any) -> int:
     return int(text[len(_PREFIX):])
 
 
+def listing(key: str, items: Sequence[Any], cursor: Any, page_size: int) -> dict[str, Any]:
+    """A list method's result: ``{key: page, "nextCursor"?: ...}``."""
+    chunk, next_cursor = page(items, cursor, page_size)
+    result: dict[str, Any] = {key: list(chunk)}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return result
+
+
 def page(items: Sequence[T], cursor: Any, page_size: int) -> tuple[Sequence[T], str | None]:
     """The page of ``items`` a cursor asks for, and the cursor of the next page (if any)."""
     start = decode_cursor(cursor)

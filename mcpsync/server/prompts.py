@@ -9,7 +9,7 @@ from typing import Any
 
 from ..codec import to_wire
 from ..dispatch.context import HandlerContext
-from ..dispatch.pagination import page
+from ..dispatch.pagination import listing
 from ..dispatch.simple import StringBinding
 from ..errors import InvalidParamsError
 from ..types.content import CONTENT_TYPES
@@ -60,12 +60,8 @@ class PromptRegistry:
         return self._prompts.get(name)
 
     def list(self, ctx: HandlerContext, params: dict[str, Any], page_size: int) -> dict[str, Any]:
-        items, cursor = page([p.description for p in list(self._prompts.values())],
-                             params.get("cursor"), page_size)
-        result: dict[str, Any] = {"prompts": list(items)}
-        if cursor is not None:
-            result["nextCursor"] = cursor
-        return result
+        return listing("prompts", [p.description for p in list(self._prompts.values())],
+                       params.get("cursor"), page_size)
 
     def render(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
         name = params.get("name")

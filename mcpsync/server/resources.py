@@ -11,7 +11,7 @@ from typing import Any
 
 from ..codec import to_wire
 from ..dispatch.context import HandlerContext
-from ..dispatch.pagination import page
+from ..dispatch.pagination import listing
 from ..dispatch.simple import StringBinding
 from ..errors import InvalidParamsError, MCPError, ResourceNotFoundError
 from ..protocol.uritemplate import UriTemplate
@@ -72,22 +72,15 @@ class ResourceRegistry:
     # -- protocol methods ------------------------------------------------------------------
 
     def list(self, ctx: HandlerContext, params: dict[str, Any], page_size: int) -> dict[str, Any]:
-        items, cursor = page([r.description for r in list(self._fixed.values())],
-                             params.get("cursor"), page_size)
-        result: dict[str, Any] = {"resources": list(items)}
-        if cursor is not None:
-            result["nextCursor"] = cursor
-        return result
+        return listing("resources", [r.description for r in list(self._fixed.values())],
+                       params.get("cursor"), page_size)
 
     def list_templates(
         self, ctx: HandlerContext, params: dict[str, Any], page_size: int
     ) -> dict[str, Any]:
-        items, cursor = page([r.description for r in list(self._templates.values())],
-                             params.get("cursor"), page_size)
-        result: dict[str, Any] = {"resourceTemplates": list(items)}
-        if cursor is not None:
-            result["nextCursor"] = cursor
-        return result
+        return listing("resourceTemplates",
+                       [r.description for r in list(self._templates.values())],
+                       params.get("cursor"), page_size)
 
     def resolve(self, uri: str) -> tuple[RegisteredResource, dict[str, str]] | None:
         fixed = self._fixed.get(uri)

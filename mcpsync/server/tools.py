@@ -9,7 +9,7 @@ from typing import Any
 
 from ..codec import to_wire
 from ..dispatch.context import HandlerContext
-from ..dispatch.pagination import page
+from ..dispatch.pagination import listing
 from ..dispatch.typed import ToolBinding
 from ..errors import InvalidParamsError
 from ..protocol.versions import features
@@ -97,13 +97,10 @@ class ToolRegistry:
     # -- the protocol methods ------------------------------------------------------------
 
     def list(self, ctx: HandlerContext, params: dict[str, Any], page_size: int) -> dict[str, Any]:
-        items, next_cursor = page(self._listing, params.get("cursor"), page_size)
+        result = listing("tools", self._listing, params.get("cursor"), page_size)
         version = ctx.session.protocol_version
         if version is not None and not features(version).structured_output:
-            items = [_without(item, "outputSchema") for item in items]
-        result: dict[str, Any] = {"tools": list(items)}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
+            result["tools"] = [_without(item, "outputSchema") for item in result["tools"]]
         return result
 
     def call(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
