@@ -28,7 +28,7 @@ from ..errors import (
     RequestCancelledError,
 )
 from ..protocol.jsonrpc import Notification
-from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS
+from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS, features
 from ..transports.base import Transport
 from ..transports.memory import memory_pair
 from ..types import (
@@ -93,11 +93,12 @@ class Client:
         roots: RootsSource | None = None,
     ) -> None:
         self.client_info = client_info or Implementation("mcpsync", __version__)
-        if protocol_version is not None and protocol_version not in LEGACY_VERSIONS:
-            raise ValueError(
-                f"protocol_version {protocol_version!r} is not one of {LEGACY_VERSIONS}"
-            )
+        known = (*LEGACY_VERSIONS, *MODERN_VERSIONS)
+        if protocol_version is not None and protocol_version not in known:
+            raise ValueError(f"protocol_version {protocol_version!r} is not one of {known}")
         self.requested_version = protocol_version or LATEST_LEGACY
+        #: The per-request ``_meta`` envelope when speaking 2026-07-28, else ``None``.
+        self._envelope: dict[str, Any] | None = None
         self.timeout = timeout
         self._on_log = on_log
         self._on_notification = on_notification
@@ -172,6 +173,9 @@ class Client:
     # -- lifecycle -----------------------------------------------------------------------
 
     def _initialize(self) -> None:
+        if features(self.requested_version).era == "modern":
+            self._discover()
+            return
         params = {
             "protocolVersion": self.requested_version,
             "capabilities": self.capabilities(),
@@ -186,6 +190,30 @@ class Client:
             )
         self._init = result
         self._connection.notify("notifications/initialized")
+
+    def _discover(self) -> None:
+        """2026-07-28: no handshake; ``server/discover`` tells who the server is."""
+        version = self.requested_version
+        caps = self.capabilities()
+        if "roots" in caps:
+            caps["roots"] = {}  # roots.listChanged does not exist in this era
+        self._envelope = {
+            "io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientCapabilities": caps,
+            "io.modelcontextprotocol/clientInfo": self.client_info.to_dict(),  # type: ignore[attr-defined]
+        }
+        raw = self.request("server/discover")
+        supported = raw.get("supportedVersions")
+        if not isinstance(supported, list) or version not in supported:
+            raise ProtocolStateError(
+                f"server does not support {version} (it supports {supported!r})")
+        meta = raw.get("_meta") or {}
+        info = meta.get("io.modelcontextprotocol/serverInfo") or {"name": "", "version": ""}
+        self._init = from_wire(InitializeResult, {
+            "protocolVersion": version, "serverInfo": info,
+            "capabilities": raw.get("capabilities") or {},
+            **({"instructions": raw["instructions"]} if raw.get("instructions") else {}),
+        })
 
     def capabilities(self) -> dict[str, Any]:
         """The client capabilities declared at ``initialize``: those given handlers serve."""
@@ -258,17 +286,31 @@ class Client:
         timeout: float | None = None,
         on_progress: ProgressHandler | None = None,
     ) -> dict[str, Any]:
-        """Send any request and return the raw result dict (the escape hatch)."""
+        """Send any request and return the raw result dict (the escape hatch).
+
+        Under 2026-07-28 the per-request envelope is added to ``params._meta``.
+        """
         progress = _progress_adapter(on_progress) if on_progress is not None else None
-        return self._connection.request(method, params, timeout=timeout, on_progress=progress)
+        if self._envelope is not None:
+            params = dict(params or {})
+            params["_meta"] = {**self._envelope, **(params.get("_meta") or {})}
+        result = self._connection.request(method, params, timeout=timeout, on_progress=progress)
+        if result.get("resultType", "complete") != "complete":
+            raise ProtocolStateError(
+                f"{method}: result type {result.get('resultType')!r} is not supported yet "
+                "(multi round-trip requests come with the 2026-07-28 MRTR support)")
+        return result
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send any notification."""
         self._connection.notify(method, params)
 
     def ping(self, *, timeout: float | None = None) -> None:
-        """Check the server answers; raises on timeout or error."""
-        self.request("ping", timeout=timeout)
+        """Check the server answers; raises on timeout or error.
+
+        2026-07-28 has no ``ping``: ``server/discover`` serves as the liveness check.
+        """
+        self.request("ping" if self._envelope is None else "server/discover", timeout=timeout)
 
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every tool the server offers (all pages)."""

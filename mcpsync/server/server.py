@@ -18,7 +18,7 @@ from ..dispatch.typed import ToolBinding
 from ..engine.connection import Middleware
 from ..errors import InvalidParamsError
 from ..protocol.uritemplate import UriTemplate, is_template
-from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, features
+from ..protocol.versions import LEGACY_VERSIONS, features
 from ..transports.base import Transport
 from ..types import Icon, ToolAnnotations
 from .prompts import Completer, PromptRegistry, RegisteredPrompt, complete
@@ -55,7 +55,7 @@ class Server:
         request_timeout: float = 60.0,
         page_size: int = 100,
         legacy_versions: tuple[str, ...] = LEGACY_VERSIONS,
-        modern_versions: tuple[str, ...] = MODERN_VERSIONS,
+        modern_versions: tuple[str, ...] = (),
         cache_ttl_ms: int = 0,
         cache_scope: str = "public",
     ) -> None:
@@ -70,6 +70,9 @@ class Server:
         self.request_timeout = request_timeout
         self.page_size = page_size
         self.legacy_versions = legacy_versions
+        #: Stateless revisions served (empty: off). Off by default until multi round-trip
+        #: requests land: a client that can pick 2026-07-28 would lose ``ctx.elicit`` and
+        #: friends, which today need the handshake era. Pass ``MODERN_VERSIONS`` to opt in.
         self.modern_versions = modern_versions
         #: Caching hints on cacheable 2026-07-28 results (``ttlMs``, ``cacheScope``).
         self.cache_ttl_ms = cache_ttl_ms

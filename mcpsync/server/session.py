@@ -147,7 +147,7 @@ class ServerSession:
 
     def _on_request(self, inbound: InboundRequest) -> dict[str, Any]:
         method = inbound.method
-        if stateless.is_stateless(inbound.params):
+        if self.server.modern_versions and stateless.is_stateless(inbound.params):
             return stateless.serve(self, inbound)
         if method == "initialize":
             return self._initialize(inbound.params)

@@ -81,3 +81,12 @@ def test_many_threads_share_one_client(client_factory):
     for t in threads:
         t.join(30)
     assert errors == [] and results == {n: [n + i for i in range(5)] for n in range(8)}
+
+
+def test_pinned_to_2026_07_28_against_the_official_server(official_python):
+    with Client.stdio([official_python, str(SERVER)], timeout=30,
+                      protocol_version="2026-07-28") as client:
+        assert client.protocol_version == "2026-07-28"
+        assert client.server_info.name == "official-asker"
+        assert "add" in {t.name for t in client.list_tools()}
+        assert client.call_tool("add", {"a": 2, "b": 40}).structured_content == {"result": 42}

@@ -75,3 +75,16 @@ def test_eight_concurrent_blocking_calls_overlap(official_python):
     report = drive(RENDEZVOUS, "concurrent", "rendezvous", "{}", "8")
     texts = [r["result"]["content"][0]["text"] for r in report["results"]]
     assert texts == ["met"] * 8  # a broken barrier would have made these isError results
+
+
+@pytest.mark.parametrize("mode", ["modern", "auto"])
+def test_official_client_in_2026_07_28_mode(official_python, mode):
+    report = run_official_client(["--mode", mode, "--list-first", "call", "add",
+                                  json.dumps({"a": 20, "b": 22})], FIXTURE, env=ENV)
+    assert report["protocolVersion"] == "2026-07-28"
+    raw = report["rawResult"]
+    assert raw["structuredContent"] == {"result": 42} and raw["resultType"] == "complete"
+    assert raw["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "fixture"
+    for entry in report["wire"]:
+        if entry["dir"] != "send" and "result" in entry["msg"]:
+            validate("2026-07-28", "Result", entry["msg"]["result"])

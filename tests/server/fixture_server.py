@@ -19,8 +19,10 @@ from mcpsync import (
     TextResourceContents,
     ToolAnnotations,
 )
+from mcpsync.protocol.versions import MODERN_VERSIONS
 
-server = Server("fixture", version="9.9.9", title="Fixture server", instructions="For tests.")
+server = Server("fixture", version="9.9.9", title="Fixture server", instructions="For tests.",
+                modern_versions=MODERN_VERSIONS)
 
 
 class Unit(enum.Enum):

@@ -9,6 +9,7 @@ from mcpsync.protocol.jsonrpc import ErrorResponse, Request, Response
 from mcpsync.transports.memory import memory_pair
 from tests.server import fixture_server
 from tests.spec import validate
+from tests.wire import WireRecorder
 
 MODERN = "2026-07-28"
 RESULTS = {"server/discover": "DiscoverResult", "tools/list": "ListToolsResult",
@@ -86,7 +87,7 @@ def test_removed_methods(raw, method):
 
 
 def test_logs_only_with_a_log_level_and_reverse_calls_refused():
-    server = Server("modern")
+    server = Server("modern", modern_versions=(MODERN,))
 
     @server.tool()
     def chatty(ctx: HandlerContext) -> str:
@@ -124,3 +125,41 @@ def test_a_legacy_session_and_modern_requests_share_a_connection(raw):
                               "clientInfo": {"name": "x", "version": "0"}}, meta={})
     assert init.result["protocolVersion"] == "2025-11-25"
     assert "resultType" not in raw("tools/list", meta={}).result
+
+
+def test_client_pinned_to_2026_07_28_talks_statelessly():
+    from mcpsync import Client
+
+    recorder = WireRecorder().install(fixture_server.server)
+    try:
+        with Client.memory(fixture_server.server, protocol_version=MODERN) as client:
+            assert client.protocol_version == MODERN
+            assert client.server_info.name == "fixture"
+            assert "echo" in {t.name for t in client.list_tools()}
+            assert client.call_tool("add", {"a": 4, "b": 5}).structured_content == {
+                "result": 9}
+            seen = []
+            client.call_tool("progress", {"steps": 3}, on_progress=seen.append)
+            assert [p.progress for p in seen] == [1, 2, 3]
+            client.ping()
+    finally:
+        fixture_server.server.recv_middleware.remove(recorder.recv)
+        fixture_server.server.send_middleware.remove(recorder.send)
+    methods = set(recorder.methods.values())
+    assert "initialize" not in methods and "server/discover" in methods
+    for wire, method in recorder.pairs():
+        if method in RESULTS and "result" in wire:
+            validate(MODERN, RESULTS[method], wire["result"])
+
+
+def test_the_stateless_era_is_off_by_default():
+    server = Server("legacy-only")
+    client, end = memory_pair()
+    session = server.connect(end)
+    try:
+        client.send(Request(1, "server/discover", {"_meta": envelope()}))
+        reply = client.receive()
+        assert isinstance(reply, ErrorResponse) and reply.error["code"] != -32022
+    finally:
+        session.close()
+        client.close()

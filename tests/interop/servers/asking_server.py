@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from mcpsync import HandlerContext, Server
 
-server = Server("mcpsync-asker", version="1.0.0")
+server = Server("mcpsync-asker", version="1.0.0")  # handshake era only: its tools ask
 
 
 @dataclass
