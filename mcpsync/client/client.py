@@ -91,6 +91,7 @@ class Client:
         sampling_handler: SamplingHandler | None = None,
         sampling_tools: bool = False,
         roots: RootsSource | None = None,
+        max_input_rounds: int = 8,
     ) -> None:
         self.client_info = client_info or Implementation("mcpsync", __version__)
         known = (*LEGACY_VERSIONS, *MODERN_VERSIONS)
@@ -99,6 +100,8 @@ class Client:
         self.requested_version = protocol_version or LATEST_LEGACY
         #: The per-request ``_meta`` envelope when speaking 2026-07-28, else ``None``.
         self._envelope: dict[str, Any] | None = None
+        #: Bound on 2026-07-28 multi round-trip rounds for one call.
+        self.max_input_rounds = max_input_rounds
         self.timeout = timeout
         self._on_log = on_log
         self._on_notification = on_notification
@@ -295,11 +298,33 @@ class Client:
             params = dict(params or {})
             params["_meta"] = {**self._envelope, **(params.get("_meta") or {})}
         result = self._connection.request(method, params, timeout=timeout, on_progress=progress)
-        if result.get("resultType", "complete") != "complete":
-            raise ProtocolStateError(
-                f"{method}: result type {result.get('resultType')!r} is not supported yet "
-                "(multi round-trip requests come with the 2026-07-28 MRTR support)")
-        return result
+        for _ in range(self.max_input_rounds):
+            kind = result.get("resultType", "complete")
+            if kind == "complete":
+                return result
+            if kind != "input_required":
+                raise ProtocolStateError(f"{method}: unknown result type {kind!r}")
+            # MRTR: answer every question with the host handlers, retry with a new id.
+            retry = {k: v for k, v in (params or {}).items()
+                     if k not in ("inputResponses", "requestState")}
+            requests = result.get("inputRequests") or {}
+            if not isinstance(requests, dict):
+                raise ProtocolStateError(f"{method}: malformed inputRequests")
+            try:
+                retry["inputResponses"] = {
+                    key: self._answer(str(item.get("method")), item.get("params") or {}, None)
+                    for key, item in requests.items() if isinstance(item, dict)
+                }
+            except MethodNotFoundError as exc:
+                raise ProtocolStateError(
+                    f"{method}: the server asked for input this client has no handler for "
+                    f"({exc.message})") from None
+            if "requestState" in result:
+                retry["requestState"] = result["requestState"]
+            result = self._connection.request(method, retry, timeout=timeout,
+                                              on_progress=progress)
+        raise ProtocolStateError(
+            f"{method}: still asking for input after {self.max_input_rounds} rounds")
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send any notification."""
@@ -425,17 +450,22 @@ class Client:
     # -- from the server -----------------------------------------------------------------
 
     def _on_request(self, inbound: InboundRequest) -> dict[str, Any]:
-        method = inbound.method
-        if method == "ping":
+        if inbound.method == "ping":
             return {}
+        return self._answer(inbound.method, inbound.params, inbound)
+
+    def _answer(
+        self, method: str, raw: dict[str, Any], inbound: InboundRequest | None
+    ) -> dict[str, Any]:
+        """Serve a server's question — a real request (handshake era) or an MRTR input
+        request (2026-07-28) — with the host handlers given at connect time."""
         if method == "elicitation/create" and self._elicitation_handler is not None:
-            params = from_wire(ElicitRequestParams, inbound.params)
+            params = from_wire(ElicitRequestParams, raw)
             return _wire_result(_call_host(self._elicitation_handler, params, inbound))
         if method == "sampling/createMessage" and self._sampling_handler is not None:
-            if (inbound.params.get("tools") or inbound.params.get("toolChoice")) and (
-                    not self._sampling_tools):
+            if (raw.get("tools") or raw.get("toolChoice")) and not self._sampling_tools:
                 raise InvalidParamsError("sampling with tools was not declared by this client")
-            sampling = from_wire(CreateMessageRequestParams, inbound.params)
+            sampling = from_wire(CreateMessageRequestParams, raw)
             return _wire_result(_call_host(self._sampling_handler, sampling, inbound))
         if method == "roots/list" and self._roots is not None:
             with self._roots_lock:
@@ -463,17 +493,18 @@ class Client:
 class HostRequest:
     """What a host handler may know about the server's request: its id and cancellation."""
 
-    def __init__(self, inbound: InboundRequest) -> None:
-        self.request_id = inbound.id
-        self.method = inbound.method
-        self.cancelled: threading.Event = inbound.cancelled
+    def __init__(self, request_id: Any, method: str, cancelled: threading.Event) -> None:
+        #: The id of the server's request (``None`` for a 2026-07-28 input request).
+        self.request_id = request_id
+        self.method = method
+        self.cancelled = cancelled
 
     def check_cancelled(self) -> None:
         if self.cancelled.is_set():
             raise RequestCancelledError(f"{self.method} was cancelled by the server")
 
 
-def _call_host(handler: Callable[..., Any], params: Any, inbound: InboundRequest) -> Any:
+def _call_host(handler: Callable[..., Any], params: Any, inbound: InboundRequest | None) -> Any:
     try:
         positional = [
             p for p in inspect.signature(handler).parameters.values()
@@ -483,7 +514,9 @@ def _call_host(handler: Callable[..., Any], params: Any, inbound: InboundRequest
     except (TypeError, ValueError):
         wants_request = False
     if wants_request:
-        return handler(params, HostRequest(inbound))
+        if inbound is not None:
+            return handler(params, HostRequest(inbound.id, inbound.method, inbound.cancelled))
+        return handler(params, HostRequest(None, "input request", threading.Event()))
     return handler(params)
 
 

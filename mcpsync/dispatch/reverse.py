@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..codec import from_wire, to_wire
-from ..errors import ProtocolStateError
+from ..errors import MISSING_CLIENT_CAPABILITY, MCPError, ProtocolStateError
 from ..protocol.versions import features
 from ..types.client_features import CreateMessageResult, ElicitResult, SamplingMessage
 from ..types.resources import Root
@@ -27,10 +27,18 @@ _PRIMITIVE = {"string", "number", "integer", "boolean"}
 
 def _require(ctx: HandlerContext, capability: str, sub: str | None = None) -> None:
     info = ctx.session
-    if not info.supports(capability):
-        raise ProtocolStateError(f"the client did not declare the {capability!r} capability")
-    if sub is not None and not isinstance(info.client_capabilities[capability].get(sub), dict):
-        raise ProtocolStateError(f"the client did not declare {capability}.{sub}")
+    declared = info.supports(capability) and (
+        sub is None or isinstance(info.client_capabilities[capability].get(sub), dict))
+    if declared:
+        return
+    what = capability if sub is None else f"{capability}.{sub}"
+    version = info.protocol_version
+    if version is not None and features(version).era == "modern":
+        # 2026-07-28 answers the whole request with -32021 naming what was missing.
+        raise MCPError(f"Missing required client capability: {what}",
+                       code=MISSING_CLIENT_CAPABILITY,
+                       data={"requiredCapabilities": {capability: {sub: {}} if sub else {}}})
+    raise ProtocolStateError(f"the client did not declare the {what} capability")
 
 
 def elicitation_schema(schema: dict[str, Any] | type) -> tuple[dict[str, Any], type | None]:

@@ -18,7 +18,7 @@ from ..dispatch.typed import ToolBinding
 from ..engine.connection import Middleware
 from ..errors import InvalidParamsError
 from ..protocol.uritemplate import UriTemplate, is_template
-from ..protocol.versions import LEGACY_VERSIONS, features
+from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, features
 from ..transports.base import Transport
 from ..types import Icon, ToolAnnotations
 from .prompts import Completer, PromptRegistry, RegisteredPrompt, complete
@@ -55,9 +55,11 @@ class Server:
         request_timeout: float = 60.0,
         page_size: int = 100,
         legacy_versions: tuple[str, ...] = LEGACY_VERSIONS,
-        modern_versions: tuple[str, ...] = (),
+        modern_versions: tuple[str, ...] = MODERN_VERSIONS,
         cache_ttl_ms: int = 0,
         cache_scope: str = "public",
+        request_state_key: bytes | str | None = None,
+        request_state_ttl: float = 600.0,
     ) -> None:
         self.name = name
         self.version = version
@@ -70,13 +72,16 @@ class Server:
         self.request_timeout = request_timeout
         self.page_size = page_size
         self.legacy_versions = legacy_versions
-        #: Stateless revisions served (empty: off). Off by default until multi round-trip
-        #: requests land: a client that can pick 2026-07-28 would lose ``ctx.elicit`` and
-        #: friends, which today need the handshake era. Pass ``MODERN_VERSIONS`` to opt in.
+        #: Stateless revisions served beside the handshake era (empty: handshake only).
         self.modern_versions = modern_versions
         #: Caching hints on cacheable 2026-07-28 results (``ttlMs``, ``cacheScope``).
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
+        #: The HMAC key of MRTR ``requestState``: share it across processes that serve the
+        #: same clients (from configuration or ``MCPSYNC_REQUEST_STATE_KEY``).
+        self._request_state_key = request_state_key
+        self._state_key_lock = threading.Lock()
+        self.request_state_ttl = request_state_ttl
         #: Middleware on every message this server sends / receives; outermost first. A
         #: session takes a copy when it connects: change these before serving.
         self.send_middleware: list[Middleware] = []
@@ -91,6 +96,16 @@ class Server:
         self._sessions: set[ServerSession] = set()
         self._sessions_lock = threading.Lock()
         self._install_core_methods()
+
+    @property
+    def request_state_key(self) -> bytes:
+        """The HMAC key of MRTR ``requestState``: from ``Server(request_state_key=...)``,
+        else ``MCPSYNC_REQUEST_STATE_KEY``, else (with a warning, on first use) a random
+        per-process key that only works while every retry reaches this process."""
+        with self._state_key_lock:
+            if not isinstance(self._request_state_key, bytes):
+                self._request_state_key = _state_key(self._request_state_key)
+            return self._request_state_key
 
     # -- identity ------------------------------------------------------------------------
 
@@ -447,3 +462,21 @@ def _set_level(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
         raise InvalidParamsError('Invalid params: "level" must be a string')
     _session_of(ctx, "logging/setLevel").set_log_level(level)
     return {}
+
+
+def _state_key(key: bytes | str | None) -> bytes:
+    import os
+    import secrets
+    import warnings
+
+    if key is None:
+        key = os.environ.get("MCPSYNC_REQUEST_STATE_KEY")
+    if key is None:
+        warnings.warn(
+            "no request_state_key: using a random per-process key, so multi round-trip "
+            "requests only work when every retry reaches this process. Set "
+            "Server(request_state_key=...) or MCPSYNC_REQUEST_STATE_KEY for several workers.",
+            stacklevel=2,
+        )
+        return secrets.token_bytes(32)
+    return key.encode("utf-8") if isinstance(key, str) else key

@@ -5,14 +5,21 @@ statelessly: its version, client capabilities and log level come from that reque
 never from earlier ones. Every result carries ``resultType`` and ``serverInfo``; cacheable
 results carry ``ttlMs``/``cacheScope``. The same registered handlers serve both eras.
 
-Not yet here: MRTR (``InputRequiredResult``) and ``subscriptions/listen``. Until then a
-handler's reverse request (``ctx.elicit`` and friends) under this era raises
-:class:`~mcpsync.errors.ProtocolStateError`, which a tool reports as an ``isError`` result.
+Reverse requests become multi round-trip requests (SEP-2322): in ``tools/call``,
+``prompts/get`` and ``resources/read`` a handler's ``ctx.elicit``/``ctx.sample``/
+``ctx.list_roots`` (anything that goes through ``ctx.request``) ends the attempt with an
+``InputRequiredResult``; the client's retry runs the handler again from the start, and the
+same call now returns the answer. Answers of earlier rounds travel in a signed
+``requestState`` (:mod:`mcpsync.protocol.request_state`). Code before a question runs
+again on every round: keep it free of side effects, or do them after the last question.
+
+Not yet here: ``subscriptions/listen``.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Final
 
 from ..dispatch.context import HandlerContext, SessionInfo
@@ -26,6 +33,7 @@ from ..errors import (
 )
 from ..protocol import levels
 from ..protocol.jsonrpc import RequestId
+from ..protocol.request_state import InvalidRequestState, seal, unseal
 
 if TYPE_CHECKING:
     from .session import ServerSession
@@ -48,6 +56,43 @@ CACHEABLE_METHODS: Final = frozenset({
 })
 
 
+#: The only methods whose result may be an InputRequiredResult.
+MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+
+
+class InputRequired(BaseException):
+    """Ends a handler attempt that needs answers from the client.
+
+    A BaseException so that a tool's ``except Exception`` (and mcpsync's own conversion of
+    tool exceptions into ``isError`` results) lets it through.
+    """
+
+    def __init__(self, requests: dict[str, Any]) -> None:
+        super().__init__("input required")
+        self.requests = requests
+
+
+class _Rounds:
+    """The questions of one attempt, numbered in the order the handler asks them."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers = answers
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def ask(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        with self._lock:
+            key = f"q{self._next}"
+            self._next += 1
+        answer = self.answers.get(key)
+        if isinstance(answer, dict):
+            return answer
+        request: dict[str, Any] = {"method": method}
+        if params is not None:
+            request["params"] = params
+        raise InputRequired({key: request})
+
+
 def is_stateless(params: dict[str, Any]) -> bool:
     """Whether a request carries the modern per-request envelope."""
     meta = params.get("_meta")
@@ -55,10 +100,12 @@ def is_stateless(params: dict[str, Any]) -> bool:
 
 
 class _NoReverseRequests:
-    """The connection as a stateless handler sees it: notifications yes, requests no."""
+    """The connection as a stateless handler sees it: notifications, and requests only as
+    multi round-trip questions (where the method allows them)."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, rounds: _Rounds | None) -> None:
         self._connection = connection
+        self._rounds = rounds
 
     def notify(self, method: str, params: dict[str, Any] | None = None, *,
                related_request_id: RequestId | None = None) -> None:
@@ -66,20 +113,22 @@ class _NoReverseRequests:
 
     def request(self, method: str, params: dict[str, Any] | None = None,
                 **options: Any) -> dict[str, Any]:
-        raise ProtocolStateError(
-            f"cannot send {method}: in 2026-07-28 a server sends no requests to the client "
-            "(multi round-trip requests are not supported by mcpsync yet)"
-        )
+        if self._rounds is None:
+            raise ProtocolStateError(
+                f"cannot send {method}: in 2026-07-28 a server sends no requests, and only "
+                "tools/call, prompts/get and resources/read may ask the client for input")
+        return self._rounds.ask(method, params)
 
 
 class RequestScope:
     """The SessionHandle of one stateless request."""
 
-    def __init__(self, session: ServerSession, info: SessionInfo, log_level: str | None):
+    def __init__(self, session: ServerSession, info: SessionInfo, log_level: str | None,
+                 rounds: _Rounds | None = None):
         self._session = session
         self._info = info
         self._log_level = log_level
-        self._connection = _NoReverseRequests(session.connection)
+        self._connection = _NoReverseRequests(session.connection, rounds)
 
     @property
     def info(self) -> SessionInfo:
@@ -136,13 +185,39 @@ def serve(session: ServerSession, inbound: InboundRequest) -> dict[str, Any]:
         handler = server.method_handlers.get(method)
         if handler is None:
             raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
-        ctx = HandlerContext(inbound, RequestScope(session, info, log_level))
-        result = dict(handler(ctx, params))
+        rounds = _Rounds(_answers(server, method, params)) if method in MRTR_METHODS else None
+        ctx = HandlerContext(inbound, RequestScope(session, info, log_level, rounds))
+        try:
+            result = dict(handler(ctx, params))
+        except InputRequired as question:
+            assert rounds is not None
+            state = seal(server.request_state_key, method, params, rounds.answers,
+                         time.time() + server.request_state_ttl)
+            return {"resultType": "input_required", "inputRequests": question.requests,
+                    "requestState": state,
+                    "_meta": {META_SERVER_INFO: server.info_for(version)}}
     result["resultType"] = "complete"
     result_meta = dict(result.get("_meta") or {})
     result_meta[META_SERVER_INFO] = server.info_for(version)
     result["_meta"] = result_meta
-    if method in CACHEABLE_METHODS:
+    if method in CACHEABLE_METHODS and "inputResponses" not in params:
         result.setdefault("ttlMs", server.cache_ttl_ms)
         result.setdefault("cacheScope", server.cache_scope)
     return result
+
+
+def _answers(server: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Answers from earlier rounds (the verified state) plus this retry's responses."""
+    answers: dict[str, Any] = {}
+    state = params.get("requestState")
+    if state is not None:
+        try:
+            answers = unseal(server.request_state_key, state, method, params, time.time())
+        except InvalidRequestState as exc:
+            raise InvalidParamsError(f"Invalid params: {exc}") from None
+    responses = params.get("inputResponses")
+    if responses is not None:
+        if not isinstance(responses, dict):
+            raise InvalidParamsError('Invalid params: "inputResponses" must be an object')
+        answers.update({k: v for k, v in responses.items() if isinstance(v, dict)})
+    return answers

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.interop.peers import run_official_client
-from tests.spec import validate_message
+from tests.spec import validate, validate_message
 
 pytestmark = pytest.mark.interop
 
@@ -66,3 +66,24 @@ def test_template_resource_and_prompt(official_python):
     assert '"id": "7"' in str(report)
     report = drive("get-prompt", "greet", '{"name": "Ada"}')
     assert "Please greet Ada." in str(report)
+
+
+@pytest.mark.parametrize("mode", ["modern", "auto"])
+def test_the_same_tools_serve_2026_07_28_through_mrtr(official_python, mode):
+    """The official client in 2026-07-28 mode gets elicitation, sampling and roots through
+    InputRequiredResult rounds — from the same blocking tool code as above."""
+    elicited = drive("--mode", mode, "--elicit-json", '{"name": "Grace"}', "call",
+                     "ask_contact", "{}")
+    assert elicited["protocolVersion"] == "2026-07-28"
+    assert elicited["rawResult"]["content"][0]["text"] == "Grace (30)"
+    rounds = [e["msg"]["result"] for e in elicited["wire"]
+              if e["dir"] != "send" and "result" in e["msg"]]
+    assert any(r.get("resultType") == "input_required" for r in rounds)
+    for result in rounds:
+        kind = "InputRequiredResult" if result.get("resultType") == "input_required" else "Result"
+        validate("2026-07-28", kind, result)
+    sampled = drive("--mode", mode, "--sampling-text", "fine", "call", "summarize",
+                    '{"text": "x"}')
+    assert sampled["rawResult"]["content"][0]["text"].endswith("fine")
+    rooted = drive("--mode", mode, "--roots", "file:///a,file:///b", "call", "roots", "{}")
+    assert rooted["rawResult"]["content"][0]["text"] == "file:///a,file:///b"

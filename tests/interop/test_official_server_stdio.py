@@ -90,3 +90,20 @@ def test_pinned_to_2026_07_28_against_the_official_server(official_python):
         assert client.server_info.name == "official-asker"
         assert "add" in {t.name for t in client.list_tools()}
         assert client.call_tool("add", {"a": 2, "b": 40}).structured_content == {"result": 42}
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+def test_official_resolvers_through_mrtr_and_reverse_requests(official_python, version):
+    """The official server's resolvers ask through InputRequiredResult rounds in 2026-07-28
+    and through real requests in 2025-11-25; the same mcpsync handlers answer both."""
+    def sample(params):
+        text = params.messages[0].content.text
+        return CreateMessageResult("assistant", TextContent(f"short {text}"), model="m-1")
+
+    with Client.stdio([official_python, str(SERVER)], timeout=30, protocol_version=version,
+                      elicitation_handler=lambda p: {"action": "accept",
+                                                     "content": {"name": "Ada"}},
+                      sampling_handler=sample, roots=[Root("file:///work/r")]) as client:
+        assert client.call_tool("ask_resolved").text == "Ada (30)"
+        assert client.call_tool("summarize_resolved", {"text": "t"}).text == "m-1: short t"
+        assert client.call_tool("roots_resolved").text == "file:///work/r"

@@ -22,7 +22,7 @@ from mcpsync import (
 from mcpsync.protocol.versions import MODERN_VERSIONS
 
 server = Server("fixture", version="9.9.9", title="Fixture server", instructions="For tests.",
-                modern_versions=MODERN_VERSIONS)
+                modern_versions=MODERN_VERSIONS, request_state_key="fixture-key")
 
 
 class Unit(enum.Enum):

@@ -87,7 +87,7 @@ def test_removed_methods(raw, method):
 
 
 def test_logs_only_with_a_log_level_and_reverse_calls_refused():
-    server = Server("modern", modern_versions=(MODERN,))
+    server = Server("modern", modern_versions=(MODERN,), request_state_key="k")
 
     @server.tool()
     def chatty(ctx: HandlerContext) -> str:
@@ -109,11 +109,10 @@ def test_logs_only_with_a_log_level_and_reverse_calls_refused():
         note = client.receive()
         assert note.method == "notifications/message" and note.params["data"] == "hello"
         assert isinstance(client.receive(), Response)  # debug was filtered out
-        client.send(Request(3, "tools/call", {"name": "ask", "_meta": envelope(**{
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}})}))
-        reply = client.receive()
-        assert reply.result["isError"] is True and "2026-07-28" in reply.result["content"][0][
-            "text"]
+        client.send(Request(3, "tools/call", {"name": "ask", "_meta": envelope()}))
+        reply = client.receive()  # elicitation not declared on this request: -32021
+        assert reply.error["code"] == -32021
+        assert reply.error["data"] == {"requiredCapabilities": {"elicitation": {}}}
     finally:
         session.close()
         client.close()
@@ -152,8 +151,8 @@ def test_client_pinned_to_2026_07_28_talks_statelessly():
             validate(MODERN, RESULTS[method], wire["result"])
 
 
-def test_the_stateless_era_is_off_by_default():
-    server = Server("legacy-only")
+def test_the_stateless_era_can_be_turned_off():
+    server = Server("legacy-only", modern_versions=())
     client, end = memory_pair()
     session = server.connect(end)
     try:
@@ -163,3 +162,105 @@ def test_the_stateless_era_is_off_by_default():
     finally:
         session.close()
         client.close()
+
+
+def mrtr_server():
+    server = Server("mrtr", modern_versions=(MODERN,), request_state_key="test-key")
+    runs = []
+
+    @server.tool()
+    def interview(ctx: HandlerContext, topic: str) -> str:
+        runs.append(topic)
+        name = ctx.elicit("name?", {"type": "object", "properties": {
+            "name": {"type": "string"}}}).content["name"]
+        summary = ctx.sample(f"about {topic}", max_tokens=10).text
+        roots = [r.uri for r in ctx.list_roots()]
+        return f"{name}/{summary}/{','.join(roots)}"
+
+    return server, runs
+
+
+def test_mrtr_rounds_on_the_wire():
+    server, runs = mrtr_server()
+    client, end = memory_pair()
+    session = server.connect(end)
+    caps = {"elicitation": {}, "sampling": {}, "roots": {}}
+    meta = envelope(**{"io.modelcontextprotocol/clientCapabilities": caps})
+    params = {"name": "interview", "arguments": {"topic": "mcp"}, "_meta": meta}
+    try:
+        client.send(Request(1, "tools/call", params))
+        first = client.receive().result
+        validate(MODERN, "InputRequiredResult", first)
+        assert first["resultType"] == "input_required"
+        (key, ask), = first["inputRequests"].items()
+        assert ask["method"] == "elicitation/create"
+
+        # Tampered, foreign and well-formed retries.
+        state = first["requestState"]
+        tampered = state[:-2] + ("AA" if not state.endswith("AA") else "BB")
+        answers = {key: {"action": "accept", "content": {"name": "Ada"}}}
+        client.send(Request(2, "tools/call", {**params, "inputResponses": answers,
+                                              "requestState": tampered}))
+        assert client.receive().error["code"] == -32602
+        other = {**params, "arguments": {"topic": "other"}}
+        client.send(Request(3, "tools/call", {**other, "inputResponses": answers,
+                                              "requestState": state}))
+        assert "different request" in client.receive().error["message"]
+
+        client.send(Request(4, "tools/call", {**params, "inputResponses": answers,
+                                              "requestState": state}))
+        second = client.receive().result
+        (key2, ask2), = second["inputRequests"].items()
+        assert ask2["method"] == "sampling/createMessage" and key2 != key
+        client.send(Request(5, "tools/call", {**params, "requestState": second["requestState"],
+                                              "inputResponses": {key2: {
+                                                  "role": "assistant", "model": "m",
+                                                  "content": {"type": "text", "text": "ok"}}}}))
+        third = client.receive().result
+        (key3, ask3), = third["inputRequests"].items()
+        assert ask3["method"] == "roots/list"
+        client.send(Request(6, "tools/call", {**params, "requestState": third["requestState"],
+                                              "inputResponses": {key3: {"roots": [
+                                                  {"uri": "file:///r"}]}}}))
+        final = client.receive().result
+        assert final["resultType"] == "complete"
+        assert final["content"][0]["text"] == "Ada/ok/file:///r"
+        assert runs == ["mcp"] * 4  # refused states never reach the handler
+    finally:
+        session.close()
+        client.close()
+
+
+def test_expired_request_state_is_refused():
+    from freezegun import freeze_time
+
+    server, _ = mrtr_server()
+    client, end = memory_pair()
+    session = server.connect(end)
+    meta = envelope(**{"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}})
+    params = {"name": "interview", "arguments": {"topic": "t"}, "_meta": meta}
+    try:
+        with freeze_time("2026-12-01 12:00:00"):
+            client.send(Request(1, "tools/call", params))
+            first = client.receive().result
+        (key, _), = first["inputRequests"].items()
+        with freeze_time("2026-12-01 13:00:00"):  # past the 600 s lifetime
+            client.send(Request(2, "tools/call", {**params, "requestState": first[
+                "requestState"], "inputResponses": {key: {"action": "decline"}}}))
+            assert "expired" in client.receive().error["message"]
+    finally:
+        session.close()
+        client.close()
+
+
+def test_client_answers_mrtr_rounds_with_its_host_handlers():
+    from mcpsync import Client, CreateMessageResult, Root, TextContent
+
+    server, _ = mrtr_server()
+    with Client.memory(server, protocol_version=MODERN,
+                       elicitation_handler=lambda p: {"action": "accept",
+                                                      "content": {"name": "Grace"}},
+                       sampling_handler=lambda p: CreateMessageResult(
+                           "assistant", TextContent("short"), model="m"),
+                       roots=[Root("file:///home")]) as client:
+        assert client.call_tool("interview", {"topic": "x"}).text == "Grace/short/file:///home"

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mcpsync import HandlerContext, Server
+from mcpsync.protocol.versions import MODERN_VERSIONS
 
-server = Server("mcpsync-asker", version="1.0.0")  # handshake era only: its tools ask
+server = Server("mcpsync-asker", version="1.0.0", modern_versions=MODERN_VERSIONS,
+                request_state_key="interop-key")
 
 
 @dataclass

@@ -6,8 +6,10 @@ most common server it will meet.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from mcp import types
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve, Sample
 from pydantic import BaseModel
 
 mcp = MCPServer("official-asker")
@@ -46,6 +48,39 @@ async def roots(ctx: Context) -> str:
 @mcp.tool()
 async def add(a: int, b: int) -> int:
     return a + b
+
+
+
+# The same questions through the SDK's resolvers, which work in both eras (MRTR in 2026-07-28).
+def _ask_contact() -> Elicit[Contact]:
+    return Elicit("Who are you?", Contact)
+
+
+def _sample_summary(text: str) -> Sample:
+    message = types.SamplingMessage(role="user",
+                                    content=types.TextContent(type="text", text=text))
+    return Sample([message], max_tokens=20)
+
+
+def _list_roots() -> ListRoots:
+    return ListRoots()
+
+
+@mcp.tool()
+async def ask_resolved(contact: Annotated[Contact, Resolve(_ask_contact)]) -> str:
+    return f"{contact.name} ({contact.age})"
+
+
+@mcp.tool()
+async def summarize_resolved(
+    text: str, reply: Annotated[types.CreateMessageResult, Resolve(_sample_summary)]
+) -> str:
+    return f"{reply.model}: {reply.content.text}"
+
+
+@mcp.tool()
+async def roots_resolved(listing: Annotated[types.ListRootsResult, Resolve(_list_roots)]) -> str:
+    return ",".join(str(root.uri) for root in listing.roots)
 
 
 if __name__ == "__main__":

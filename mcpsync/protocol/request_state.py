@@ -1,0 +1,68 @@
+"""Signed ``requestState`` for multi round-trip requests (SEP-2322), sans-IO.
+
+The state a server hands a client in an ``InputRequiredResult`` comes back verbatim on the
+retry; the client is untrusted, so the state is integrity-protected. It is
+``base64url(payload) "." base64url(HMAC-SHA256(key, payload))`` where the payload binds
+the method, a digest of the request's parameters (so it cannot be replayed for other
+arguments), an expiry, and the answers gathered in earlier rounds. Time is passed in, so
+this module stays free of clocks.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from typing import Any
+
+_IGNORED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
+
+
+class InvalidRequestState(ValueError):
+    """The state was tampered with, expired, or belongs to another request."""
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def params_digest(method: str, params: dict[str, Any]) -> str:
+    """A digest of what the request asks for (``_meta`` and MRTR fields left out)."""
+    core = {k: v for k, v in params.items() if k not in _IGNORED_PARAMS}
+    blob = json.dumps([method, core], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def seal(key: bytes, method: str, params: dict[str, Any], answers: dict[str, Any],
+         expires_at: float) -> str:
+    """Sign the answers gathered so far for this request."""
+    payload = json.dumps({"m": method, "d": params_digest(method, params), "x": expires_at,
+                          "a": answers}, separators=(",", ":"), ensure_ascii=False).encode()
+    mac = hmac.new(key, payload, hashlib.sha256).digest()
+    return f"{_b64(payload)}.{_b64(mac)}"
+
+
+def unseal(key: bytes, state: Any, method: str, params: dict[str, Any],
+           now: float) -> dict[str, Any]:
+    """The answers a state carries; :class:`InvalidRequestState` unless it is ours and fresh."""
+    if not isinstance(state, str) or state.count(".") != 1:
+        raise InvalidRequestState("requestState is malformed")
+    body, mac_text = state.split(".")
+    try:
+        payload, mac = _unb64(body), _unb64(mac_text)
+    except (ValueError, UnicodeError):
+        raise InvalidRequestState("requestState is malformed") from None
+    if not hmac.compare_digest(mac, hmac.new(key, payload, hashlib.sha256).digest()):
+        raise InvalidRequestState("requestState failed verification")
+    data = json.loads(payload)
+    if data.get("m") != method or data.get("d") != params_digest(method, params):
+        raise InvalidRequestState("requestState belongs to a different request")
+    if not isinstance(data.get("x"), (int, float)) or now > data["x"]:
+        raise InvalidRequestState("requestState has expired")
+    answers = data.get("a")
+    return answers if isinstance(answers, dict) else {}
