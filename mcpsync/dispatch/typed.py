@@ -23,7 +23,7 @@ from typing import Any, Literal, Union
 import jsonschema
 
 from ..codec import to_wire
-from ..errors import MCPError, RequestCancelledError
+from ..errors import MCPError, RequestCancelledError, RequestTimeoutError
 from ..types.content import CONTENT_TYPES
 from ..types.tools import CallToolResult
 
@@ -392,6 +392,10 @@ class ToolBinding:
             kwargs[self.context_param] = ctx
         try:
             value = self.fn(**kwargs)
+        except RequestTimeoutError as exc:
+            # A reverse call (ctx.sample, ...) ran out of time: the tool call itself was not
+            # cancelled and must still be answered.
+            return self._error(f"Error executing tool {self.name}: {exc}")
         except (MCPError, RequestCancelledError):
             raise
         except Exception as exc:

@@ -384,8 +384,11 @@ class Connection:
             try:
                 result = self._on_request(inbound)
                 response = Response(inbound.id, result)
-            except RequestCancelledError:
-                response = None
+            except RequestCancelledError as exc:
+                # No answer for a cancelled request; but a handler that merely let a
+                # cancelled child call's error escape still owes its caller an answer.
+                response = None if inbound.cancelled.is_set() else ErrorResponse(
+                    inbound.id, {"code": INTERNAL_ERROR, "message": f"Internal error: {exc}"})
             except MCPError as exc:
                 response = ErrorResponse(inbound.id, exc.to_wire())
             except Exception:

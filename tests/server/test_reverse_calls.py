@@ -12,6 +12,7 @@ from mcpsync import (
     CreateMessageResult,
     ElicitResult,
     HandlerContext,
+    MCPError,
     RequestTimeoutError,
     Root,
     Server,
@@ -186,3 +187,38 @@ def test_url_elicitation_and_its_completion_notification():
         assert got.wait(WAIT)
     assert seen == [("url", "https://example.com/auth", "e-1")]
     assert notes == [("notifications/elicitation/complete", {"elicitationId": "e-1"})]
+
+
+def test_a_reverse_call_that_times_out_still_answers_the_tool_call():
+    slow_server = Server("slow-user")
+
+    @slow_server.tool()
+    def ask(ctx: HandlerContext) -> str:
+        ctx.elicit("anyone?", {"type": "object", "properties": {}}, timeout=0.2)
+        return "answered"
+
+    release = threading.Event()
+
+    def never(params, request):
+        request.cancelled.wait(WAIT)  # the server gives up first and cancels this
+        release.set()
+        return {"action": "cancel"}
+
+    with Client.memory(slow_server, elicitation_handler=never) as client:
+        result = client.call_tool("ask", timeout=WAIT)
+        assert result.is_error and "timed out" in result.text
+        assert release.wait(WAIT)
+
+
+def test_a_handler_leaking_a_child_cancellation_is_still_answered():
+    from mcpsync import RequestCancelledError
+
+    leaky = Server("leaky")
+
+    @leaky.method_handler("x/leak")
+    def leak(ctx, params):
+        raise RequestCancelledError("some child call was cancelled")
+
+    with Client.memory(leaky) as client, pytest.raises(MCPError) as info:
+        client.request("x/leak", timeout=WAIT)
+    assert info.value.code == -32603
