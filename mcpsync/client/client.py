@@ -20,12 +20,15 @@ from .._version import __version__
 from ..codec import from_wire, to_wire
 from ..engine.connection import DEFAULT_TIMEOUT, Connection, InboundRequest, Middleware
 from ..errors import (
+    UNSUPPORTED_PROTOCOL_VERSION,
     ConnectionClosedError,
     InvalidParamsError,
+    MCPError,
     MCPSyncError,
     MethodNotFoundError,
     ProtocolStateError,
     RequestCancelledError,
+    RequestTimeoutError,
 )
 from ..protocol.jsonrpc import Notification
 from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS, features
@@ -94,7 +97,7 @@ class Client:
         max_input_rounds: int = 8,
     ) -> None:
         self.client_info = client_info or Implementation("mcpsync", __version__)
-        known = (*LEGACY_VERSIONS, *MODERN_VERSIONS)
+        known = (*LEGACY_VERSIONS, *MODERN_VERSIONS, "auto")
         if protocol_version is not None and protocol_version not in known:
             raise ValueError(f"protocol_version {protocol_version!r} is not one of {known}")
         self.requested_version = protocol_version or LATEST_LEGACY
@@ -176,6 +179,20 @@ class Client:
     # -- lifecycle -----------------------------------------------------------------------
 
     def _initialize(self) -> None:
+        if self.requested_version == "auto":
+            # Probe with server/discover; a handshake-only server answers with some error
+            # (or nothing), and then the handshake follows. Never keyed on one error code.
+            self.requested_version = MODERN_VERSIONS[0]
+            try:
+                self._discover(timeout=min(self.timeout, 5.0))
+                return
+            except MCPError as exc:
+                if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
+                    raise  # a modern server that speaks none of our revisions
+            except (RequestTimeoutError, ProtocolStateError):
+                pass
+            self._envelope = None
+            self.requested_version = LATEST_LEGACY
         if features(self.requested_version).era == "modern":
             self._discover()
             return
@@ -194,7 +211,7 @@ class Client:
         self._init = result
         self._connection.notify("notifications/initialized")
 
-    def _discover(self) -> None:
+    def _discover(self, timeout: float | None = None) -> None:
         """2026-07-28: no handshake; ``server/discover`` tells who the server is."""
         version = self.requested_version
         caps = self.capabilities()
@@ -205,7 +222,7 @@ class Client:
             "io.modelcontextprotocol/clientCapabilities": caps,
             "io.modelcontextprotocol/clientInfo": self.client_info.to_dict(),  # type: ignore[attr-defined]
         }
-        raw = self.request("server/discover")
+        raw = self.request("server/discover", timeout=timeout)
         supported = raw.get("supportedVersions")
         if not isinstance(supported, list) or version not in supported:
             raise ProtocolStateError(

@@ -107,3 +107,10 @@ def test_official_resolvers_through_mrtr_and_reverse_requests(official_python, v
         assert client.call_tool("ask_resolved").text == "Ada (30)"
         assert client.call_tool("summarize_resolved", {"text": "t"}).text == "m-1: short t"
         assert client.call_tool("roots_resolved").text == "file:///work/r"
+
+
+def test_auto_negotiates_2026_07_28_with_the_official_server(official_python):
+    with Client.stdio([official_python, str(SERVER)], timeout=30,
+                      protocol_version="auto") as client:
+        assert client.protocol_version == "2026-07-28"
+        assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}

@@ -70,3 +70,9 @@ def test_sixteen_threads_share_one_client(everything):
         t.join(WAIT)
     assert errors == []
     assert results == {n: [f"Echo: {n}-{i}" for i in range(10)] for n in range(16)}
+
+
+def test_auto_falls_back_to_the_handshake_with_a_legacy_only_server(everything_stdio_cmd):
+    with Client.stdio(everything_stdio_cmd, timeout=WAIT, protocol_version="auto") as client:
+        assert client.protocol_version == "2025-11-25"
+        assert client.call_tool("echo", {"message": "auto"}).text == "Echo: auto"

@@ -264,3 +264,14 @@ def test_client_answers_mrtr_rounds_with_its_host_handlers():
                            "assistant", TextContent("short"), model="m"),
                        roots=[Root("file:///home")]) as client:
         assert client.call_tool("interview", {"topic": "x"}).text == "Grace/short/file:///home"
+
+
+def test_client_auto_picks_2026_07_28_or_falls_back_to_the_handshake():
+    from mcpsync import Client
+
+    with Client.memory(fixture_server.server, protocol_version="auto") as client:
+        assert client.protocol_version == MODERN
+        assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
+    with Client.memory(Server("old", modern_versions=()), protocol_version="auto") as client:
+        assert client.protocol_version == "2025-11-25"
+        client.ping()
