@@ -17,7 +17,7 @@ Plain blocking functions are tools; there is no event loop anywhere::
 
 from ._version import __version__
 from .client import Client
-from .client.client import HostRequest
+from .client.host import HostRequest
 from .dispatch.context import DetachedContext, HandlerContext, SessionInfo
 from .errors import (
     ConnectionClosedError,

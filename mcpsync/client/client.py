@@ -9,7 +9,6 @@ Future. Ctrl-C while a call waits cancels that call on the server, then raises
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 import threading
@@ -27,7 +26,6 @@ from ..errors import (
     MCPSyncError,
     MethodNotFoundError,
     ProtocolStateError,
-    RequestCancelledError,
     RequestTimeoutError,
 )
 from ..protocol.jsonrpc import Notification
@@ -49,6 +47,7 @@ from ..types import (
     Tool,
 )
 from ..types.client_features import CreateMessageRequestParams, ElicitRequestParams
+from .host import call_host, wire_result
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -315,12 +314,14 @@ class Client:
             params = dict(params or {})
             params["_meta"] = {**self._envelope, **(params.get("_meta") or {})}
         result = self._connection.request(method, params, timeout=timeout, on_progress=progress)
-        for _ in range(self.max_input_rounds):
+        for rounds in range(self.max_input_rounds + 1):
             kind = result.get("resultType", "complete")
             if kind == "complete":
                 return result
             if kind != "input_required":
                 raise ProtocolStateError(f"{method}: unknown result type {kind!r}")
+            if rounds == self.max_input_rounds:
+                break
             # MRTR: answer every question with the host handlers, retry with a new id.
             retry = {k: v for k, v in (params or {}).items()
                      if k not in ("inputResponses", "requestState")}
@@ -478,12 +479,12 @@ class Client:
         request (2026-07-28) — with the host handlers given at connect time."""
         if method == "elicitation/create" and self._elicitation_handler is not None:
             params = from_wire(ElicitRequestParams, raw)
-            return _wire_result(_call_host(self._elicitation_handler, params, inbound))
+            return wire_result(call_host(self._elicitation_handler, params, inbound))
         if method == "sampling/createMessage" and self._sampling_handler is not None:
             if (raw.get("tools") or raw.get("toolChoice")) and not self._sampling_tools:
                 raise InvalidParamsError("sampling with tools was not declared by this client")
             sampling = from_wire(CreateMessageRequestParams, raw)
-            return _wire_result(_call_host(self._sampling_handler, sampling, inbound))
+            return wire_result(call_host(self._sampling_handler, sampling, inbound))
         if method == "roots/list" and self._roots is not None:
             with self._roots_lock:
                 source = self._roots
@@ -505,43 +506,6 @@ class Client:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<Client {state} protocol={self._init.protocol_version if self._init else None}>"
-
-
-class HostRequest:
-    """What a host handler may know about the server's request: its id and cancellation."""
-
-    def __init__(self, request_id: Any, method: str, cancelled: threading.Event) -> None:
-        #: The id of the server's request (``None`` for a 2026-07-28 input request).
-        self.request_id = request_id
-        self.method = method
-        self.cancelled = cancelled
-
-    def check_cancelled(self) -> None:
-        if self.cancelled.is_set():
-            raise RequestCancelledError(f"{self.method} was cancelled by the server")
-
-
-def _call_host(handler: Callable[..., Any], params: Any, inbound: InboundRequest | None) -> Any:
-    try:
-        positional = [
-            p for p in inspect.signature(handler).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-        wants_request = len(positional) >= 2 and positional[1].default is inspect.Parameter.empty
-    except (TypeError, ValueError):
-        wants_request = False
-    if wants_request:
-        if inbound is not None:
-            return handler(params, HostRequest(inbound.id, inbound.method, inbound.cancelled))
-        return handler(params, HostRequest(None, "input request", threading.Event()))
-    return handler(params)
-
-
-def _wire_result(value: Any) -> dict[str, Any]:
-    wire = to_wire(value)
-    if not isinstance(wire, dict):
-        raise TypeError(f"a host handler must return a result object, not {type(value)!r}")
-    return wire
 
 
 def _progress_adapter(handler: ProgressHandler) -> Callable[[dict[str, Any]], None]:

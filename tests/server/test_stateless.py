@@ -275,3 +275,21 @@ def test_client_auto_picks_2026_07_28_or_falls_back_to_the_handshake():
     with Client.memory(Server("old", modern_versions=()), protocol_version="auto") as client:
         assert client.protocol_version == "2025-11-25"
         client.ping()
+
+
+@pytest.mark.parametrize(("rounds", "ok"), [(3, True), (2, False)])
+def test_client_bounds_the_number_of_rounds(rounds, ok):
+    from mcpsync import Client, CreateMessageResult, ProtocolStateError, Root, TextContent
+
+    server, _ = mrtr_server()  # asks three questions, one per round
+    with Client.memory(server, protocol_version=MODERN, max_input_rounds=rounds,
+                       elicitation_handler=lambda p: {"action": "accept",
+                                                      "content": {"name": "N"}},
+                       sampling_handler=lambda p: CreateMessageResult(
+                           "assistant", TextContent("s"), model="m"),
+                       roots=[Root("file:///r")]) as client:
+        if ok:
+            assert client.call_tool("interview", {"topic": "t"}).text == "N/s/file:///r"
+        else:
+            with pytest.raises(ProtocolStateError, match="2 rounds"):
+                client.call_tool("interview", {"topic": "t"})
