@@ -79,8 +79,14 @@ class _Rounds:
         self.answers = answers
         self._next = 0
         self._lock = threading.Lock()
+        self._thread = threading.get_ident()
 
     def ask(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        if threading.get_ident() != self._thread:
+            # Only the handler's own thread can end the attempt with a question.
+            raise ProtocolStateError(
+                f"cannot ask {method} from another thread under 2026-07-28: ask from the "
+                "handler's own thread")
         with self._lock:
             key = f"q{self._next}"
             self._next += 1
@@ -113,7 +119,7 @@ class _NoReverseRequests:
 
     def request(self, method: str, params: dict[str, Any] | None = None,
                 **options: Any) -> dict[str, Any]:
-        if self._rounds is None:
+        if self._rounds is None or options.get("parent") is None:  # detached: no request
             raise ProtocolStateError(
                 f"cannot send {method}: in 2026-07-28 a server sends no requests, and only "
                 "tools/call, prompts/get and resources/read may ask the client for input")

@@ -293,3 +293,34 @@ def test_client_bounds_the_number_of_rounds(rounds, ok):
         else:
             with pytest.raises(ProtocolStateError, match="2 rounds"):
                 client.call_tool("interview", {"topic": "t"})
+
+
+def test_questions_only_from_the_handler_thread_and_not_when_detached():
+    import threading as _threading
+
+    from mcpsync import Client, ProtocolStateError
+
+    server = Server("threads", modern_versions=(MODERN,), request_state_key="k")
+    outcomes = []
+
+    @server.tool()
+    def fan_out(ctx: HandlerContext) -> str:
+        def worker():
+            try:
+                ctx.elicit("from a thread", {"type": "object", "properties": {}})
+            except ProtocolStateError as exc:
+                outcomes.append(type(exc).__name__)
+
+        t = _threading.Thread(target=worker)
+        t.start()
+        t.join(5)
+        try:
+            ctx.detach().request("roots/list")
+        except ProtocolStateError as exc:
+            outcomes.append(type(exc).__name__)
+        return "ok"
+
+    with Client.memory(server, protocol_version=MODERN,
+                       elicitation_handler=lambda p: {"action": "cancel"}) as client:
+        assert client.call_tool("fan_out").text == "ok"
+    assert outcomes == ["ProtocolStateError", "ProtocolStateError"]
