@@ -180,7 +180,10 @@ class SchemaBuilder:
 
 def _strip_required(hint: Any) -> Any:
     origin = typing.get_origin(hint)
-    if origin in (typing.Required, typing.NotRequired):  # type: ignore[attr-defined]
+    # typing.Required/NotRequired exist from Python 3.11 on.
+    markers = tuple(m for m in (getattr(typing, "Required", None),
+                                getattr(typing, "NotRequired", None)) if m is not None)
+    if origin is not None and origin in markers:
         return typing.get_args(hint)[0]
     return hint
 
