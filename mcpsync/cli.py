@@ -1,6 +1,9 @@
 """The ``mcpsync`` command.
 
     mcpsync run MODULE_OR_FILE:OBJ            serve a Server over stdio
+    mcpsync serve MODULE_OR_FILE:OBJ [--host H] [--port N]
+                                              serve it over HTTP at http://H:N/mcp
+                                              (werkzeug's threaded development server)
     mcpsync tools TARGET                      list a server's tools
     mcpsync call TARGET TOOL [JSON_ARGS]      call a tool, print the result as JSON
 
@@ -70,12 +73,35 @@ def _connect(target: str, timeout: float) -> Client:
     return Client.stdio(shlex.split(target), timeout=timeout)
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from .http import serve
+    from .http.security import LOOPBACK
+
+    server = load_server(args.server)
+    hosts = list(LOOPBACK) + list(args.allowed_hosts or [])
+    if args.host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
+        hosts.append(args.host)
+
+    def ready(url: str) -> None:
+        print(f"mcpsync: serving {server.name} at {url}", file=sys.stderr, flush=True)
+
+    serve(server, args.host, args.port, path=args.path, allowed_hosts=hosts, ready=ready)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mcpsync", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="serve a Server over stdio")
     run.add_argument("server", help="MODULE_OR_FILE:OBJ")
+    serve = sub.add_parser("serve", help="serve a Server over Streamable HTTP (development)")
+    serve.add_argument("server", help="MODULE_OR_FILE:OBJ")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--path", default="/mcp")
+    serve.add_argument("--allow-host", action="append", default=None, dest="allowed_hosts",
+                       help="also accept this Host (repeatable; loopback is always allowed)")
     tools = sub.add_parser("tools", help="list the tools of a server")
     tools.add_argument("target")
     call = sub.add_parser("call", help="call a tool")
@@ -89,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run":
         load_server(args.server).run_stdio()
         return 0
+    if args.command == "serve":
+        return _serve(args)
     try:
         arguments: Any = json.loads(args.arguments) if args.command == "call" else None
     except ValueError as exc:

@@ -271,6 +271,16 @@ class HandlerContext:
 
         return list_roots(self, timeout=timeout)
 
+    def close_sse_stream(self) -> bool:
+        """Drop the client's connection to this request's SSE stream, leaving the request
+        running: a handshake-era HTTP client reconnects with ``Last-Event-ID`` after the
+        server's ``retry:`` delay and receives the rest (SEP-1699 polling), so a load
+        balancer may move long calls between connections. ``False`` (and nothing happens)
+        where that does not apply: stdio, 2026-07-28, or no event store."""
+        from ..http.wsgi import close_sse_stream
+
+        return close_sse_stream(self)
+
     def detach(self) -> DetachedContext:
         """A context for a background thread that outlives this request.
 

@@ -1,0 +1,51 @@
+"""Streamable HTTP: the WSGI server side (:class:`McpWsgiApp`), mounting helpers, and a
+development server. The client side is :meth:`mcpsync.Client.http`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .events import EventStore, InMemoryEventStore
+from .security import HostPolicy
+from .wsgi import McpWsgiApp, close_sse_stream
+
+if TYPE_CHECKING:
+    from ..server.server import Server
+    from .wsgi import Environ, StartResponse
+
+
+def mount(app: Any, mcp: Server | McpWsgiApp, prefix: str = "/mcp", **options: Any) -> Any:
+    """Wrap a WSGI app (Flask's ``app.wsgi_app``, Django's ``get_wsgi_application()``) so
+    that ``prefix`` goes to the MCP endpoint and everything else to ``app``::
+
+        flask_app.wsgi_app = mount(flask_app.wsgi_app, server, "/mcp")
+    """
+    from werkzeug.middleware.dispatcher import DispatcherMiddleware
+
+    endpoint = mcp if isinstance(mcp, McpWsgiApp) else McpWsgiApp(mcp, **options)
+    return DispatcherMiddleware(app, {prefix.rstrip("/"): endpoint})
+
+
+def serve(server: Server, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp",
+          ready: Any = None, **options: Any) -> None:
+    """Serve ``server`` at ``http://host:port{path}`` on werkzeug's threaded development
+    server until interrupted. For production use a WSGI server (see docs/wsgi.md).
+    ``ready(url)`` is called once the socket listens."""
+    from werkzeug.serving import make_server
+
+    app = McpWsgiApp(server, path=path, **options)
+    httpd = make_server(host, port, app, threaded=True)
+    url = f"http://{host}:{httpd.server_port}{path}"
+    if ready is not None:
+        ready(url)
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        httpd.server_close()
+        app.close()
+
+
+__all__ = ["Environ", "EventStore", "HostPolicy", "InMemoryEventStore", "McpWsgiApp",
+           "StartResponse", "close_sse_stream", "mount", "serve"]

@@ -1,0 +1,276 @@
+"""Handshake-era sessions over HTTP (2024-11-05 … 2025-11-25).
+
+A session begins with an ``initialize`` POST and is named by a random ``Mcp-Session-Id``.
+It runs the same engine as stdio: a :class:`~mcpsync.server.session.ServerSession` over a
+:class:`SessionTransport` whose "wire" is the HTTP requests of that client. Inbound
+messages come from POST bodies; each outbound message goes to exactly one stream: the
+POST stream of the request it relates to, else the session's standalone ``GET`` stream
+(kept, bounded, until one connects). Idle sessions expire.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import secrets
+import threading
+import time
+from collections import deque
+from typing import TYPE_CHECKING
+
+from ..errors import ConnectionClosedError
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import ErrorResponse, Message, RequestId, Response
+from ..server.session import ServerSession
+from ..transports.base import Received
+from .events import EventStore
+from .streams import ResponseStream
+
+if TYPE_CHECKING:
+    from ..server.server import Server
+
+logger = logging.getLogger("mcpsync.http")
+
+#: Standalone-stream messages kept while no GET stream is connected.
+_BACKLOG = 256
+
+
+class SessionTransport:
+    """The Transport of one HTTP session. Thread-safe."""
+
+    def __init__(self, session: HttpSession) -> None:
+        self._session = session
+        self._inbox: queue.SimpleQueue[Received | None] = queue.SimpleQueue()
+        self._closed = False
+
+    def feed(self, item: Received) -> None:
+        if not self._closed:
+            self._inbox.put(item)
+
+    def receive(self) -> Received | None:
+        return self._inbox.get()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._inbox.put(None)
+            self._session._transport_closed()
+
+    def send(self, message: Message, related_request_id: RequestId | None = None) -> None:
+        if self._closed:
+            raise ConnectionClosedError("the HTTP session has ended")
+        self._session._route(message, related_request_id)
+
+
+class HttpSession:
+    """One handshake-era client. Made by :class:`SessionRegistry`; thread-safe."""
+
+    def __init__(self, server: Server, store: EventStore | None, *, legacy_sse: bool = False,
+                 priming: bool = False) -> None:
+        self.id = secrets.token_urlsafe(24)
+        self.store = store
+        #: 2024-11-05 HTTP+SSE: every message travels on the one GET stream.
+        self.legacy_sse = legacy_sse
+        self.last_seen = time.monotonic()
+        self._lock = threading.Lock()
+        self._streams: dict[RequestId, ResponseStream] = {}
+        self._by_key: dict[str, ResponseStream] = {}
+        self._standalone: ResponseStream | None = None
+        self._backlog: deque[Message] = deque(maxlen=_BACKLOG)
+        self.transport = SessionTransport(self)
+        self.server_session = ServerSession(server, self.transport,
+                                            name=f"mcpsync-http-{self.id[:6]}")
+        self.server_session.info.session_id = self.id
+        self.server_session.start()
+        self.ended = threading.Event()
+        self.priming = priming
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.server_session.info.protocol_version
+
+    def touch(self) -> None:
+        self.last_seen = time.monotonic()
+
+    def busy(self) -> bool:
+        """Requests in flight or a connected GET stream: not idle, whatever the clock says."""
+        with self._lock:
+            return bool(self._streams) or (
+                self._standalone is not None and self._standalone.attached)
+
+    # -- inbound -------------------------------------------------------------------------
+
+    def open_stream(self, request_id: RequestId) -> ResponseStream | None:
+        """Register the POST stream that will carry ``request_id``'s messages; ``None`` if
+        that id is already in flight."""
+        key = secrets.token_hex(8) if self.store is not None else None
+        stream = ResponseStream(key, final_id=request_id, on_final=self._forget)
+        with self._lock:
+            if request_id in self._streams:
+                return None
+            self._streams[request_id] = stream
+            if key is not None:
+                self._by_key[key] = stream
+        return stream
+
+    def feed(self, message: Received) -> None:
+        self.touch()
+        self.transport.feed(message)
+
+    def stream_by_key(self, key: str) -> ResponseStream | None:
+        with self._lock:
+            return self._by_key.get(key)
+
+    def stream_for(self, request_id: RequestId) -> ResponseStream | None:
+        with self._lock:
+            return self._streams.get(request_id)
+
+    def open_standalone(self) -> ResponseStream | None:
+        """The GET stream; ``None`` if one is already connected."""
+        key = secrets.token_hex(8) if self.store is not None and not self.legacy_sse else None
+        with self._lock:
+            if self._standalone is not None and self._standalone.attached:
+                return None
+            stream = ResponseStream(key)
+            self._standalone = stream
+            if key is not None:
+                self._by_key[key] = stream
+            backlog = list(self._backlog)
+            self._backlog.clear()
+        for message in backlog:
+            stream.put(message, self._store(stream, message))
+        return stream
+
+    def close_standalone(self, stream: ResponseStream) -> None:
+        with self._lock:
+            if self._standalone is stream:
+                self._standalone = None
+
+    def _forget(self, stream: ResponseStream) -> None:
+        # The final response is queued: new messages for that id have nowhere to go.
+        with self._lock:
+            final_id = stream.final_id
+            if isinstance(final_id, (str, int)) and self._streams.get(final_id) is stream:
+                del self._streams[final_id]
+
+    def release(self, stream: ResponseStream) -> None:
+        """The consumer of a finished stream is done with it."""
+        if stream.key is not None and stream.finished:
+            with self._lock:
+                self._by_key.pop(stream.key, None)
+
+    # -- outbound (called by the engine under its write lock) ----------------------------
+
+    def _route(self, message: Message, related: RequestId | None) -> None:
+        with self._lock:
+            stream: ResponseStream | None = None
+            if not self.legacy_sse:
+                if isinstance(message, (Response, ErrorResponse)) and message.id is not None:
+                    stream = self._streams.get(message.id)
+                if stream is None and related is not None:
+                    stream = self._streams.get(related)
+            if stream is None:
+                stream = self._standalone
+                if stream is None:
+                    self._backlog.append(message)
+                    return
+        stream.put(message, self._store(stream, message))
+
+    def _store(self, stream: ResponseStream, message: Message | None) -> str | None:
+        if stream.key is None or self.store is None:
+            return None
+        data = b"" if message is None else jsonrpc.encode(message)
+        return self.store.store_event(stream.key, data)
+
+    def prime(self, stream: ResponseStream) -> str | None:
+        """The id of a priming event (stored, so a resume right after it works)."""
+        return self._store(stream, None)
+
+    # -- ending --------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.server_session.close(timeout=2.0)
+
+    def _transport_closed(self) -> None:
+        self.ended.set()
+        with self._lock:
+            streams = list(self._streams.values())
+            standalone = self._standalone
+            self._streams.clear()
+            keys = list(self._by_key)
+            self._by_key.clear()
+        for stream in streams:
+            stream.end()
+        if standalone is not None:
+            standalone.end()
+        forget = getattr(self.store, "forget", None)
+        if forget is not None:
+            for key in keys:
+                forget(key)
+
+
+class SessionRegistry:
+    """Live sessions by id, with idle expiry. Thread-safe."""
+
+    def __init__(self, server: Server, store: EventStore | None, *, idle_timeout: float,
+                 max_sessions: int) -> None:
+        self.server = server
+        self.store = store
+        self.idle_timeout = idle_timeout
+        self.max_sessions = max_sessions
+        self._sessions: dict[str, HttpSession] = {}
+        self._lock = threading.Lock()
+        self._next_sweep = 0.0
+
+    def create(self, *, legacy_sse: bool = False, priming: bool = False) -> HttpSession | None:
+        self.sweep()
+        with self._lock:
+            if len(self._sessions) >= self.max_sessions:
+                return None
+        session = HttpSession(self.server, self.store, legacy_sse=legacy_sse, priming=priming)
+        with self._lock:
+            self._sessions[session.id] = session
+        return session
+
+    def get(self, session_id: str) -> HttpSession | None:
+        self.sweep()
+        with self._lock:
+            session = self._sessions.get(session_id)
+        if session is None or session.ended.is_set():
+            return None
+        return session
+
+    def remove(self, session_id: str) -> bool:
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is None:
+            return False
+        session.close()
+        return True
+
+    def sweep(self, force: bool = False) -> None:
+        """Close sessions idle longer than ``idle_timeout`` (at most once a second)."""
+        now = time.monotonic()
+        with self._lock:
+            if not force and now < self._next_sweep:
+                return
+            self._next_sweep = now + 1.0
+            expired = [s for s in self._sessions.values()
+                       if s.ended.is_set() or (now - s.last_seen > self.idle_timeout
+                                               and not s.busy())]
+            for session in expired:
+                del self._sessions[session.id]
+        for session in expired:
+            logger.info("HTTP session %s… expired", session.id[:6])
+            session.close()
+
+    def close_all(self) -> None:
+        with self._lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        for session in sessions:
+            session.close()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._sessions)

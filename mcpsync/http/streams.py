@@ -1,0 +1,113 @@
+"""One HTTP response in the making: messages handed from handler threads to the WSGI thread.
+
+A :class:`ResponseStream` collects the messages that belong to one response (the
+notifications and server requests related to one client request, then its response; or
+everything a standalone ``GET`` stream carries). Producers :meth:`~ResponseStream.put`
+from any thread; the one WSGI thread that serves the response :meth:`~ResponseStream.take`.
+A consumer can go away and another attach later (a resumed handshake-era stream): the
+stream itself lives until its final message, or until it is ended.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+from ..protocol.jsonrpc import ErrorResponse, Message, Response
+
+Item = tuple[str | None, Message | None]  # (event id, message); None message: priming event
+
+
+class ResponseStream:
+    """Thread-safe. ``key`` names the stream in event ids (``None``: not resumable)."""
+
+    def __init__(self, key: str | None = None, *, final_id: object = None,
+                 on_final: Callable[[ResponseStream], None] | None = None) -> None:
+        self.key = key
+        #: The request id whose response ends this stream (``None``: a standalone stream).
+        self.final_id = final_id
+        self._on_final = on_final
+        self._cond = threading.Condition(threading.Lock())
+        self._items: deque[Item] = deque()
+        self._finished = False       # the final message was put
+        self._ended = False          # no more messages will come (session over, closed)
+        self._disconnect = False     # the server asks the consumer to drop the connection
+        self.consumer_gone = threading.Event()
+        self.attached = False
+
+    # -- producers -----------------------------------------------------------------------
+
+    def put(self, message: Message, event_id: str | None = None) -> None:
+        final = (isinstance(message, (Response, ErrorResponse))
+                 and self.final_id is not None and message.id == self.final_id)
+        with self._cond:
+            if self._ended:
+                return
+            self._items.append((event_id, message))
+            if final:
+                self._finished = True
+            self._cond.notify_all()
+        if final and self._on_final is not None:
+            self._on_final(self)
+
+    @property
+    def disconnect_requested(self) -> bool:
+        return self._disconnect and not self._ended
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    def end(self) -> None:
+        """No more messages: the consumer finishes what is queued and stops."""
+        with self._cond:
+            self._ended = True
+            self._cond.notify_all()
+
+    def disconnect(self) -> None:
+        """Ask the current consumer to close its connection now (the client may resume)."""
+        with self._cond:
+            self._disconnect = True
+            self._cond.notify_all()
+
+    # -- the consumer --------------------------------------------------------------------
+
+    def attach(self, skip_through: int = 0) -> None:
+        """Become the consumer, dropping queued items whose event sequence number is at most
+        ``skip_through`` (they were just replayed from the event store)."""
+        with self._cond:
+            self.attached = True
+            self._disconnect = False
+            self.consumer_gone.clear()
+            if skip_through:
+                self._items = deque(item for item in self._items
+                                    if _seq(item[0]) > skip_through)
+
+    def detach(self) -> None:
+        with self._cond:
+            self.attached = False
+        self.consumer_gone.set()
+
+    def take(self, timeout: float) -> tuple[list[Item], bool]:
+        """Wait up to ``timeout`` for items; return them and whether the stream is over for
+        this consumer (final message taken, ended, or asked to disconnect)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not self._items and not self._ended and not self._disconnect:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return [], False
+                self._cond.wait(remaining)
+            items = list(self._items)
+            self._items.clear()
+            done = self._finished or self._ended or self._disconnect
+            return items, done and (not self._items)
+
+
+def _seq(event_id: str | None) -> int:
+    if not event_id:
+        return 0
+    tail = event_id.rpartition("_")[2]
+    return int(tail) if tail.isdigit() else 0

@@ -1,0 +1,138 @@
+"""Server-Sent Events, sans-IO: encode events for a response body, parse them from bytes.
+
+Only what MCP uses: ``data`` (one JSON-RPC message per event), ``id`` (resumption in the
+handshake era), ``event`` (the 2024-11-05 ``endpoint``/``message`` events), ``retry`` and
+comment lines (keep-alives, ignored by parsers). Follows the WHATWG event-stream rules:
+lines end in LF, CRLF or CR; a blank line dispatches; a leading space after the colon is
+dropped; an event with no data is not dispatched, but its ``id`` and ``retry`` still count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+KEEPALIVE: Final = b":\n\n"
+
+
+def encode_event(data: str | bytes = b"", *, id: str | None = None, event: str | None = None,
+                 retry_ms: int | None = None) -> bytes:
+    """One event as bytes. Multi-line ``data`` becomes several ``data:`` lines."""
+    parts: list[bytes] = []
+    if event is not None:
+        parts.append(b"event: " + _field(event) + b"\n")
+    if id is not None:
+        parts.append(b"id: " + _field(id) + b"\n")
+    if retry_ms is not None:
+        parts.append(b"retry: %d\n" % int(retry_ms))
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    lines = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    for line in lines:
+        parts.append(b"data: " + line + b"\n" if line else b"data:\n")
+    parts.append(b"\n")
+    return b"".join(parts)
+
+
+def encode_comment(text: str = "") -> bytes:
+    """A comment line: clients ignore it; proxies see traffic (a keep-alive)."""
+    return b": " + _field(text) + b"\n\n" if text else KEEPALIVE
+
+
+def _field(value: str) -> bytes:
+    if "\n" in value or "\r" in value:
+        raise ValueError(f"an SSE field cannot contain a line break: {value!r}")
+    return value.encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One dispatched event."""
+
+    data: str
+    event: str = "message"
+    id: str | None = None
+    retry_ms: int | None = None
+
+
+class SseParser:
+    """Feed bytes as they arrive; get whole events back. Not thread-safe (one per stream).
+
+    ``last_event_id`` and ``retry_ms`` keep the latest values seen, as a reconnecting
+    client needs them.
+    """
+
+    def __init__(self, max_event_bytes: int = 64 * 1024 * 1024) -> None:
+        self._buffer = b""
+        self._data: list[str] = []
+        self._event = ""
+        self._id_seen = False
+        self._size = 0
+        self._max = max_event_bytes
+        self.last_event_id: str | None = None
+        self.retry_ms: int | None = None
+        self._strip_bom = True
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        """Parse ``chunk``; return the events it completes."""
+        if self._strip_bom and chunk:
+            if chunk.startswith(b"\xef\xbb\xbf"):
+                chunk = chunk[3:]
+            self._strip_bom = False
+        buffer = self._buffer + chunk
+        events: list[Event] = []
+        start = 0
+        length = len(buffer)
+        while start < length:
+            cr = buffer.find(b"\r", start)
+            lf = buffer.find(b"\n", start)
+            if cr == -1 and lf == -1:
+                break
+            if cr != -1 and (lf == -1 or cr < lf):
+                if cr + 1 == length:
+                    break  # a CR at the end may be the first half of CRLF
+                end, nxt = cr, cr + 2 if buffer[cr + 1:cr + 2] == b"\n" else cr + 1
+            else:
+                end, nxt = lf, lf + 1
+            event = self._line(buffer[start:end])
+            if event is not None:
+                events.append(event)
+            start = nxt
+        self._buffer = buffer[start:]
+        if len(self._buffer) + self._size > self._max:
+            raise ValueError(f"SSE event larger than {self._max} bytes")
+        return events
+
+    def _line(self, raw: bytes) -> Event | None:
+        if not raw:
+            return self._dispatch()
+        if raw.startswith(b":"):
+            return None
+        name, colon, value = raw.partition(b":")
+        if colon and value.startswith(b" "):
+            value = value[1:]
+        text = value.decode("utf-8", errors="replace")
+        field = name.decode("utf-8", errors="replace")
+        if field == "data":
+            self._data.append(text)
+            self._size += len(value)
+            if self._size > self._max:
+                raise ValueError(f"SSE event larger than {self._max} bytes")
+        elif field == "event":
+            self._event = text
+        elif field == "id":
+            if "\0" not in text:
+                self.last_event_id = text
+                self._id_seen = True
+        elif field == "retry" and text.isdigit():
+            self.retry_ms = int(text)
+        return None
+
+    def _dispatch(self) -> Event | None:
+        data, event_type = self._data, self._event
+        self._data, self._event, self._size = [], "", 0
+        id_seen, self._id_seen = self._id_seen, False
+        if not data:
+            return None
+        return Event("\n".join(data), event_type or "message",
+                     self.last_event_id if id_seen or self.last_event_id else None,
+                     self.retry_ms)
