@@ -44,6 +44,9 @@ TRANSPORT_ERROR: Final = -32000
 _ACCEPT: Final = "application/json, text/event-stream"
 _MAX_RESUMES: Final = 5
 _MODERN_CODES: Final = frozenset({-32020, -32021, -32022, -32601, -32602})
+#: What reading a response can raise, including when another thread closes it (which is
+#: how a cancelled request's stream is dropped).
+_STREAM_ERRORS: Final = (requests.RequestException, OSError, ValueError, AttributeError)
 
 
 class HttpTransport:
@@ -244,7 +247,7 @@ class HttpTransport:
             return
         try:
             self._handle(request, response, retried)
-        except (requests.RequestException, OSError, ValueError, AttributeError) as exc:
+        except _STREAM_ERRORS as exc:
             if not self._closed.is_set():
                 self._fail(request.id, f"HTTP response for {request.method} failed: {exc}")
         finally:
@@ -426,7 +429,7 @@ class HttpTransport:
                         failures = 0
                         try:
                             self._read_sse(None, response, parser)
-                        except (requests.RequestException, OSError, ValueError, AttributeError) as exc:
+                        except _STREAM_ERRORS as exc:
                             logger.debug("GET stream broke: %s", exc)
             delay = (parser.retry_ms if parser.retry_ms is not None else 1000) / 1000.0
             if self._closed.wait(delay):
@@ -452,7 +455,7 @@ class HttpTransport:
             with response:
                 try:
                     self._read_sse(None, response)
-                except (requests.RequestException, OSError, ValueError, AttributeError) as exc:
+                except _STREAM_ERRORS as exc:
                     logger.debug("HTTP+SSE stream ended: %s", exc)
             if not self._closed.is_set():
                 self._inbox.put(None)  # the one stream is the connection: it is over
