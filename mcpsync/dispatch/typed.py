@@ -350,13 +350,8 @@ class ToolBinding:
             return
         if isinstance(hint, type) and issubclass(hint, (CallToolResult, *CONTENT_TYPES)):
             return
-        origin = typing.get_origin(hint)
-        if origin in (list, Union, types.UnionType) and structured is None:
-            # Lists or unions of content blocks are content, not data.
-            args = typing.get_args(hint)
-            if not args or any(isinstance(a, type) and issubclass(a, CONTENT_TYPES)
-                               for a in args):
-                return
+        if structured is None and _is_content_hint(hint):
+            return  # content blocks (or lists/unions of them) are content, not data
         if hint is list and structured is None:
             return
         try:
@@ -451,3 +446,15 @@ def _describe_errors(tool: str, errors: list[jsonschema.ValidationError]) -> str
         where = "/".join(str(p) for p in error.absolute_path)
         parts.append(f"at {where!r}: {error.message}" if where else error.message)
     return f"Invalid arguments for tool {tool!r}: " + "; ".join(parts)
+
+
+def _is_content_hint(hint: Any) -> bool:
+    """Whether ``hint`` names content blocks: a block type, or a list/union of them at any
+    depth (``list[TextContent | ImageContent]``)."""
+    if isinstance(hint, type):
+        return issubclass(hint, (CallToolResult, *CONTENT_TYPES))
+    origin = typing.get_origin(hint)
+    if origin in (list, Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not _NONE_TYPE]
+        return not args or any(_is_content_hint(a) for a in args)
+    return False

@@ -239,3 +239,18 @@ def test_future_annotations_module():
     b = bind(_future_tools.lookup)
     assert b.input_schema["properties"]["where"]["type"] == "object"
     assert b.call({"where": {"x": 2}}, None)["structuredContent"] == {"result": 2.0}
+
+
+def test_lists_of_content_unions_are_content_not_structured_output():
+    def blocks() -> list[TextContent | ImageContent]:
+        return [TextContent(text="a"), ImageContent(data="AAAA", mime_type="image/png")]
+
+    def maybe() -> Optional[list[TextContent]]:  # noqa: UP045 - the Optional form on purpose
+        return [TextContent(text="b")]
+
+    for fn in (blocks, maybe):
+        binding = ToolBinding.from_function(fn)
+        assert binding.output_schema is None
+        result = binding.call({}, None)
+        assert "isError" not in result and "structuredContent" not in result
+        assert result["content"][0]["type"] == "text"
