@@ -13,6 +13,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from typing import IO, TYPE_CHECKING, Any, Union
 
 from .._version import __version__
@@ -26,6 +27,7 @@ from ..errors import (
     MCPSyncError,
     MethodNotFoundError,
     ProtocolStateError,
+    RequestCancelledError,
     RequestTimeoutError,
 )
 from ..protocol.jsonrpc import Notification
@@ -47,7 +49,10 @@ from ..types import (
     Tool,
 )
 from ..types.client_features import CreateMessageRequestParams, ElicitRequestParams
+from .cache import ResponseCache, cache_key
 from .host import call_host, wire_result
+from .listen import Listens, Subscription, SubscriptionCallback
+from .mrtr import INPUT_MODES, resolve
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -94,6 +99,9 @@ class Client:
         sampling_tools: bool = False,
         roots: RootsSource | None = None,
         max_input_rounds: int = 8,
+        input_mode: str = "auto",
+        cache: bool | ResponseCache = True,
+        extra_capabilities: Mapping[str, Any] | None = None,
     ) -> None:
         self.client_info = client_info or Implementation("mcpsync", __version__)
         known = (*LEGACY_VERSIONS, *MODERN_VERSIONS, "auto")
@@ -104,6 +112,17 @@ class Client:
         self._envelope: dict[str, Any] | None = None
         #: Bound on 2026-07-28 multi round-trip rounds for one call.
         self.max_input_rounds = max_input_rounds
+        if input_mode not in INPUT_MODES:
+            raise ValueError(f"input_mode {input_mode!r} is not one of {INPUT_MODES}")
+        #: "auto": host handlers answer MRTR questions; "manual": calls raise
+        #: :class:`~mcpsync.client.mrtr.InputRequiredError` (see :mod:`mcpsync.client.mrtr`).
+        self.input_mode = input_mode
+        #: Declared on top of what the handlers serve (e.g. for manual-mode answers).
+        self._extra_capabilities = dict(extra_capabilities or {})
+        #: The response cache for ``ttlMs`` hints (None when turned off with cache=False).
+        self.cache: ResponseCache | None = (
+            cache if isinstance(cache, ResponseCache) else ResponseCache() if cache else None)
+        self._listens = Listens()
         self.timeout = timeout
         self._on_log = on_log
         self._on_notification = on_notification
@@ -175,6 +194,36 @@ class Client:
         client._cleanup.append(session.close)
         return client
 
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        session: Any = None,
+        headers: Mapping[str, str] | None = None,
+        connect_timeout: float = 10.0,
+        max_in_flight: int = 256,
+        **options: Any,
+    ) -> Client:
+        """Connect to a Streamable HTTP endpoint (either era; 2024-11-05 HTTP+SSE too).
+
+        ``session`` is a ``requests.Session`` to send with (its auth, proxies, certificates
+        and adapters apply; mcpsync never modifies it); ``headers`` are added to every
+        request. ``protocol_version`` defaults to ``"auto"`` here: 2026-07-28 when the
+        server speaks it, else the handshake.
+        """
+        from ..transports.http import HttpTransport
+
+        transport = HttpTransport(url, session=session, headers=headers,
+                                  connect_timeout=connect_timeout, max_in_flight=max_in_flight)
+        options.setdefault("name", "mcpsync-client-http")
+        options.setdefault("protocol_version", "auto")
+        try:
+            return cls(transport, **options)
+        except BaseException:
+            transport.close()
+            raise
+
     # -- lifecycle -----------------------------------------------------------------------
 
     def _initialize(self) -> None:
@@ -243,6 +292,7 @@ class Client:
             caps["sampling"] = {"tools": {}} if self._sampling_tools else {}
         if self._roots is not None:
             caps["roots"] = {"listChanged": True}
+        caps.update(self._extra_capabilities)
         return caps
 
     def set_roots(self, roots: RootsSource) -> None:
@@ -256,6 +306,8 @@ class Client:
     def close(self) -> None:
         """End the connection (and reap a stdio server). Idempotent."""
         self._connection.close()
+        for subscription in self._listens.all():
+            subscription._finish(ConnectionClosedError("the client was closed"))
         for cleanup in self._cleanup:
             cleanup()
         self._cleanup.clear()
@@ -304,45 +356,64 @@ class Client:
         *,
         timeout: float | None = None,
         on_progress: ProgressHandler | None = None,
+        input_mode: str | None = None,
+        cache: bool = True,
     ) -> dict[str, Any]:
         """Send any request and return the raw result dict (the escape hatch).
 
-        Under 2026-07-28 the per-request envelope is added to ``params._meta``.
+        Under 2026-07-28 the per-request envelope is added to ``params._meta``, a fresh
+        cached result is returned without asking (``cache=False`` always asks), and
+        ``input_required`` results are followed (``input_mode``, default the client's).
         """
+        result: dict[str, Any] = self._request(method, params, timeout, on_progress,
+                                               input_mode, cache, _raw)
+        return result
+
+    def _request(self, method: str, params: dict[str, Any] | None, timeout: float | None,
+                 on_progress: ProgressHandler | None, input_mode: str | None,
+                 use_cache: bool, convert: Callable[[dict[str, Any]], Any]) -> Any:
+        mode = self.input_mode if input_mode is None else input_mode
+        if mode not in INPUT_MODES:
+            raise ValueError(f"input_mode {mode!r} is not one of {INPUT_MODES}")
         progress = _progress_adapter(on_progress) if on_progress is not None else None
+        params = dict(params or {})
         if self._envelope is not None:
-            params = dict(params or {})
             params["_meta"] = {**self._envelope, **(params.get("_meta") or {})}
-        result = self._connection.request(method, params, timeout=timeout, on_progress=progress)
-        for rounds in range(self.max_input_rounds + 1):
-            kind = result.get("resultType", "complete")
-            if kind == "complete":
-                return result
-            if kind != "input_required":
-                raise ProtocolStateError(f"{method}: unknown result type {kind!r}")
-            if rounds == self.max_input_rounds:
-                break
-            # MRTR: answer every question with the host handlers, retry with a new id.
-            retry = {k: v for k, v in (params or {}).items()
-                     if k not in ("inputResponses", "requestState")}
-            requests = result.get("inputRequests") or {}
-            if not isinstance(requests, dict):
-                raise ProtocolStateError(f"{method}: malformed inputRequests")
-            try:
-                retry["inputResponses"] = {
-                    key: self._answer(str(item.get("method")), item.get("params") or {}, None)
-                    for key, item in requests.items() if isinstance(item, dict)
-                }
-            except MethodNotFoundError as exc:
-                raise ProtocolStateError(
-                    f"{method}: the server asked for input this client has no handler for "
-                    f"({exc.message})") from None
-            if "requestState" in result:
-                retry["requestState"] = result["requestState"]
-            result = self._connection.request(method, retry, timeout=timeout,
+        cache = self.cache if use_cache else None
+        key = cache_key(method, params) if cache is not None else None
+        generation = 0
+        if cache is not None and key is not None:
+            hit = cache.get(key)
+            if hit is not None:
+                return convert(hit)
+            generation = cache.generation()
+        try:
+            result = self._connection.request(method, params or None, timeout=timeout,
                                               on_progress=progress)
-        raise ProtocolStateError(
-            f"{method}: still asking for input after {self.max_input_rounds} rounds")
+        except InvalidParamsError:
+            if cache is not None and key is not None and key[1] is not None and (
+                    method.endswith("/list")):
+                cache.invalidate(method)  # an invalid cursor: every page is suspect
+            raise
+        if cache is not None and key is not None:
+            cache.store(key, result, generation)  # never an MRTR retry: those are not keyed
+
+        def send(retry: dict[str, Any], retry_timeout: float | None) -> dict[str, Any]:
+            return self._connection.request(
+                method, retry, timeout=timeout if retry_timeout is None else retry_timeout,
+                on_progress=progress)
+
+        return resolve(method, params, result, send=send,
+                       answer=self._answer_input if mode == "auto" else None,
+                       max_rounds=self.max_input_rounds, convert=convert)
+
+    def _answer_input(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self._answer(method, params, None)
+        except MethodNotFoundError as exc:
+            raise ProtocolStateError(
+                f"the server asked for input this client has no handler for "
+                f"({exc.message})") from None
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send any notification."""
@@ -353,7 +424,8 @@ class Client:
 
         2026-07-28 has no ``ping``: ``server/discover`` serves as the liveness check.
         """
-        self.request("ping" if self._envelope is None else "server/discover", timeout=timeout)
+        self.request("ping" if self._envelope is None else "server/discover", timeout=timeout,
+                     cache=False)
 
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every tool the server offers (all pages)."""
@@ -386,6 +458,7 @@ class Client:
         timeout: float | None = None,
         on_progress: ProgressHandler | None = None,
         meta: dict[str, Any] | None = None,
+        input_mode: str | None = None,
     ) -> CallToolResult:
         """Call a tool and return its result.
 
@@ -399,8 +472,9 @@ class Client:
             params["arguments"] = dict(arguments)
         if meta:
             params["_meta"] = dict(meta)
-        raw = self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
-        return from_wire(CallToolResult, raw)
+        result: CallToolResult = self._request("tools/call", params, timeout, on_progress,
+                                               input_mode, True, _typed(CallToolResult))
+        return result
 
     def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
         """Every resource with a fixed URI (all pages)."""
@@ -412,10 +486,13 @@ class Client:
         return [from_wire(ResourceTemplate, item) for item in
                 self._all_pages("resources/templates/list", "resourceTemplates", timeout)]
 
-    def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
+    def read_resource(self, uri: str, *, timeout: float | None = None,
+                      input_mode: str | None = None) -> ReadResourceResult:
         """Read a resource; a missing one raises :class:`~mcpsync.errors.MCPError`."""
-        return from_wire(ReadResourceResult,
-                         self.request("resources/read", {"uri": uri}, timeout=timeout))
+        result: ReadResourceResult = self._request(
+            "resources/read", {"uri": uri}, timeout, None, input_mode, True,
+            _typed(ReadResourceResult))
+        return result
 
     def subscribe(self, uri: str, *, timeout: float | None = None) -> None:
         """Ask for ``notifications/resources/updated`` about ``uri`` (see ``on_notification``)."""
@@ -431,13 +508,15 @@ class Client:
 
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *,
-        timeout: float | None = None,
+        timeout: float | None = None, input_mode: str | None = None,
     ) -> GetPromptResult:
         """Render a prompt with ``arguments`` (strings)."""
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = dict(arguments)
-        return from_wire(GetPromptResult, self.request("prompts/get", params, timeout=timeout))
+        result: GetPromptResult = self._request("prompts/get", params, timeout, None,
+                                                input_mode, True, _typed(GetPromptResult))
+        return result
 
     def complete(
         self,
@@ -464,6 +543,99 @@ class Client:
     def set_logging_level(self, level: str, *, timeout: float | None = None) -> None:
         """Ask the server to send only log messages at ``level`` or above."""
         self.request("logging/setLevel", {"level": level}, timeout=timeout)
+
+    # -- subscriptions -------------------------------------------------------------------
+
+    def listen(
+        self,
+        *,
+        tools: bool = True,
+        prompts: bool = True,
+        resources: bool = True,
+        resource_uris: Sequence[str] = (),
+        on_notification: SubscriptionCallback | None = None,
+        timeout: float | None = None,
+    ) -> Subscription:
+        """Subscribe to list changes and resource updates; returns once acknowledged.
+
+        Under 2026-07-28 this opens a ``subscriptions/listen`` request that stays open
+        until :meth:`Subscription.close`. In the handshake era it follows the session's
+        list_changed notifications and ``resources/subscribe`` for ``resource_uris``.
+        Iterate the subscription, or pass ``on_notification(note)`` to have every
+        notification handed to it on the subscription's own thread. ``acknowledged``
+        says what the server agreed to send.
+        """
+        wanted: dict[str, Any] = {field: True for field, on in (
+            ("toolsListChanged", tools), ("promptsListChanged", prompts),
+            ("resourcesListChanged", resources)) if on}
+        if resource_uris:
+            wanted["resourceSubscriptions"] = list(dict.fromkeys(resource_uris))
+        wait = self.timeout if timeout is None else timeout
+        if self._envelope is None:
+            return self._listen_handshake(wanted, on_notification, wait)
+        params = {"notifications": wanted,
+                  "_meta": dict(self._envelope)}
+        request_id = self._connection.new_request_id()
+        subscription = Subscription(
+            request_id, wanted,
+            lambda: self._connection.cancel_request(request_id, "subscription closed"),
+            on_notification, self._connection.name)
+        self._listens.add(subscription)
+        try:
+            _, future = self._connection.begin_request(
+                "subscriptions/listen", params, request_id=request_id, ordered=True)
+        except BaseException:
+            self._listens.pop(request_id)
+            subscription._finish(ConnectionClosedError("not sent"))
+            raise
+        future.add_done_callback(lambda done: self._listen_ended(request_id, done))
+        if not subscription.wait_acknowledged(wait):
+            if subscription.error is not None:
+                raise subscription.error
+            subscription.close()
+            raise RequestTimeoutError(f"subscriptions/listen not acknowledged in {wait} s")
+        return subscription
+
+    def _listen_ended(self, request_id: Any, done: Future[dict[str, Any]]) -> None:
+        subscription = self._listens.pop(request_id)
+        if subscription is None:
+            return
+        error = done.exception()
+        by_server = error is None
+        if isinstance(error, RequestCancelledError):
+            error = None  # closed here
+        subscription._finish(error, by_server=by_server)
+
+    def _listen_handshake(self, wanted: dict[str, Any],
+                          on_notification: SubscriptionCallback | None,
+                          wait: float) -> Subscription:
+        caps = self.server_capabilities
+        granted: dict[str, Any] = {field: True for field, kind in (
+            ("toolsListChanged", "tools"), ("promptsListChanged", "prompts"),
+            ("resourcesListChanged", "resources"))
+            if wanted.get(field) and (caps.get(kind) or {}).get("listChanged")}
+        uris: list[str] = []
+        if "resourceSubscriptions" in wanted and (caps.get("resources") or {}).get("subscribe"):
+            uris = list(wanted["resourceSubscriptions"])
+            granted["resourceSubscriptions"] = uris
+        holder: list[Subscription] = []
+
+        def closer() -> None:
+            for uri in self._listens.remove_legacy(holder[0], uris):
+                if not self.closed:
+                    self.unsubscribe(uri, timeout=wait)
+
+        subscription = Subscription(None, wanted, closer, on_notification,
+                                    self._connection.name)
+        holder.append(subscription)
+        subscription._acknowledge(granted)
+        try:
+            for uri in self._listens.add_legacy(subscription, uris):
+                self.subscribe(uri, timeout=wait)
+        except BaseException:
+            subscription.close()
+            raise
+        return subscription
 
     # -- from the server -----------------------------------------------------------------
 
@@ -494,6 +666,10 @@ class Client:
 
     def _dispatch_notification(self, message: Notification) -> None:
         params = message.params or {}
+        if self.cache is not None:
+            self.cache.on_notification(message.method, params)
+        if self._listens.route(message.method, params):
+            return  # it belonged to a subscriptions/listen stream
         if message.method == "notifications/message" and self._on_log is not None:
             try:
                 self._on_log(from_wire(LogMessage, params))
@@ -506,6 +682,17 @@ class Client:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<Client {state} protocol={self._init.protocol_version if self._init else None}>"
+
+
+def _raw(result: dict[str, Any]) -> dict[str, Any]:
+    return result
+
+
+def _typed(cls: type[Any]) -> Callable[[dict[str, Any]], Any]:
+    def convert(result: dict[str, Any]) -> Any:
+        return from_wire(cls, result)
+
+    return convert
 
 
 def _progress_adapter(handler: ProgressHandler) -> Callable[[dict[str, Any]], None]:

@@ -24,6 +24,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
@@ -60,6 +61,37 @@ DEFAULT_TIMEOUT = 60.0
 _NOT_CANCELLABLE = frozenset({"initialize"})
 
 
+class CancelEvent(threading.Event):
+    """A :class:`threading.Event` that also runs callbacks when it is first set.
+
+    Lets a handler that waits on an event of its own (a ``subscriptions/listen`` waiting
+    for work) be woken by the request's cancellation as well, without polling.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._callbacks: list[Callable[[], None]] = []
+        self._callbacks_lock = threading.Lock()
+
+    def set(self) -> None:
+        with self._callbacks_lock:
+            super().set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                logger.exception("cancellation callback failed")
+
+    def add_callback(self, callback: Callable[[], None]) -> None:
+        """Run ``callback()`` once the event is set (at once if it already is)."""
+        with self._callbacks_lock:
+            if not self.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
+
+
 class InboundRequest:
     """One request from the peer, as the engine hands it to the dispatcher.
 
@@ -77,7 +109,7 @@ class InboundRequest:
         self.id = request_id
         self.method = method
         self.params = params
-        self.cancelled = threading.Event()
+        self.cancelled = CancelEvent()
         self.done = False
 
 
@@ -120,6 +152,7 @@ class Connection:
         drain_timeout: float = 0.0,
         name: str = "mcpsync",
         on_closed: Callable[[], None] | None = None,
+        on_closing: Callable[[], None] | None = None,
     ) -> None:
         self.transport = transport
         self.name = name
@@ -128,6 +161,7 @@ class Connection:
         self._on_request = on_request
         self._on_notification = on_notification
         self._on_closed = on_closed
+        self._on_closing = on_closing
         self._send_middleware = tuple(send_middleware)
         self._recv = compose(recv_middleware, self._route)
         self._pool = WorkerPool(max_handlers, name=f"{name}-handler", max_backlog=max_backlog)
@@ -184,6 +218,12 @@ class Connection:
             if self._closing:
                 return
             self._closing = True
+        if self._on_closing is not None:
+            # Before the drain: lets long-lived handlers (subscriptions) end gracefully.
+            try:
+                self._on_closing()
+            except Exception:
+                logger.exception("on_closing callback failed")
         # Outbound calls can never be answered now.
         for entry in self._pending.close():
             _fail(entry, ConnectionClosedError(f"{reason} while waiting for {entry.method}"))
@@ -258,10 +298,49 @@ class Connection:
         :class:`~mcpsync.errors.ConnectionClosedError` when the connection ends.
         ``KeyboardInterrupt`` while waiting cancels the request on the peer, then propagates.
         """
+        request_id, future = self.begin_request(
+            method, params, on_progress=on_progress, parent=parent,
+            related_request_id=related_request_id)
+        wait = self.default_timeout if timeout is None else timeout
+        try:
+            return future.result(wait)
+        except FutureTimeout:
+            if self._pending.pop(request_id) is None:
+                # Answered just as the deadline passed: the result is on its way.
+                return future.result(self.default_timeout)
+            self._cancel_outbound(request_id, method, f"timed out after {wait} s")
+            raise RequestTimeoutError(f"{method} timed out after {wait} s") from None
+        except KeyboardInterrupt:
+            if self._pending.pop(request_id) is not None:
+                self._cancel_outbound(request_id, method, "interrupted by the user")
+            raise
+
+    def new_request_id(self) -> RequestId:
+        """Allocate an id for :meth:`begin_request` (to register it somewhere first)."""
+        with self._lock:
+            return self._ids.next()
+
+    def begin_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        request_id: RequestId | None = None,
+        on_progress: ProgressCallback | None = None,
+        parent: RequestId | None = None,
+        related_request_id: RequestId | None = None,
+        ordered: bool = False,
+    ) -> tuple[RequestId, Future[dict[str, Any]]]:
+        """Send a request without waiting: returns its id and the Future of its result.
+
+        For requests that stay open (``subscriptions/listen``); end one early with
+        :meth:`cancel_request`. With ``ordered``, the Future is resolved on the
+        notification thread, after every notification that arrived before the answer.
+        """
         if self._closing:
             raise ConnectionClosedError(f"cannot send {method}: connection closed")
-        with self._lock:
-            request_id = self._ids.next()
+        if request_id is None:
+            request_id = self.new_request_id()
         token = None
         if on_progress is not None:
             token = request_id
@@ -270,6 +349,8 @@ class Connection:
             meta["progressToken"] = token
             params["_meta"] = meta
         entry = Pending(method, parent, token, on_progress)
+        if ordered:
+            entry.ordered = True
         if threading.current_thread() is self._notifier:
             entry.ordered = False
         if not self._pending.add(request_id, entry):
@@ -279,19 +360,20 @@ class Connection:
         except BaseException:
             self._pending.pop(request_id)
             raise
-        wait = self.default_timeout if timeout is None else timeout
-        try:
-            return entry.future.result(wait)
-        except FutureTimeout:
-            if self._pending.pop(request_id) is None:
-                # Answered just as the deadline passed: the result is on its way.
-                return entry.future.result(self.default_timeout)
-            self._cancel_outbound(request_id, method, f"timed out after {wait} s")
-            raise RequestTimeoutError(f"{method} timed out after {wait} s") from None
-        except KeyboardInterrupt:
-            if self._pending.pop(request_id) is not None:
-                self._cancel_outbound(request_id, method, "interrupted by the user")
-            raise
+        return request_id, entry.future
+
+    def cancel_request(self, request_id: RequestId, reason: str) -> bool:
+        """Stop waiting for an outbound request and tell the peer (``notifications/cancelled``).
+
+        Its Future fails with :class:`~mcpsync.errors.RequestCancelledError`. False when
+        it was no longer pending (answered, or the connection ended).
+        """
+        entry = self._pending.pop(request_id)
+        if entry is None:
+            return False
+        _fail(entry, RequestCancelledError(f"{entry.method} cancelled: {reason}"))
+        self._cancel_outbound(request_id, entry.method, reason)
+        return True
 
     def _cancel_outbound(self, request_id: RequestId, method: str, reason: str) -> None:
         if method in _NOT_CANCELLABLE or self._closing:

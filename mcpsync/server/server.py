@@ -21,6 +21,7 @@ from ..protocol.uritemplate import UriTemplate, is_template
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, features
 from ..transports.base import Transport
 from ..types import Icon, ToolAnnotations
+from .listen import ListenRegistry, serve_listen
 from .prompts import Completer, PromptRegistry, RegisteredPrompt, complete
 from .resources import RegisteredResource, ResourceRegistry
 from .session import ServerSession
@@ -95,6 +96,8 @@ class Server:
         self.notification_handlers: dict[str, NotificationHandler] = {}
         self._sessions: set[ServerSession] = set()
         self._sessions_lock = threading.Lock()
+        #: Open ``subscriptions/listen`` streams (2026-07-28), across sessions.
+        self.listeners = ListenRegistry()
         self._install_core_methods()
 
     @property
@@ -138,11 +141,13 @@ class Server:
     def capabilities_for(self, version: str) -> dict[str, Any]:
         """Capabilities as ``version`` can honour them.
 
-        In 2026-07-28 list changes and resource updates travel only on
-        ``subscriptions/listen``, which mcpsync does not serve yet, so they are not declared.
+        In 2026-07-28 ``listChanged`` and ``resources.subscribe`` mean the
+        ``subscriptions/listen`` filters are served; without a listen handler (one
+        replaced by ``method_handler`` does not count) they are not declared.
         """
         caps = self.capabilities()
-        if features(version).era == "modern":
+        if features(version).era == "modern" and (
+                self.method_handlers.get("subscriptions/listen") != self._listen):
             caps["tools"] = {}
             caps["prompts"] = {}
             caps["resources"] = {}
@@ -267,9 +272,22 @@ class Server:
         return register
 
     def notify_resource_updated(self, uri: str) -> None:
-        """Tell every session subscribed to ``uri`` that it changed."""
+        """Tell every session subscribed to ``uri`` that it changed, and every
+        ``subscriptions/listen`` stream whose ``resourceSubscriptions`` cover it (the same
+        URI or one it is a sub-resource of)."""
         for session in self.sessions():
             session.send_resource_updated(uri)
+        self.listeners.resource_updated(uri)
+
+    def end_subscriptions(self, sessions: list[ServerSession] | None = None, *,
+                          timeout: float | None = 5.0) -> bool:
+        """End open ``subscriptions/listen`` streams gracefully: each is answered
+        ``{"resultType": "complete"}`` after the notifications already due. All of them,
+        or those of ``sessions``. Waits up to ``timeout`` for the answers to be sent;
+        False when some were still open then. New listens are served as usual."""
+        owners = None if sessions is None else [s.ended for s in sessions]
+        self.listeners.end(owners)
+        return self.listeners.wait_ended(owners, timeout)
 
     def prompt(
         self,
@@ -392,6 +410,7 @@ class Server:
             ctx, params, self.page_size)
         handlers["prompts/get"] = self.prompts.render
         handlers["completion/complete"] = self._complete
+        handlers["subscriptions/listen"] = self._listen
 
     # -- serving -------------------------------------------------------------------------
 
@@ -416,6 +435,10 @@ class Server:
     def _broadcast_list_changed(self, kind: str) -> None:
         for session in self.sessions():
             session.send_list_changed(kind)
+        self.listeners.list_changed(kind)
+
+    def _listen(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+        return serve_listen(self.listeners, self.capabilities(), ctx, params)
 
     def run_stdio(self, *, drain_timeout: float = 2.0) -> None:
         """Serve one client over this process's stdin/stdout until EOF or SIGINT/SIGTERM.
@@ -427,6 +450,20 @@ class Server:
         from .stdio import serve_stdio
 
         serve_stdio(self, drain_timeout=drain_timeout)
+
+    def wsgi_app(self, **options: Any) -> Any:
+        """This server as a WSGI application speaking Streamable HTTP (both eras); see
+        :class:`mcpsync.http.McpWsgiApp` for the options."""
+        from ..http.wsgi import McpWsgiApp
+
+        return McpWsgiApp(self, **options)
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serve over HTTP on werkzeug's threaded development server (see
+        :func:`mcpsync.http.serve`)."""
+        from ..http import serve
+
+        serve(self, host, port, **options)
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, version={self.version!r}, tools={len(self.tools)})"

@@ -63,6 +63,7 @@ class ServerSession:
             drain_timeout=drain_timeout,
             name=name,
             on_closed=self._on_closed,
+            on_closing=self._on_closing,
         )
 
     # -- SessionHandle -------------------------------------------------------------------
@@ -94,6 +95,11 @@ class ServerSession:
         return self
 
     def close(self, timeout: float = 5.0) -> None:
+        """End the session. Its open ``subscriptions/listen`` streams are first ended
+        gracefully (a ``complete`` answer each, waiting at most 1 s)."""
+        if not self._connection.closed:
+            self.server.listeners.end([self._ended])
+            self.server.listeners.wait_ended([self._ended], min(timeout, 1.0))
         self._connection.close(timeout)
 
     def wait_closed(self, timeout: float | None = None) -> bool:
@@ -102,6 +108,10 @@ class ServerSession:
     def _advance(self, event: lifecycle.Event) -> None:
         with self._state_lock:
             self._state = lifecycle.advance(self._state, event)
+
+    def _on_closing(self) -> None:
+        # The peer is gone or going: let subscriptions return instead of holding the drain.
+        self.server.listeners.end([self._ended])
 
     def _on_closed(self) -> None:
         with self._state_lock:

@@ -13,7 +13,8 @@ same call now returns the answer. Answers of earlier rounds travel in a signed
 ``requestState`` (:mod:`mcpsync.protocol.request_state`). Code before a question runs
 again on every round: keep it free of side effects, or do them after the last question.
 
-Not yet here: ``subscriptions/listen``.
+``subscriptions/listen`` is an ordinary method handler (:mod:`mcpsync.server.listen`) that
+stays open and sends tagged notifications through the same scope.
 """
 
 from __future__ import annotations

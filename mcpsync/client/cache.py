@@ -1,0 +1,137 @@
+"""The client's response cache for 2026-07-28 caching hints (``ttlMs``, ``cacheScope``).
+
+A result of ``server/discover``, a list method or ``resources/read`` is kept while
+``now < received + ttlMs``, keyed by the method and the params that change the result
+(``cursor`` for lists, ``uri`` for reads); ``ttlMs`` absent, zero, negative or not an
+integer means "do not keep". Answers to multi round-trip retries are never kept, and a
+matching notification drops entries: ``notifications/tools/list_changed`` every
+``tools/list`` page, ``.../resources/list_changed`` the resource and template lists,
+``notifications/resources/updated`` the reads of that URI and of URIs it contains or that
+contain it.
+
+One cache belongs to one Client, i.e. one authorization context, so ``"private"`` and
+``"public"`` results are kept alike. Thread-safe; the clock is injectable for tests.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+from ..server.listen import uri_covers
+
+CACHEABLE: Final = frozenset({
+    "server/discover", "tools/list", "prompts/list", "resources/list",
+    "resources/templates/list", "resources/read",
+})
+
+#: Which cached methods each list_changed notification makes stale.
+_INVALIDATES: Final = {
+    "notifications/tools/list_changed": ("tools/list",),
+    "notifications/prompts/list_changed": ("prompts/list",),
+    "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
+}
+
+Key = tuple[str, Any]
+
+
+def cache_key(method: str, params: dict[str, Any] | None) -> Key | None:
+    """The key of a cacheable request, or None when the request is not cacheable."""
+    if method not in CACHEABLE:
+        return None
+    params = params or {}
+    if "inputResponses" in params or "requestState" in params:
+        return None  # an MRTR retry
+    if method == "resources/read":
+        uri = params.get("uri")
+        return (method, uri) if isinstance(uri, str) else None
+    if method == "server/discover":
+        return (method, None)
+    cursor = params.get("cursor")
+    return (method, cursor if isinstance(cursor, str) else None)
+
+
+def ttl_of(result: dict[str, Any]) -> float:
+    """A result's ``ttlMs`` in seconds; 0 for absent, negative or malformed values."""
+    ttl = result.get("ttlMs")
+    if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl <= 0:
+        return 0.0
+    return ttl / 1000.0
+
+
+class ResponseCache:
+    """Fresh results by request key. ``clock`` defaults to :func:`time.monotonic`."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._entries: dict[Key, tuple[float, dict[str, Any]]] = {}
+        self._generation = 0
+
+    def generation(self) -> int:
+        """Take before sending; pass to :meth:`store` so that an answer that raced with an
+        invalidation is not kept."""
+        with self._lock:
+            return self._generation
+
+    def get(self, key: Key) -> dict[str, Any] | None:
+        """A copy of the fresh result for ``key``, or None (a stale entry is dropped)."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            expires, result = entry
+            if self._clock() >= expires:
+                del self._entries[key]
+                return None
+        return copy.deepcopy(result)
+
+    def store(self, key: Key, result: dict[str, Any], generation: int) -> bool:
+        """Keep ``result`` if its ``ttlMs`` allows and nothing was invalidated since
+        ``generation``. Returns whether it was kept."""
+        if result.get("resultType", "complete") != "complete":
+            return False
+        ttl = ttl_of(result)
+        if ttl <= 0:
+            return False
+        kept = copy.deepcopy(result)
+        with self._lock:
+            if generation != self._generation:
+                return False
+            self._entries[key] = (self._clock() + ttl, kept)
+        return True
+
+    def invalidate(self, method: str, *, uri: str | None = None) -> None:
+        """Drop every entry of ``method`` (every page), or only the reads of ``uri`` and of
+        URIs it contains or that contain it."""
+        with self._lock:
+            self._generation += 1
+            for key in [k for k in self._entries if k[0] == method]:
+                if uri is None or (isinstance(key[1], str) and (
+                        uri_covers(uri, key[1]) or uri_covers(key[1], uri))):
+                    del self._entries[key]
+
+    def on_notification(self, method: str, params: dict[str, Any]) -> None:
+        """Apply a server notification: list_changed and resources/updated invalidate."""
+        if method == "notifications/resources/updated":
+            uri = params.get("uri")
+            if isinstance(uri, str):
+                self.invalidate("resources/read", uri=uri)
+            return
+        for stale in _INVALIDATES.get(method, ()):
+            self.invalidate(stale)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._generation += 1
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+
+__all__ = ["CACHEABLE", "ResponseCache", "cache_key", "ttl_of"]

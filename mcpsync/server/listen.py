@@ -1,0 +1,220 @@
+"""``subscriptions/listen`` (2026-07-28): long-lived notification streams, fanned out.
+
+A listen request stays open: the server acknowledges it with
+``notifications/subscriptions/acknowledged``, then sends the notifications the client
+asked for, each tagged ``_meta["io.modelcontextprotocol/subscriptionId"]`` (the listen
+request's id), until the client cancels the request or the server ends the subscription
+gracefully with a ``complete`` result.
+
+Threads: the request's own handler thread is the subscription's delivery thread. The
+server's change announcements (from any thread) only record what changed in each
+matching :class:`Listener` and wake it; the handler sends. So nothing is ever sent while
+a lock is held, a slow client stalls only its own subscription, and the acknowledgement
+is always the subscription's first message. The handler sends through
+``ctx.notify`` (``connection.notify(..., related_request_id=<listen id>)``), so a transport
+that routes by request (an HTTP SSE response) carries the stream on that request's
+response. Pending changes are coalesced: a burst of changes to one list is one
+notification.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Final
+
+from ..engine.connection import CancelEvent
+from ..errors import (
+    ConnectionClosedError,
+    InvalidParamsError,
+    MethodNotFoundError,
+    RequestCancelledError,
+)
+from ..protocol.versions import features
+
+if TYPE_CHECKING:
+    from ..dispatch.context import HandlerContext
+
+META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
+UPDATED: Final = "notifications/resources/updated"
+
+#: Filter field -> the list that it follows.
+LIST_FIELDS: Final = {"toolsListChanged": "tools", "promptsListChanged": "prompts",
+                      "resourcesListChanged": "resources"}
+
+
+def uri_covers(subscribed: str, uri: str) -> bool:
+    """Whether an update of ``uri`` concerns a subscription to ``subscribed``: the same URI
+    or a sub-resource of it (``file:///dir`` covers ``file:///dir/a.txt``)."""
+    if uri == subscribed:
+        return True
+    if not uri.startswith(subscribed):
+        return False
+    return subscribed.endswith("/") or uri[len(subscribed)] in "/?#"
+
+
+def parse_filter(params: dict[str, Any]) -> dict[str, Any]:
+    """The ``notifications`` filter of a listen request, validated (-32602 otherwise)."""
+    wanted = params.get("notifications")
+    if not isinstance(wanted, dict):
+        raise InvalidParamsError('Invalid params: "notifications" is required and must be '
+                                 "an object")
+    for field in LIST_FIELDS:
+        if field in wanted and not isinstance(wanted[field], bool):
+            raise InvalidParamsError(f'Invalid params: "notifications.{field}" must be a '
+                                     "boolean")
+    uris = wanted.get("resourceSubscriptions")
+    if uris is not None and (not isinstance(uris, list)
+                             or not all(isinstance(u, str) for u in uris)):
+        raise InvalidParamsError('Invalid params: "notifications.resourceSubscriptions" '
+                                 "must be an array of strings")
+    return wanted
+
+
+def honoured(wanted: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, Any]:
+    """The subset of ``wanted`` that a server with ``capabilities`` will deliver."""
+    granted: dict[str, Any] = {}
+    for field, kind in LIST_FIELDS.items():
+        if wanted.get(field) is True and (capabilities.get(kind) or {}).get("listChanged"):
+            granted[field] = True
+    uris = wanted.get("resourceSubscriptions")
+    if uris is not None and (capabilities.get("resources") or {}).get("subscribe"):
+        granted["resourceSubscriptions"] = list(dict.fromkeys(uris))
+    return granted
+
+
+class Listener:
+    """One open subscription: what it follows, and what changed since it last sent."""
+
+    def __init__(self, subscription_id: Any, granted: dict[str, Any], owner: object) -> None:
+        self.subscription_id = subscription_id
+        self.owner = owner
+        self.lists = frozenset(kind for field, kind in LIST_FIELDS.items()
+                               if granted.get(field))
+        self.uris = tuple(granted.get("resourceSubscriptions") or ())
+        self.wake = threading.Event()
+        self._lock = threading.Lock()
+        #: Pending notifications in first-change order, keyed for coalescing.
+        self._pending: dict[tuple[str, str], tuple[str, dict[str, Any] | None]] = {}
+        self.ending = False
+
+    def wants_list(self, kind: str) -> bool:
+        return kind in self.lists
+
+    def wants_uri(self, uri: str) -> bool:
+        return any(uri_covers(subscribed, uri) for subscribed in self.uris)
+
+    def post(self, key: tuple[str, str], method: str, params: dict[str, Any] | None) -> None:
+        with self._lock:
+            self._pending.setdefault(key, (method, params))
+        self.wake.set()
+
+    def end(self) -> None:
+        """Ask the handler to end the subscription gracefully (a ``complete`` result)."""
+        self.ending = True
+        self.wake.set()
+
+    def take(self) -> list[tuple[str, dict[str, Any] | None]]:
+        with self._lock:
+            pending = list(self._pending.values())
+            self._pending.clear()
+        return pending
+
+
+class ListenRegistry:
+    """Every open subscription of one Server, across sessions and transports. Thread-safe:
+    the lock guards only the set; nothing is sent by the callers of this class."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._gone = threading.Condition(self._lock)
+        self._listeners: set[Listener] = set()
+
+    def add(self, listener: Listener) -> None:
+        with self._lock:
+            self._listeners.add(listener)
+
+    def discard(self, listener: Listener) -> None:
+        with self._lock:
+            self._listeners.discard(listener)
+            self._gone.notify_all()
+
+    def wait_ended(self, owners: Iterable[object] | None = None,
+                   timeout: float | None = None, *, at_most: int = 0) -> bool:
+        """Block until at most ``at_most`` subscriptions of ``owners`` (or of anyone) are
+        open; False when ``timeout`` passes first."""
+        keep = None if owners is None else set(map(id, owners))
+        with self._lock:
+            return self._gone.wait_for(lambda: sum(
+                keep is None or id(lst.owner) in keep for lst in self._listeners) <= at_most,
+                timeout)
+
+    def snapshot(self) -> list[Listener]:
+        with self._lock:
+            return list(self._listeners)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._listeners)
+
+    def list_changed(self, kind: str) -> None:
+        """``notifications/{kind}/list_changed`` to every subscription that asked for it."""
+        method = f"notifications/{kind}/list_changed"
+        for listener in self.snapshot():
+            if listener.wants_list(kind):
+                listener.post(("list", kind), method, None)
+
+    def resource_updated(self, uri: str) -> None:
+        """``notifications/resources/updated`` to every subscription that covers ``uri``."""
+        for listener in self.snapshot():
+            if listener.wants_uri(uri):
+                listener.post(("uri", uri), UPDATED, {"uri": uri})
+
+    def end(self, owners: Iterable[object] | None = None) -> int:
+        """End subscriptions gracefully: all of them, or those of ``owners`` (the ``ended``
+        events of sessions). Returns how many were asked to end."""
+        keep = None if owners is None else set(map(id, owners))
+        ending = [lst for lst in self.snapshot() if keep is None or id(lst.owner) in keep]
+        for listener in ending:
+            listener.end()
+        return len(ending)
+
+
+def serve_listen(registry: ListenRegistry, capabilities: dict[str, Any],
+                 ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+    """The ``subscriptions/listen`` handler: acknowledge, deliver, and end."""
+    version = ctx.session.protocol_version
+    if version is None or features(version).era != "modern":
+        raise MethodNotFoundError("Method not found: subscriptions/listen",
+                                  data={"method": "subscriptions/listen"})
+    granted = honoured(parse_filter(params), capabilities)
+    tag = {META_SUBSCRIPTION_ID: ctx.request_id}
+    owner = ctx._session.ended
+    listener = Listener(ctx.request_id, granted, owner)
+    cancelled = ctx.cancelled
+    # Registered before the acknowledgement, so no change after it can be missed; the
+    # handler sends the acknowledgement before anything it collects.
+    registry.add(listener)
+    try:
+        if isinstance(cancelled, CancelEvent):
+            cancelled.add_callback(listener.wake.set)
+        else:  # a context without the engine's event: the session end is all we watch
+            raise RuntimeError("subscriptions/listen needs the engine's CancelEvent")
+        if owner.is_set():
+            listener.end()
+        try:
+            ctx.notify(ACKNOWLEDGED, {"notifications": granted, "_meta": dict(tag)})
+            while True:
+                listener.wake.wait()
+                listener.wake.clear()
+                if cancelled.is_set():
+                    ctx.check_cancelled()
+                for method, body in listener.take():
+                    ctx.notify(method, {**(body or {}), "_meta": dict(tag)})
+                if listener.ending:
+                    return {"_meta": dict(tag)}
+        except ConnectionClosedError:
+            raise RequestCancelledError("the connection closed under a subscription") from None
+    finally:
+        registry.discard(listener)

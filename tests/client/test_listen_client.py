@@ -1,0 +1,103 @@
+"""``Client.listen``: subscriptions in both eras over the in-memory transport."""
+
+from __future__ import annotations
+
+import queue
+
+import pytest
+
+from mcpsync import Client, MCPError, Server
+from mcpsync.client.listen import SubscriptionNotification
+
+MODERN = "2026-07-28"
+WAIT = 5.0
+
+
+def make_server() -> Server:
+    server = Server("listen-client", request_state_key="k")
+
+    @server.resource("notes://a")
+    def note_a() -> str:
+        return "a"
+
+    return server
+
+
+def test_iterate_and_demultiplex_two_subscriptions():
+    server = make_server()
+    others: list[tuple[str, dict]] = []
+    with Client.memory(server, protocol_version=MODERN,
+                       on_notification=lambda m, p: others.append((m, p))) as client:
+        tools = client.listen(prompts=False, resources=False)
+        notes = client.listen(tools=False, prompts=False, resources=False,
+                              resource_uris=["notes://a"])
+        assert tools.acknowledged == {"toolsListChanged": True}
+        assert notes.acknowledged == {"resourceSubscriptions": ["notes://a"]}
+        assert tools.id != notes.id
+        server.add_tool(lambda: 1, name="one")
+        server.notify_resource_updated("notes://a")
+        first = next(tools)
+        assert first.method == "notifications/tools/list_changed"
+        assert first.params["_meta"]["io.modelcontextprotocol/subscriptionId"] == tools.id
+        assert notes.get(WAIT).uri == "notes://a"
+        assert tools.get(0.05) is None and notes.get(0.05) is None
+        tools.close()
+        assert server.listeners.wait_ended(timeout=WAIT, at_most=1)
+        assert not tools.active and list(tools) == []
+        assert notes.active
+        notes.close()
+        assert server.listeners.wait_ended(timeout=WAIT)
+    assert others == []  # tagged notifications belong to their subscription only
+
+
+def test_callbacks_run_on_their_own_thread_and_may_call_the_client():
+    server = make_server()
+    got: queue.Queue[tuple[SubscriptionNotification, list[str]]] = queue.Queue()
+    with Client.memory(server, protocol_version=MODERN) as client:
+
+        def refresh(note: SubscriptionNotification) -> None:
+            got.put((note, [t.name for t in client.list_tools()]))
+
+        with client.listen(on_notification=refresh):
+            server.add_tool(lambda: 1, name="fresh")
+            note, names = got.get(timeout=WAIT)
+            assert note.method == "notifications/tools/list_changed" and names == ["fresh"]
+
+
+def test_server_end_and_client_close_end_the_subscription():
+    server = make_server()
+    client = Client.memory(server, protocol_version=MODERN)
+    sub = client.listen()
+    assert server.end_subscriptions(timeout=WAIT)
+    assert sub.wait_ended(WAIT) and sub.ended_by_server and sub.error is None
+    again = client.listen()
+    client.close()
+    assert again.wait_ended(WAIT) and not again.ended_by_server
+    assert again.error is not None
+
+
+def test_a_server_without_listen_raises_its_error():
+    server = make_server()
+    del server.method_handlers["subscriptions/listen"]
+    with Client.memory(server, protocol_version=MODERN) as client:
+        assert client.server_capabilities["tools"] == {}  # not declared without it
+        with pytest.raises(MCPError) as info:
+            client.listen()
+        assert info.value.code == -32601
+
+
+def test_handshake_era_maps_onto_session_notifications_and_subscribe():
+    server = make_server()
+    with Client.memory(server) as client:  # 2025-11-25
+        sub = client.listen(prompts=False, resource_uris=["notes://a"])
+        assert sub.id is None
+        assert sub.acknowledged == {"toolsListChanged": True, "resourcesListChanged": True,
+                                    "resourceSubscriptions": ["notes://a"]}
+        (session,) = server.sessions()
+        assert "notes://a" in session._subscriptions
+        server.add_tool(lambda: 1, name="one")
+        assert sub.get(WAIT).method == "notifications/tools/list_changed"
+        server.notify_resource_updated("notes://a")
+        assert sub.get(WAIT).uri == "notes://a"
+        sub.close()
+        assert "notes://a" not in session._subscriptions
