@@ -1,0 +1,1 @@
+"""Fixtures for the official MCP conformance suite (server mode)."""
