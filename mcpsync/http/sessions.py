@@ -78,10 +78,11 @@ class HttpSession:
         self._standalone: ResponseStream | None = None
         self._backlog: deque[Message] = deque(maxlen=_BACKLOG)
         self.transport = SessionTransport(self)
-        self.server_session = ServerSession(server, self.transport,
-                                            name=f"mcpsync-http-{self.id[:6]}")
+        # Through connect(): the server then knows the session, so its broadcasts
+        # (list_changed, resources/updated) reach it. Nothing is fed before this returns.
+        self.server_session: ServerSession = server.connect(
+            self.transport, name=f"mcpsync-http-{self.id[:6]}")
         self.server_session.info.session_id = self.id
-        self.server_session.start()
         self.ended = threading.Event()
         self.priming = priming
 

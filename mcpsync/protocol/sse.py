@@ -71,13 +71,23 @@ class SseParser:
         self.last_event_id: str | None = None
         self.retry_ms: int | None = None
         self._strip_bom = True
+        self._after_cr = False
 
     def feed(self, chunk: bytes) -> list[Event]:
         """Parse ``chunk``; return the events it completes."""
         if self._strip_bom and chunk:
-            if chunk.startswith(b"\xef\xbb\xbf"):
-                chunk = chunk[3:]
+            pending = self._buffer + chunk
+            if len(pending) < 3 and b"\xef\xbb\xbf".startswith(pending):
+                self._buffer = pending  # maybe the first bytes of a BOM: wait for more
+                return []
+            self._buffer = b""
+            chunk = pending[3:] if pending.startswith(b"\xef\xbb\xbf") else pending
             self._strip_bom = False
+        if self._after_cr and chunk:
+            # The previous chunk ended in CR: an LF now is the second half of that CRLF.
+            self._after_cr = False
+            if chunk.startswith(b"\n"):
+                chunk = chunk[1:]
         buffer = self._buffer + chunk
         events: list[Event] = []
         start = 0
@@ -89,8 +99,10 @@ class SseParser:
                 break
             if cr != -1 and (lf == -1 or cr < lf):
                 if cr + 1 == length:
-                    break  # a CR at the end may be the first half of CRLF
-                end, nxt = cr, cr + 2 if buffer[cr + 1:cr + 2] == b"\n" else cr + 1
+                    self._after_cr = True  # the line is over; skip an LF that may follow
+                    end, nxt = cr, cr + 1
+                else:
+                    end, nxt = cr, cr + 2 if buffer[cr + 1:cr + 2] == b"\n" else cr + 1
             else:
                 end, nxt = lf, lf + 1
             event = self._line(buffer[start:end])

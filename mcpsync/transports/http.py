@@ -22,12 +22,14 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import socket
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 from urllib.parse import urljoin
 
 import requests
+import urllib3
 
 from ..engine.pool import WorkerPool
 from ..errors import ConnectionClosedError
@@ -45,8 +47,10 @@ _ACCEPT: Final = "application/json, text/event-stream"
 _MAX_RESUMES: Final = 5
 _MODERN_CODES: Final = frozenset({-32020, -32021, -32022, -32601, -32602})
 #: What reading a response can raise, including when another thread closes it (which is
-#: how a cancelled request's stream is dropped).
-_STREAM_ERRORS: Final = (requests.RequestException, OSError, ValueError, AttributeError)
+#: how a cancelled request's stream is dropped). Reading ``response.raw`` directly raises
+#: urllib3's own errors (a broken chunked stream: ``ProtocolError``), not requests' ones.
+_STREAM_ERRORS: Final = (requests.RequestException, urllib3.exceptions.HTTPError, OSError,
+                         ValueError, AttributeError)
 
 
 class HttpTransport:
@@ -101,6 +105,8 @@ class HttpTransport:
             if modern:
                 return  # 2026-07-28 over HTTP: closing the stream is the cancellation
         self._submit(lambda: self._deliver(message))
+        if isinstance(message, Notification) and message.method == "notifications/initialized":
+            self._start_get_stream()  # at once, so it is open before the first call
 
     def receive(self) -> Received | None:
         return self._inbox.get()
@@ -113,7 +119,7 @@ class HttpTransport:
             responses = list(self._open.values())
             self._open.clear()
         for response in responses:
-            response.close()
+            _abort(response)
         if self.session_id is not None:
             try:
                 self._http.delete(self._post_url, headers=self._session_headers(),
@@ -160,8 +166,7 @@ class HttpTransport:
 
     def _filter_tools(self, message: Response) -> Response:
         tools = message.result.get("tools")
-        meta = message.result.get("_meta")
-        if not isinstance(tools, list) or not isinstance(meta, dict) or not tools:
+        if not isinstance(tools, list) or not tools:
             return message
         kept, maps = valid_tools([t for t in tools if isinstance(t, dict)])
         with self._lock:
@@ -202,7 +207,7 @@ class HttpTransport:
         if response is None:
             return self.session_id is None and not self._legacy_sse
         modern = getattr(response, "_mcpsync_modern", False)
-        response.close()
+        _abort(response)
         return bool(modern)
 
     # -- POST ----------------------------------------------------------------------------
@@ -225,9 +230,6 @@ class HttpTransport:
             if response.status_code >= 300:
                 logger.warning("server refused %r: HTTP %d %s", message, response.status_code,
                                response.text[:200])
-            if isinstance(message, Notification) and (
-                    message.method == "notifications/initialized"):
-                self._start_get_stream()
 
     def _exchange(self, request: Request, *, retried: bool = False) -> None:
         try:
@@ -482,6 +484,25 @@ def _own_session(pool_size: int) -> requests.Session:
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return session
+
+
+def _abort(response: requests.Response) -> None:
+    """Close a response that another thread may be reading. Its socket is shut down first:
+    that makes a blocked read return at once, where ``close()`` alone would wait for the
+    reader (it needs the buffered reader's lock) until the server sends something."""
+    connection = getattr(response.raw, "_connection", None)
+    sock = getattr(connection, "sock", None)
+    if not isinstance(sock, socket.socket):
+        # A response marked "will close" no longer has it on its connection: look in the
+        # file it reads from (http.client's SocketIO).
+        reader = getattr(getattr(response.raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(reader, "raw", None), "_sock", None)
+    if isinstance(sock, socket.socket):
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+    response.close()
 
 
 def _chunks(response: requests.Response) -> Iterator[bytes]:
