@@ -50,7 +50,7 @@ from ..types import (
 )
 from ..types.client_features import CreateMessageRequestParams, ElicitRequestParams
 from .cache import ResponseCache, cache_key
-from .host import call_host, wire_result
+from .host import call_host, wire_result, with_defaults
 from .listen import Listens, Subscription, SubscriptionCallback
 from .mrtr import INPUT_MODES, resolve
 
@@ -232,8 +232,8 @@ class Client:
             # (or nothing), and then the handshake follows. Never keyed on one error code.
             self.requested_version = MODERN_VERSIONS[0]
             try:
-                self._discover(timeout=min(self.timeout, 5.0))
-                return
+                if self._discover_negotiated(timeout=min(self.timeout, 5.0)):
+                    return
             except MCPError as exc:
                 if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
                     raise  # a modern server that speaks none of our revisions
@@ -242,7 +242,11 @@ class Client:
             self._envelope = None
             self.requested_version = LATEST_LEGACY
         if features(self.requested_version).era == "modern":
-            self._discover()
+            if not self._discover_negotiated():
+                raise ProtocolStateError(
+                    f"the server does not speak {self.requested_version}; it asks for the "
+                    "handshake era (connect with protocol_version='auto' or a handshake "
+                    "version)")
             return
         params = {
             "protocolVersion": self.requested_version,
@@ -258,6 +262,28 @@ class Client:
             )
         self._init = result
         self._connection.notify("notifications/initialized")
+
+    def _discover_negotiated(self, timeout: float | None = None) -> bool:
+        """``server/discover``, retried once with a revision from the server's
+        ``supported`` list when it refuses ours. False when that list names only
+        handshake-era revisions."""
+        for attempt in range(2):
+            try:
+                self._discover(timeout=timeout)
+                return True
+            except MCPError as exc:
+                if exc.code != UNSUPPORTED_PROTOCOL_VERSION or attempt:
+                    raise
+                data = exc.data if isinstance(exc.data, dict) else {}
+                supported = [v for v in data.get("supported") or () if isinstance(v, str)]
+                modern = [v for v in MODERN_VERSIONS if v in supported]
+                if modern:
+                    self.requested_version = modern[0]
+                    continue
+                if any(v in LEGACY_VERSIONS for v in supported):
+                    return False
+                raise
+        return False
 
     def _discover(self, timeout: float | None = None) -> None:
         """2026-07-28: no handshake; ``server/discover`` tells who the server is."""
@@ -651,7 +677,8 @@ class Client:
         request (2026-07-28) — with the host handlers given at connect time."""
         if method == "elicitation/create" and self._elicitation_handler is not None:
             params = from_wire(ElicitRequestParams, raw)
-            return wire_result(call_host(self._elicitation_handler, params, inbound))
+            answer = wire_result(call_host(self._elicitation_handler, params, inbound))
+            return with_defaults(answer, raw.get("requestedSchema"))
         if method == "sampling/createMessage" and self._sampling_handler is not None:
             if (raw.get("tools") or raw.get("toolChoice")) and not self._sampling_tools:
                 raise InvalidParamsError("sampling with tools was not declared by this client")

@@ -56,3 +56,19 @@ def wire_result(value: Any) -> dict[str, Any]:
     if not isinstance(wire, dict):
         raise TypeError(f"a host handler must return a result object, not {type(value)!r}")
     return wire
+
+
+def with_defaults(answer: dict[str, Any], schema: Any) -> dict[str, Any]:
+    """An accepted form answer with the schema's defaults for the fields the user left
+    out (SEP-1034: the form starts from the defaults, so an untouched field means its
+    default)."""
+    if answer.get("action") != "accept" or not isinstance(schema, dict):
+        return answer
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return answer
+    content = dict(answer.get("content") or {})
+    for name, prop in properties.items():
+        if name not in content and isinstance(prop, dict) and "default" in prop:
+            content[name] = prop["default"]
+    return {**answer, "content": content}

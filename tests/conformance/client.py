@@ -15,12 +15,12 @@ import sys
 import threading
 from typing import Any
 
-from mcpsync import Client, ElicitResult, HostRequest, MCPSyncError
+from mcpsync import Client, ElicitResult, MCPSyncError
 
 logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
 
 
-def accept_with_defaults(request: HostRequest, params: Any) -> ElicitResult:
+def accept_with_defaults(params: Any) -> ElicitResult:
     """Accept every form with no answers of its own: the client fills in the defaults."""
     return ElicitResult(action="accept", content={})
 
