@@ -1,0 +1,121 @@
+"""Run the official MCP conformance suite against mcpsync (server and client legs).
+
+Used by ``tests/conformance/test_official_suite.py`` (each leg is a test) and by
+``scripts/conformance-report`` (which regenerates ``docs/conformance.md``). The suite is
+``@modelcontextprotocol/conformance`` from ``scripts/install-peers``, run with Node 22.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.interop import peers
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+EXPECTED_FAILURES = HERE / "expected-failures.yml"
+REVISIONS = ("2025-11-25", "2026-07-28")
+_LINE = re.compile(r"^\s*([✓✗])\s+(\S+):\s+(\d+) passed,\s+(\d+) failed")
+
+
+@dataclass
+class Scenario:
+    name: str
+    passed: int
+    failed: int
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0
+
+
+@dataclass
+class Leg:
+    side: str          # "server" or "client"
+    revision: str
+    exit_code: int
+    output: str
+    scenarios: list[Scenario] = field(default_factory=list)
+
+    @property
+    def failing(self) -> list[str]:
+        return [s.name for s in self.scenarios if not s.ok]
+
+
+def _parse(output: str) -> list[Scenario]:
+    seen: dict[str, Scenario] = {}
+    summary = output.split("SUMMARY", 1)[-1]
+    for line in summary.splitlines():
+        match = _LINE.match(line)
+        if match:
+            name = match.group(2)
+            seen[name] = Scenario(name, int(match.group(3)), int(match.group(4)))
+    return list(seen.values())
+
+
+def _suite(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    cmd = [peers.require(peers.node22), peers.require(peers.conformance_js), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          env=peers.node_env(), cwd=str(ROOT), check=False)
+
+
+class FixtureServer:
+    """``python -m mcpsync serve tests/conformance/everything.py:server`` on a free port."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mcpsync", "serve", "tests/conformance/everything.py:server",
+             "--port", "0"],
+            cwd=str(ROOT), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+            env={**os.environ, "MCPSYNC_REQUEST_STATE_KEY": "conformance-key"})
+        self.url: str | None = None
+        ready = threading.Event()
+
+        def watch() -> None:
+            assert self.proc.stderr is not None
+            for line in self.proc.stderr:
+                if self.url is None and " at http://" in line:
+                    self.url = line.rsplit(" at ", 1)[1].strip()
+                    ready.set()
+            ready.set()
+
+        threading.Thread(target=watch, name="conformance-server-stderr", daemon=True).start()
+        if not ready.wait(30.0) or self.url is None:
+            self.close()
+            raise RuntimeError("the conformance fixture server did not start")
+
+    def close(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10.0)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10.0)
+
+
+def run_server_leg(revision: str, outdir: Path, timeout: float = 600.0) -> Leg:
+    server = FixtureServer()
+    try:
+        assert server.url is not None
+        proc = _suite(["server", "--url", server.url, "--requirements", revision,
+                       "-o", str(outdir)], timeout)
+    finally:
+        server.close()
+    output = proc.stdout + proc.stderr
+    return Leg("server", revision, proc.returncode, output, _parse(output))
+
+
+def run_client_leg(revision: str, outdir: Path, timeout: float = 600.0) -> Leg:
+    # The suite splits --command on single spaces: no spaces in these paths.
+    command = f"{sys.executable} {HERE / 'client.py'}"
+    proc = _suite(["client", "--command", command, "--requirements", revision,
+                   "--timeout", "60000", "--expected-failures", str(EXPECTED_FAILURES),
+                   "-o", str(outdir)], timeout)
+    output = proc.stdout + proc.stderr
+    return Leg("client", revision, proc.returncode, output, _parse(output))
