@@ -84,4 +84,10 @@ async def roots_resolved(listing: Annotated[types.ListRootsResult, Resolve(_list
 
 
 if __name__ == "__main__":
-    mcp.run("stdio")
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        # Streamable HTTP on 127.0.0.1:PORT/mcp, sessions and SSE (its default mode).
+        mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        mcp.run("stdio")

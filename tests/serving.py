@@ -1,0 +1,83 @@
+"""Serve a WSGI app on a real socket for tests: werkzeug's threaded server on 127.0.0.1,
+an ephemeral port, its own named thread; ``stop()`` shuts it down and joins the thread
+(bounded). Also: a free port and a bounded wait until a port accepts connections."""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from werkzeug.serving import WSGIRequestHandler, make_server
+
+STOP_TIMEOUT = 10.0
+_names = itertools.count()
+
+
+class QuietHandler(WSGIRequestHandler):
+    """werkzeug's request handler without the access log on stderr."""
+
+    def log_request(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+class RunningServer:
+    """A WSGI ``app`` being served at ``base`` (``http://127.0.0.1:PORT``)."""
+
+    def __init__(self, app: Any, *, on_stop: Callable[[], None] | None = None) -> None:
+        self.app = app
+        self._on_stop = on_stop
+        self._httpd = make_server("127.0.0.1", 0, app, threaded=True,
+                                  request_handler=QuietHandler)
+        self._httpd.daemon_threads = True
+        self.port: int = self._httpd.server_port
+        self.base = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever,
+                                        kwargs={"poll_interval": 0.05},
+                                        name=f"mcpsync-test-wsgi-{next(_names)}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._thread.join(STOP_TIMEOUT)
+        self._httpd.server_close()
+        if self._on_stop is not None:
+            self._on_stop()
+        assert not self._thread.is_alive(), "the test HTTP server did not stop"
+
+    def __enter__(self) -> RunningServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, *, timeout: float = 30.0,
+                  proc: subprocess.Popen[Any] | None = None) -> None:
+    """Block until 127.0.0.1:``port`` accepts a connection; fail after ``timeout`` seconds or
+    as soon as ``proc`` (the process that should listen) has exited."""
+    deadline = time.monotonic() + timeout
+    last: OSError | None = None
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"the server process exited with {proc.returncode} before "
+                               f"listening on port {port}")
+        try:
+            # The connect attempt itself is the bounded wait (refused fast, else times out).
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError as exc:
+            last = exc
+            threading.Event().wait(0.05)  # back off between refused attempts
+    raise TimeoutError(f"nothing listened on 127.0.0.1:{port} within {timeout}s ({last})")
