@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -236,6 +236,29 @@ class HandlerContext:
         from .reverse import elicit
 
         return elicit(self, message, schema, timeout=timeout)
+
+    def ask_all(self, *questions: Callable[[], Any]) -> list[Any]:
+        """Ask several questions at once; their answers, in order.
+
+        Each question is a callable that asks one, e.g. ``lambda: ctx.elicit("Name?",
+        Contact)``, ``lambda: ctx.sample("Summarize", max_tokens=50)``, ``ctx.list_roots``.
+        Under 2026-07-28 every unanswered one goes into the same ``InputRequiredResult``,
+        so the client answers them in one round instead of one round each. In the
+        handshake era they are asked one after another, as real requests.
+        """
+        from .questions import InputRequired
+
+        answers: list[Any] = []
+        pending: dict[str, Any] = {}
+        for ask in questions:
+            try:
+                answers.append(ask())
+            except InputRequired as question:
+                pending.update(question.requests)
+                answers.append(None)
+        if pending:
+            raise InputRequired(pending)
+        return answers
 
     def elicit_url(
         self, message: str, url: str, *, elicitation_id: str | None = None,

@@ -24,6 +24,7 @@ import time
 from typing import TYPE_CHECKING, Any, Final
 
 from ..dispatch.context import HandlerContext, SessionInfo
+from ..dispatch.questions import InputRequired
 from ..engine.connection import Connection, InboundRequest
 from ..errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -59,18 +60,6 @@ CACHEABLE_METHODS: Final = frozenset({
 
 #: The only methods whose result may be an InputRequiredResult.
 MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
-
-
-class InputRequired(BaseException):
-    """Ends a handler attempt that needs answers from the client.
-
-    A BaseException so that a tool's ``except Exception`` (and mcpsync's own conversion of
-    tool exceptions into ``isError`` results) lets it through.
-    """
-
-    def __init__(self, requests: dict[str, Any]) -> None:
-        super().__init__("input required")
-        self.requests = requests
 
 
 class _Rounds:

@@ -324,3 +324,47 @@ def test_questions_only_from_the_handler_thread_and_not_when_detached():
                        elicitation_handler=lambda p: {"action": "cancel"}) as client:
         assert client.call_tool("fan_out").text == "ok"
     assert outcomes == ["ProtocolStateError", "ProtocolStateError"]
+
+
+def test_ask_all_puts_several_questions_in_one_round():
+    from mcpsync import Client, CreateMessageResult, Root, TextContent
+
+    server = Server("together", modern_versions=(MODERN,), request_state_key="k")
+    attempts = []
+
+    @server.tool()
+    def survey(ctx: HandlerContext) -> str:
+        attempts.append(1)
+        name, reply, roots = ctx.ask_all(
+            lambda: ctx.elicit("Name?", {"type": "object",
+                                         "properties": {"name": {"type": "string"}}}),
+            lambda: ctx.sample("Say hi", max_tokens=5),
+            ctx.list_roots,
+        )
+        return f"{name.content['name']}/{reply.text}/{roots[0].uri}"
+
+    client, end = memory_pair()
+    session = server.connect(end)
+    caps = {"elicitation": {}, "sampling": {}, "roots": {}}
+    params = {"name": "survey", "arguments": {},
+              "_meta": envelope(**{"io.modelcontextprotocol/clientCapabilities": caps})}
+    try:
+        client.send(Request(1, "tools/call", params))
+        first = client.receive().result
+        validate(MODERN, "InputRequiredResult", first)
+        methods = sorted(q["method"] for q in first["inputRequests"].values())
+        assert methods == ["elicitation/create", "roots/list", "sampling/createMessage"]
+    finally:
+        session.close()
+        client.close()
+
+    seen_rounds = []
+    with Client.memory(server, protocol_version=MODERN,
+                       elicitation_handler=lambda p: (seen_rounds.append("e"), {
+                           "action": "accept", "content": {"name": "Ada"}})[1],
+                       sampling_handler=lambda p: CreateMessageResult(
+                           "assistant", TextContent("hi"), model="m"),
+                       roots=[Root("file:///r")]) as c:
+        attempts.clear()
+        assert c.call_tool("survey", {}).text == "Ada/hi/file:///r"
+        assert len(attempts) == 2  # one question round, then the answer: not four attempts
