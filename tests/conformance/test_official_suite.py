@@ -20,7 +20,8 @@ MUST_PASS_UNSCORED = {"json-schema-2020-12", "server-sse-polling", "server-sessi
 
 
 def _explain(leg: Leg) -> str:
-    tail = "\n".join(leg.output.splitlines()[-60:])
+    summary = leg.output.split("SUMMARY", 1)[-1]
+    tail = "\n".join(summary.splitlines()[:80])
     return f"{leg.side} {leg.revision}: exit {leg.exit_code}, failing {leg.failing}\n{tail}"
 
 
