@@ -1,13 +1,20 @@
-"""Every example runs: each client example spawns its server over stdio and exits 0."""
+"""Every example runs: each client example spawns its server over stdio and exits 0; each
+web example (Flask, Django) serves its own pages and MCP at /mcp on a real port."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import requests
+
+from mcpsync import Client
+from tests.serving import free_port, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -45,6 +52,67 @@ def test_servers_exit_on_eof(server):
     assert proc.returncode == 0 and proc.stdout == ""
 
 
+@contextmanager
+def serving(argv: Sequence[str], port: int, cwd: Path = ROOT) -> Iterator[str]:
+    """Run a web example as a subprocess until it listens on ``port``; stop it afterwards."""
+    proc = subprocess.Popen(list(argv), cwd=cwd, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    try:
+        wait_for_port(port, proc=proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            _, err = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate(timeout=15)
+    assert "Traceback" not in err, err
+
+
+def check_mcp(url: str, tool: str, arguments: dict, expected: dict) -> None:
+    """mcpsync's Client gets ``expected`` structured content at ``url``, in both eras."""
+    for version in ("2025-11-25", "2026-07-28"):
+        with Client.http(url, protocol_version=version, timeout=20) as client:
+            assert client.protocol_version == version
+            assert client.call_tool(tool, arguments).structured_content == expected
+
+
+def test_flask_app():
+    port = free_port()
+    with serving([sys.executable, str(EXAMPLES / "flask_app.py"), "--port", str(port)],
+                 port) as base:
+        assert "Flask notes" in requests.get(base + "/", timeout=20).text
+        requests.post(base + "/notes", json={"title": "t", "body": "b"}, timeout=20)
+        check_mcp(base + "/mcp", "list_notes", {}, {"titles": ["t", "welcome"], "count": 2})
+
+
+DJANGO_PROJECT = EXAMPLES / "django_project"
+
+
+def test_django_project_runserver():
+    port = free_port()
+    argv = [sys.executable, str(DJANGO_PROJECT / "manage.py"), "runserver",
+            f"127.0.0.1:{port}", "--noreload"]
+    with serving(argv, port) as base:
+        assert requests.get(base + "/books/", timeout=20).json()["Dune"] == 1965
+        check_mcp(base + "/mcp", "find_book", {"title": "Dune"}, {"title": "Dune", "year": 1965})
+
+
+def test_django_project_under_gunicorn():
+    port = free_port()
+    argv = [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--threads", "8",
+            "--bind", f"127.0.0.1:{port}", "--chdir", str(DJANGO_PROJECT), "notes_site.wsgi"]
+    with serving(argv, port) as base:
+        assert "Django books" in requests.get(base + "/", timeout=20).text
+        check_mcp(base + "/mcp", "find_book", {"title": "Neuromancer"},
+                  {"title": "Neuromancer", "year": 1984})
+
+
 def test_every_example_is_covered():
-    covered = {"demo.py", "notes_client.py", "weather_server.py", "notes_server.py"}
+    covered = {"demo.py", "notes_client.py", "weather_server.py", "notes_server.py",
+               "flask_app.py"}
     assert {p.name for p in EXAMPLES.glob("*.py")} <= covered
+    assert {p.name for p in EXAMPLES.iterdir() if p.is_dir()} <= {"django_project",
+                                                                 "__pycache__"}

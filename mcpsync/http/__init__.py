@@ -22,7 +22,23 @@ def mount(app: Any, mcp: Server | McpWsgiApp, prefix: str = "/mcp", **options: A
     """
     from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
-    endpoint = mcp if isinstance(mcp, McpWsgiApp) else McpWsgiApp(mcp, **options)
+    if not prefix.startswith("/"):
+        raise ValueError(f"mount prefix must start with '/', got {prefix!r}")
+    if isinstance(mcp, McpWsgiApp):
+        if options:
+            raise TypeError("mount(app, McpWsgiApp, ...) takes no options: pass them to "
+                            "server.wsgi_app(...) instead, or pass the Server")
+        if mcp.path not in (None, "/"):
+            # The dispatcher strips the prefix: the endpoint sees PATH_INFO "" or "/", so an
+            # endpoint with its own path would answer 404 to everything.
+            raise ValueError(f"mount serves the endpoint at {prefix!r}: create it with "
+                             f"path=None, not path={mcp.path!r}")
+        endpoint = mcp
+    else:
+        if options.get("path") not in (None, "/"):
+            raise ValueError(f"mount serves the endpoint at {prefix!r}: drop path="
+                             f"{options['path']!r}")
+        endpoint = McpWsgiApp(mcp, **options)
     return DispatcherMiddleware(app, {prefix.rstrip("/"): endpoint})
 
 

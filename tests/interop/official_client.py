@@ -1,4 +1,7 @@
-"""Drive a stdio MCP server with the official Python SDK (mcp 2.3.0) and report what it saw.
+"""Drive an MCP server with the official Python SDK (mcp 2.3.0) and report what it saw.
+
+The server is a stdio command (``-- CMD ARGS...``) or a Streamable HTTP endpoint
+(``--url URL``, the SDK's own ``streamable_http_client``).
 
 Run this with the official SDK's venv python (see ``peers.official_python()``), never with
 mcpsync's interpreter: it imports only ``mcp`` and the standard library.
@@ -6,6 +9,7 @@ mcpsync's interpreter: it imports only ``mcp`` and the standard library.
 Usage::
 
     official_client.py [OPTIONS] SCENARIO [SCENARIO_ARGS...] -- CMD [ARGS...]
+    official_client.py [OPTIONS] --url URL SCENARIO [SCENARIO_ARGS...]
 
 Scenarios::
 
@@ -23,6 +27,7 @@ Options::
     --mode legacy|modern|auto   legacy (default): initialize handshake at 2025-11-25;
                                 modern: adopt 2026-07-28 directly, no probe;
                                 auto: probe server/discover, fall back to initialize
+    --url URL                   connect over Streamable HTTP to URL instead of spawning CMD
     --timeout SECONDS           per-request read timeout (default 30)
     --list-first                send one tools/list before the scenario (``concurrent`` always does)
     --sampling-text TEXT        answer sampling/createMessage with this text (declares sampling)
@@ -35,6 +40,7 @@ Prints exactly one JSON object on stdout.  Exit status 0 when the scenario ran (
 with ``isError: true`` is still a successful observation), 1 when the client raised, 2 on bad
 usage.  The server's stderr passes through to ours.  The server inherits this process's full
 environment (the SDK alone would pass only a safe subset such as PATH and HOME).
+Over HTTP, a session the server minted is ended with DELETE when the client closes.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ import mcp
 import mcp.types as types
 from mcp.client.context import ClientRequestContext
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import LATEST_MODERN_VERSION
 
 if sys.version_info >= (3, 11):
@@ -130,15 +137,14 @@ class Observer:
 
 
 @asynccontextmanager
-async def tapped_stdio(
-    params: mcp.StdioServerParameters, obs: Observer
-) -> AsyncIterator[tuple[Any, Any]]:
-    """``stdio_client`` with every JSON-RPC envelope, both ways, recorded in ``obs.wire``.
+async def tapped(transport: Any, obs: Observer) -> AsyncIterator[tuple[Any, Any]]:
+    """A transport (``stdio_client(...)``, ``streamable_http_client(...)``) with every
+    JSON-RPC envelope, both ways, recorded in ``obs.wire``.
 
     The envelopes' ``params``/``result``/``error`` are plain dicts straight off the wire (the
     typed result models drop unknown fields and fill in defaults; these do neither).
     """
-    async with stdio_client(params) as (read, write):
+    async with transport as (read, write):
         to_client, from_server = anyio.create_memory_object_stream[Any](0)
         to_server, from_client = anyio.create_memory_object_stream[Any](0)
 
@@ -364,14 +370,17 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    """Split ``OPTIONS SCENARIO ARGS -- CMD...`` into options (with scenario args) and CMD."""
-    if "--" not in argv:
-        raise UsageError("missing '-- CMD ARGS...'")
-    cut = argv.index("--")
-    head, cmd = argv[:cut], argv[cut + 1 :]
-    if not cmd:
-        raise UsageError("empty server command after '--'")
+    """Split ``OPTIONS SCENARIO ARGS [-- CMD...]`` into options (with scenario args) and CMD
+    (empty with ``--url``)."""
+    if "--" in argv:
+        cut = argv.index("--")
+        head, cmd = argv[:cut], argv[cut + 1 :]
+        if not cmd:
+            raise UsageError("empty server command after '--'")
+    else:
+        head, cmd = argv, []
     p = _Parser(prog="official_client.py", add_help=True)
+    p.add_argument("--url")
     p.add_argument("--mode", choices=["legacy", "modern", "auto"], default="legacy")
     p.add_argument("--timeout", type=float, default=30.0)
     p.add_argument("--list-first", action="store_true")
@@ -382,6 +391,12 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     p.add_argument("sargs", nargs="*")
     # parse_intermixed_args: scenario args such as '{"a": -1}' or N stay positional.
     args = p.parse_intermixed_args(head)
+    if args.url is not None and cmd:
+        raise UsageError("give either --url URL or '-- CMD ARGS...', not both")
+    if args.url is None and not cmd:
+        raise UsageError("missing '-- CMD ARGS...' (or --url URL)")
+    if args.url is not None and not args.url.startswith(("http://", "https://")):
+        raise UsageError(f"--url must be an http:// or https:// URL, got {args.url!r}")
     check_scenario(args.scenario, args.sargs)
     return args, cmd
 
@@ -391,11 +406,17 @@ async def run(args: argparse.Namespace, cmd: list[str], report: dict[str, Any]) 
     t0 = time.monotonic()
     obs = Observer(t0)
     mode = {"legacy": "legacy", "auto": "auto", "modern": LATEST_MODERN_VERSION}[args.mode]
-    params = mcp.StdioServerParameters(command=cmd[0], args=cmd[1:], env=dict(os.environ))
+    if args.url is not None:
+        transport: Any = streamable_http_client(args.url)
+        report["transport"] = "streamable-http"
+    else:
+        params = mcp.StdioServerParameters(command=cmd[0], args=cmd[1:], env=dict(os.environ))
+        transport = stdio_client(params)
+        report["transport"] = "stdio"
     report.update({"scenario": args.scenario, "mode": args.mode})
     try:
         async with mcp.Client(
-            tapped_stdio(params, obs),
+            tapped(transport, obs),
             mode=mode,
             read_timeout_seconds=args.timeout,
             client_info=CLIENT_INFO,

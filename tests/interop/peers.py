@@ -107,18 +107,24 @@ def require(path_getter: Callable[[], str]) -> str:
 
 def run_official_client(
     args: Sequence[str],
-    server_cmd: Sequence[str],
+    server_cmd: Sequence[str] | None = None,
     *,
+    url: str | None = None,
     timeout: float = 60.0,
     env: Mapping[str, str] | None = None,
     check: bool = True,
 ) -> dict[str, Any]:
-    """Run ``official_client.py ARGS -- SERVER_CMD`` under the official SDK and return its report.
+    """Run ``official_client.py ARGS -- SERVER_CMD`` (or, with ``url``, ``official_client.py
+    --url URL ARGS`` over Streamable HTTP) under the official SDK and return its report.
 
     ``args`` are the driver's options and scenario, e.g. ``["call", "echo", '{"message": "hi"}']``.
     With ``check`` (default) a report without ``"ok": true`` fails the test, showing stderr.
     """
-    cmd = [require(official_python), official_client_script(), *args, "--", *server_cmd]
+    if (server_cmd is None) == (url is None):
+        raise TypeError("run_official_client needs exactly one of server_cmd and url")
+    target = ["--url", url] if url is not None else ["--", *(server_cmd or ())]
+    cmd = [require(official_python), official_client_script(), *args]
+    cmd = [*cmd, *target] if url is None else [*cmd[:2], *target, *cmd[2:]]
     proc = subprocess.run(
         cmd,
         capture_output=True,

@@ -1,0 +1,1 @@
+"""A minimal Django project whose WSGI application also serves MCP at /mcp."""

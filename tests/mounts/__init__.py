@@ -1,0 +1,1 @@
+"""mcpsync mounted inside real web frameworks (the Flask and Django examples)."""
