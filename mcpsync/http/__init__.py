@@ -47,10 +47,15 @@ def serve(server: Server, host: str = "127.0.0.1", port: int = 8000, *, path: st
     """Serve ``server`` at ``http://host:port{path}`` on werkzeug's threaded development
     server until interrupted. For production use a WSGI server (see docs/wsgi.md).
     ``ready(url)`` is called once the socket listens."""
-    from werkzeug.serving import make_server
+    from werkzeug.serving import WSGIRequestHandler, make_server
+
+    class KeepAliveHandler(WSGIRequestHandler):
+        # HTTP/1.1: connections are reused (werkzeug's default, HTTP/1.0, closes each one),
+        # and streamed responses go out chunked.
+        protocol_version = "HTTP/1.1"
 
     app = McpWsgiApp(server, path=path, **options)
-    httpd = make_server(host, port, app, threaded=True)
+    httpd = make_server(host, port, app, threaded=True, request_handler=KeepAliveHandler)
     url = f"http://{host}:{httpd.server_port}{path}"
     if ready is not None:
         ready(url)
