@@ -1,0 +1,813 @@
+"""mcpsync vs the official MCP Python SDK (and standalone fastmcp): one command, one table.
+
+    python benchmarks/run.py            # full run (3 interleaved rounds, ~7 min on 2 cores)
+    python benchmarks/run.py --quick    # smoke run (2 rounds, shorter phases, ~3 min)
+    python benchmarks/run.py --out FILE # also write the markdown report (default: print only)
+    python benchmarks/run.py --write-docs   # write it to docs/benchmarks.md
+
+Every server is driven by the SAME raw load generator in this process: JSON-RPC lines
+over the child's pipes for stdio (after a 2025-11-25 initialize handshake), and keep-alive
+connections (one per in-flight slot, driven by one epoll loop with pre-built requests) speaking the
+stateless 2026-07-28 wire for HTTP (``_meta`` envelope + MCP-Protocol-Version / Mcp-Method /
+Mcp-Name headers; all servers measured accept it). Servers are pinned to one core and the
+load generator to the other. Rounds are interleaved (every target once per round, rotated
+order, fresh server process each time) and medians over rounds are reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import faulthandler
+import json
+import os
+import platform
+import selectors
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+SERVERS = os.path.join(HERE, "servers")
+PEERS = os.environ.get("MCPSYNC_PEERS_DIR") or os.path.expanduser("~/.cache/mcpsync-peers")
+PY_MCPSYNC = sys.executable
+PY_OFFICIAL = os.path.join(PEERS, "py-mcp", "bin", "python")
+PY_BENCH = os.path.join(PEERS, "bench-fastmcp", "bin", "python")  # fastmcp, uvloop, httptools
+
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+BLOCK_MS = 50
+SERVER_CPU = 1
+LOADGEN_CPU = 0
+
+
+class BenchError(Exception):
+    pass
+
+
+# -- wire ---------------------------------------------------------------------------------
+
+
+def stdio_line(req_id: int, tool: str, args: dict[str, Any]) -> bytes:
+    return (json.dumps({"jsonrpc": "2.0", "id": req_id, "method": "tools/call",
+                        "params": {"name": tool, "arguments": args}},
+                       separators=(",", ":")) + "\n").encode()
+
+
+def http_body(tool: str, args: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": tool, "arguments": args,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
+                  "io.modelcontextprotocol/clientCapabilities": {}}}},
+        separators=(",", ":")).encode()
+    headers = {"Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": tool}
+    return body, headers
+
+
+ECHO = ("echo", {"text": "x"})
+BLOCK = ("block", {"ms": BLOCK_MS})
+
+
+# -- processes ----------------------------------------------------------------------------
+
+
+def pin_server() -> None:
+    if PIN:
+        os.sched_setaffinity(0, {SERVER_CPU})
+
+
+PIN = (os.cpu_count() or 1) >= 2
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tree_pids(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            pass
+    return out
+
+
+def rss_mib(pid: int) -> float:
+    total = 0
+    for p in tree_pids(pid):
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 1024.0
+
+
+class RssSampler:
+    """Peak RSS of a process tree, sampled every 25 ms while running."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.peak = pid, 0.0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.025):
+            self.peak = max(self.peak, rss_mib(self.pid))
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._t.join(1)
+        self.peak = max(self.peak, rss_mib(self.pid))
+        return self.peak
+
+
+class Proc:
+    def __init__(self, argv: list[str], *, cwd: str, env: dict[str, str] | None, stdio: bool,
+                 logdir: str, name: str) -> None:
+        self.log_path = os.path.join(logdir, f"{name}-{time.monotonic_ns()}.log")
+        self._log = open(self.log_path, "wb")
+        full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
+        full_env.pop("PYTHONPATH", None)
+        self.p = subprocess.Popen(
+            argv, cwd=cwd, env=full_env, preexec_fn=pin_server, start_new_session=True,
+            stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
+            stdout=subprocess.PIPE if stdio else self._log, stderr=self._log)
+        self.pid = self.p.pid
+
+    def log_tail(self) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read()[-2000:].decode(errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.p.stdin:
+            try:
+                self.p.stdin.close()
+            except OSError:
+                pass
+        if self.p.poll() is None:
+            try:
+                os.killpg(self.p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        try:
+            self.p.wait(5)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(self.p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.p.wait(5)
+        if self.p.stdout:
+            self.p.stdout.close()
+        self._log.close()
+
+
+class Watchdog:
+    """Kill the server if a phase overruns, so a blocked read returns instead of hanging."""
+
+    def __init__(self, proc: Proc, seconds: float) -> None:
+        self.fired = False
+        self._timer = threading.Timer(seconds, self._fire, args=(proc,))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self, proc: Proc) -> None:
+        self.fired = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+# -- load generators ------------------------------------------------------------------------
+
+
+@dataclass
+class Load:
+    done: int
+    wall: float
+    lat: list[float] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.wall
+
+
+def stdio_handshake(proc: Proc) -> None:
+    w, r = proc.p.stdin, proc.p.stdout
+    assert w and r
+    w.write((json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": LEGACY, "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"}}}) + "\n").encode())
+    w.flush()
+    while True:
+        line = r.readline()
+        if not line:
+            raise BenchError(f"server exited during initialize:\n{proc.log_tail()}")
+        msg = json.loads(line)
+        if msg.get("id") == 0:
+            if "result" not in msg:
+                raise BenchError(f"initialize failed: {msg}")
+            break
+    w.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    w.flush()
+
+
+_next_id = [1]
+
+
+def stdio_load(proc: Proc, call: tuple[str, dict[str, Any]], inflight: int, duration: float,
+               limit: float) -> Load:
+    """Closed loop with ``inflight`` requests outstanding for ``duration`` s, then drain."""
+    w, r = proc.p.stdin, proc.p.stdout
+    assert w and r
+    sent: dict[int, float] = {}
+    lat: list[float] = []
+    dog = Watchdog(proc, limit)
+    try:
+        start = time.perf_counter()
+        deadline = start + duration
+        burst = []
+        for _ in range(inflight):
+            i = _next_id[0]
+            _next_id[0] += 1
+            sent[i] = time.perf_counter()
+            burst.append(stdio_line(i, *call))
+        w.write(b"".join(burst))
+        w.flush()
+        while sent:
+            line = r.readline()
+            if not line:
+                raise BenchError("server closed stdout" + (" (watchdog)" if dog.fired else "")
+                                 + f"\n{proc.log_tail()}")
+            now = time.perf_counter()
+            msg = json.loads(line)
+            if "method" in msg:
+                continue  # a notification or server request: ignore
+            t0 = sent.pop(msg.get("id"), None)
+            if t0 is None:
+                continue
+            if "result" not in msg or msg["result"].get("isError"):
+                raise BenchError(f"call failed: {line[:300]!r}")
+            lat.append(now - t0)
+            if now < deadline:
+                i = _next_id[0]
+                _next_id[0] += 1
+                sent[i] = time.perf_counter()
+                w.write(stdio_line(i, *call))
+                w.flush()
+        wall = time.perf_counter() - start
+    finally:
+        dog.cancel()
+    return Load(len(lat), wall, lat)
+
+
+def http_request_bytes(port: int, call: tuple[str, dict[str, Any]]) -> bytes:
+    body, headers = http_body(*call)
+    head = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", f"Content-Length: {len(body)}",
+            *(f"{k}: {v}" for k, v in headers.items())]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+def http_parse(buf: bytearray) -> tuple[int, bytes, int, bool] | None:
+    """(status, body, bytes consumed, server closes) of one complete response in ``buf``."""
+    end = buf.find(b"\r\n\r\n")
+    if end < 0:
+        return None
+    head = bytes(buf[:end]).lower()
+    status = int(head[9:12])
+    close = b"\r\nconnection: close" in head
+    i = head.find(b"\r\ncontent-length:")
+    if i >= 0:
+        j = head.find(b"\r\n", i + 2)
+        n = int(head[i + 17:j if j >= 0 else len(head)])
+        if len(buf) < end + 4 + n:
+            return None
+        return status, bytes(buf[end + 4:end + 4 + n]), end + 4 + n, close
+    if b"transfer-encoding: chunked" in head:
+        pos, body = end + 4, bytearray()
+        while True:
+            k = buf.find(b"\r\n", pos)
+            if k < 0:
+                return None
+            size = int(bytes(buf[pos:k]).split(b";")[0], 16)
+            if len(buf) < k + 2 + size + 2:
+                return None
+            body += buf[k + 2:k + 2 + size]
+            pos = k + 2 + size + 2
+            if size == 0:
+                return status, bytes(body), pos, close
+    if status in (202, 204):
+        return status, b"", end + 4, close
+    raise BenchError(f"cannot frame response: {head[:200]!r}")
+
+
+def http_call_once(port: int, call: tuple[str, dict[str, Any]], timeout: float = 5.0) -> None:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(http_request_bytes(port, call))
+        buf = bytearray()
+        while (got := http_parse(buf)) is None:
+            data = s.recv(65536)
+            if not data:
+                raise ConnectionError("closed")
+            buf += data
+        check_http(*got[:2])
+
+
+def check_http(status: int, body: bytes) -> None:
+    if status != 200 or b'"result"' not in body or b'"isError":true' in body:
+        raise BenchError(f"HTTP {status}: {body[:300]!r}")
+
+
+def http_load(port: int, call: tuple[str, dict[str, Any]], inflight: int, duration: float,
+              limit: float) -> Load:
+    """``inflight`` keep-alive connections, one request outstanding on each, closed loop for
+    ``duration`` s. One thread drives them all through epoll with pre-built request bytes,
+    so the load generator costs far less per request than any server measured."""
+    req = http_request_bytes(port, call)
+    socks = []
+    for _ in range(inflight):
+        s = socket.create_connection(("127.0.0.1", port), timeout=limit)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        socks.append(s)
+    sel = selectors.DefaultSelector()
+    bufs = {s.fileno(): bytearray() for s in socks}
+    sent = {}
+    lat: list[float] = []
+    try:
+        for s in socks:
+            sel.register(s, selectors.EVENT_READ, s)
+        start = time.perf_counter()
+        deadline, hard = start + duration, time.monotonic() + limit
+        for s in socks:
+            sent[s.fileno()] = time.perf_counter()
+            s.sendall(req)
+        while sent:
+            if time.monotonic() > hard:
+                raise BenchError(f"HTTP load did not finish within {limit} s")
+            for key, _ in sel.select(1.0):
+                s = key.data
+                fd = s.fileno()
+                data = s.recv(65536)
+                if not data:
+                    raise BenchError("server closed a keep-alive connection")
+                buf = bufs[fd]
+                buf += data
+                got = http_parse(buf)
+                if got is None:
+                    continue
+                now = time.perf_counter()
+                status, body, used, close = got
+                del buf[:used]
+                check_http(status, body)
+                lat.append(now - sent.pop(fd))
+                if close:  # no keep-alive (werkzeug's dev server): reconnect, as a client must
+                    sel.unregister(s)
+                    s.close()
+                    if now >= deadline:
+                        continue
+                    s = socket.create_connection(("127.0.0.1", port), timeout=limit)
+                    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    socks.append(s)
+                    fd = s.fileno()
+                    bufs[fd] = bytearray()
+                    sel.register(s, selectors.EVENT_READ, s)
+                if now < deadline:
+                    sent[fd] = time.perf_counter()
+                    s.sendall(req)
+        wall = time.perf_counter() - start
+    finally:
+        sel.close()
+        for s in socks:
+            s.close()
+    return Load(len(lat), wall, lat)
+
+
+def wait_http_ready(proc: Proc, port: int, limit: float = 30.0) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if proc.p.poll() is not None:
+            raise BenchError(f"server exited (rc={proc.p.returncode}):\n{proc.log_tail()}")
+        try:
+            http_call_once(port, ECHO)
+            return
+        except OSError:
+            time.sleep(0.005)
+    raise BenchError(f"server on port {port} not ready after {limit} s:\n{proc.log_tail()}")
+
+
+# -- targets --------------------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    key: str
+    label: str
+    transport: str  # "stdio" | "http"
+    sdk: str  # "raw" | "mcpsync" | "official" | "fastmcp"
+    argv: Callable[[int], list[str]]  # port -> argv (port unused for stdio)
+    block_env: dict[str, str] | None = None  # restart with this env for the block rows
+
+
+def _gunicorn(app: str) -> Callable[[int], list[str]]:
+    return lambda port: [PY_MCPSYNC, "-m", "gunicorn", "-k", "gthread", "-w", "1",
+                         "--threads", os.environ.get("BENCH_GTHREADS", "256"), "--worker-connections", "2000", "--backlog", "2048",
+                         "--keep-alive", "75", "--log-level", "warning",
+                         "-b", f"127.0.0.1:{port}", app]
+
+
+def _uvicorn(py: str, app: str, extra: list[str]) -> Callable[[int], list[str]]:
+    return lambda port: [py, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port),
+                         "--log-level", "warning", "--no-access-log", "--backlog", "2048", *extra]
+
+
+MAX256 = {"MCPSYNC_BENCH_MAX_HANDLERS": "256"}
+
+TARGETS = [
+    Target("raw-stdio", "raw floor", "stdio", "raw",
+           lambda _: [PY_MCPSYNC, "raw_stdio.py"]),
+    Target("mcpsync-stdio", "mcpsync", "stdio", "mcpsync",
+           lambda _: [PY_MCPSYNC, "bench_mcpsync.py"], block_env=MAX256),
+    Target("official-stdio", "official MCPServer", "stdio", "official",
+           lambda _: [PY_OFFICIAL, "bench_official.py"]),
+    Target("fastmcp-stdio", "fastmcp", "stdio", "fastmcp",
+           lambda _: [PY_BENCH, "bench_fastmcp.py"]),
+    Target("raw-gunicorn", "raw floor (gunicorn gthread)", "http", "raw", _gunicorn("raw_wsgi:app")),
+    Target("mcpsync-gunicorn", "mcpsync gunicorn gthread", "http", "mcpsync",
+           _gunicorn("bench_mcpsync:app"), block_env=MAX256),
+    Target("mcpsync-waitress", "mcpsync waitress", "http", "mcpsync",
+           lambda port: [PY_MCPSYNC, "serve_waitress.py", str(port)], block_env=MAX256),
+    Target("mcpsync-werkzeug", "mcpsync werkzeug threaded", "http", "mcpsync",
+           lambda port: [PY_MCPSYNC, "-m", "mcpsync", "serve", "bench_mcpsync.py:server",
+                         "--port", str(port)], block_env=MAX256),
+    Target("official-uvicorn", "official uvicorn (h11)", "http", "official",
+           _uvicorn(PY_OFFICIAL, "bench_official:app", [])),
+    Target("official-uvicorn-fast", "official uvicorn (httptools+uvloop)", "http", "official",
+           _uvicorn(PY_BENCH, "bench_official:app", ["--http", "httptools", "--loop", "uvloop"])),
+    Target("fastmcp-uvicorn", "fastmcp uvicorn (httptools+uvloop)", "http", "fastmcp",
+           _uvicorn(PY_BENCH, "bench_fastmcp:app", ["--http", "httptools", "--loop", "uvloop"])),
+]
+
+
+@dataclass
+class Phases:
+    warm: float
+    dur: float
+    block_dur: float
+    limit: float
+
+
+def start(t: Target, logdir: str, env: dict[str, str] | None = None) -> tuple[Proc, int, float]:
+    """Start a server; return it, its port, and the time to the first tools/call result."""
+    port = free_port() if t.transport == "http" else 0
+    t0 = time.perf_counter()
+    proc = Proc(t.argv(port), cwd=SERVERS, env=env, stdio=t.transport == "stdio",
+                logdir=logdir, name=t.key)
+    try:
+        if t.transport == "stdio":
+            dog = Watchdog(proc, 60)
+            try:
+                stdio_handshake(proc)
+            finally:
+                dog.cancel()
+            stdio_load(proc, ECHO, 1, 0.0, 30)
+        else:
+            wait_http_ready(proc, port)
+    except BaseException:
+        proc.stop()
+        raise
+    return proc, port, time.perf_counter() - t0
+
+
+def load(t: Target, proc: Proc, port: int, call: tuple[str, dict[str, Any]], inflight: int,
+         duration: float, limit: float) -> Load:
+    try:
+        if t.transport == "stdio":
+            return stdio_load(proc, call, inflight, duration, limit)
+        return http_load(port, call, inflight, duration, limit)
+    except (BenchError, OSError) as exc:
+        raise BenchError(f"{call[0]} × {inflight} in flight: {exc}") from exc
+
+
+def measure(t: Target, ph: Phases, logdir: str) -> dict[str, float]:
+    res: dict[str, float] = {}
+    proc, port, cold = start(t, logdir)
+    peak = 0.0
+    try:
+        res["cold_ms"] = cold * 1000
+        load(t, proc, port, ECHO, 1, ph.warm, ph.limit)  # warm-up
+        time.sleep(0.2)
+        res["rss_idle"] = rss_mib(proc.pid)
+        sampler = RssSampler(proc.pid)
+        lo = load(t, proc, port, ECHO, 1, ph.dur, ph.limit)
+        lat = sorted(lo.lat)
+        res["p50_ms"] = lat[len(lat) // 2] * 1000
+        res["p99_ms"] = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000
+        res["rps1"] = lo.rate
+        for n in (8, 64):
+            load(t, proc, port, ECHO, n, ph.warm, ph.limit)
+            res[f"rps{n}"] = load(t, proc, port, ECHO, n, ph.dur, ph.limit).rate
+        if t.block_env is None:
+            for n in (64, 256):
+                load(t, proc, port, BLOCK, n, ph.warm, ph.limit)
+                r = load(t, proc, port, BLOCK, n, ph.block_dur, ph.limit).rate
+                res[f"block{n}"] = 100.0 * r / (n * 1000.0 / BLOCK_MS)
+        peak = sampler.stop()
+    finally:
+        proc.stop()
+    if t.block_env is not None:
+        proc, port, _ = start(t, logdir, t.block_env)
+        try:
+            sampler = RssSampler(proc.pid)
+            for n in (64, 256):
+                load(t, proc, port, BLOCK, n, ph.warm, ph.limit)
+                r = load(t, proc, port, BLOCK, n, ph.block_dur, ph.limit).rate
+                res[f"block{n}"] = 100.0 * r / (n * 1000.0 / BLOCK_MS)
+            peak = max(peak, sampler.stop())
+        finally:
+            proc.stop()
+    res["rss_load"] = peak
+    return res
+
+
+# -- report -----------------------------------------------------------------------------------
+
+METRICS = [
+    ("p50_ms", "echo latency p50, 1 in flight (ms)", "{:.3f}", False),
+    ("p99_ms", "echo latency p99, 1 in flight (ms)", "{:.3f}", False),
+    ("rps1", "echo throughput, 1 in flight (req/s)", "{:,.0f}", True),
+    ("rps8", "echo throughput, 8 in flight (req/s)", "{:,.0f}", True),
+    ("rps64", "echo throughput, 64 in flight (req/s)", "{:,.0f}", True),
+    ("block64", f"block({BLOCK_MS} ms), 64 in flight (% of ideal 1,280 req/s)", "{:.0f}%", True),
+    ("block256", f"block({BLOCK_MS} ms), 256 in flight (% of ideal 5,120 req/s)", "{:.0f}%", True),
+    ("cold_ms", "cold start: spawn → first tools/call result (ms)", "{:,.0f}", False),
+    ("rss_idle", "RSS idle (MiB)", "{:.1f}", False),
+    ("rss_load", "RSS peak under load (MiB)", "{:.1f}", False),
+]
+
+
+def med(results: dict[str, list[dict[str, float]]], key: str, metric: str) -> float:
+    vals = [r[metric] for r in results.get(key, []) if metric in r]
+    return statistics.median(vals) if vals else float("nan")
+
+
+def spread(results: dict[str, list[dict[str, float]]], key: str, metric: str) -> str:
+    vals = [r[metric] for r in results.get(key, []) if metric in r]
+    if len(vals) < 2:
+        return ""
+    m = statistics.median(vals)
+    return f" ±{(max(vals) - min(vals)) / 2 / m * 100:.0f}%" if m else ""
+
+
+def table(results: dict[str, list[dict[str, float]]], transport: str, mine: str,
+          theirs: list[str]) -> str:
+    cols = [t for t in TARGETS if t.transport == transport and t.key in results]
+    lines = ["| measurement | " + " | ".join(t.label for t in cols)
+             + f" | ratio {label_of(mine)} ÷ official best |",
+             "|---|" + "---:|" * (len(cols) + 1)]
+    for metric, name, fmt, higher in METRICS:
+        cells = [fmt.format(med(results, t.key, metric)) for t in cols]
+        off = [med(results, k, metric) for k in theirs]
+        off = [v for v in off if v == v]
+        best = (max(off) if higher else min(off)) if off else float("nan")
+        ratio = med(results, mine, metric) / best if best else float("nan")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {ratio:.2f}× |")
+    return "\n".join(lines)
+
+
+def label_of(key: str) -> str:
+    return next(t.label for t in TARGETS if t.key == key)
+
+
+def verdicts(results: dict[str, list[dict[str, float]]]) -> list[tuple[str, str, str, str]]:
+    out: list[tuple[str, str, str, str]] = []
+
+    def best(keys: list[str], metric: str, higher: bool = True) -> float:
+        vals = [med(results, k, metric) for k in keys]
+        vals = [v for v in vals if v == v]
+        return (max(vals) if higher else min(vals)) if vals else float("nan")
+
+    def ratio_row(name: str, mine: str, theirs: list[str], metric: str, need: float,
+                  higher: bool) -> None:
+        a, b = med(results, mine, metric), best(theirs, metric, higher)
+        if higher:
+            r = a / b
+            ok = r >= need
+            how = f"{r:.2f}× (need ≥ {need:g}×; {'+' if ok else ''}{(r / need - 1) * 100:.0f}% vs target)"
+        else:
+            r = a / b
+            ok = r <= need
+            how = f"{r:.2f}× (need ≤ {need:g}; {(r / need - 1) * 100:+.0f}% vs target)"
+        out.append((name, how, "met" if ok else "NOT met", f"{a:,.1f} vs {b:,.1f}"))
+
+    for n in (1, 8, 64):
+        ratio_row(f"stdio echo throughput, {n} in flight ≥ 5× official",
+                  "mcpsync-stdio", ["official-stdio"], f"rps{n}", 5, True)
+    for n in (1, 8, 64):
+        ratio_row(f"HTTP echo throughput (gunicorn gthread), {n} in flight ≥ 3× official best mode",
+                  "mcpsync-gunicorn", ["official-uvicorn", "official-uvicorn-fast"], f"rps{n}", 3,
+                  True)
+    for key, tr in (("mcpsync-stdio", "stdio"), ("mcpsync-gunicorn", "HTTP gunicorn gthread")):
+        v = med(results, key, "block256")
+        out.append((f"{tr}: block(50 ms) × 256 in flight ≥ 90% of ideal "
+                    "(max_concurrent_handlers=256)", f"{v:.0f}% ({v - 90:+.0f} points)",
+                    "met" if v >= 90 else "NOT met", ""))
+    ratio_row("stdio cold start ≤ 1/4 of official", "mcpsync-stdio", ["official-stdio"],
+              "cold_ms", 0.25, False)
+    ratio_row("stdio idle RSS ≤ 1/2 of official", "mcpsync-stdio", ["official-stdio"],
+              "rss_idle", 0.5, False)
+    return out
+
+
+def versions() -> dict[str, str]:
+    def ver(py: str, mod: str) -> str:
+        try:
+            return subprocess.run([py, "-c", f"import importlib.metadata as m; print(m.version({mod!r}))"],
+                                  capture_output=True, text=True, timeout=30).stdout.strip() or "?"
+        except Exception:
+            return "?"
+
+    import mcpsync
+
+    return {
+        "mcpsync": getattr(mcpsync, "__version__", "?"),
+        "mcp (official)": ver(PY_OFFICIAL, "mcp"),
+        "fastmcp": ver(PY_BENCH, "fastmcp"),
+        "mcp (in the fastmcp venv)": ver(PY_BENCH, "mcp"),
+        "uvicorn": ver(PY_OFFICIAL, "uvicorn"),
+        "uvloop / httptools (fast uvicorn)": ver(PY_BENCH, "uvloop") + " / " + ver(PY_BENCH, "httptools"),
+        "gunicorn": ver(PY_MCPSYNC, "gunicorn"),
+        "waitress": ver(PY_MCPSYNC, "waitress"),
+        "werkzeug": ver(PY_MCPSYNC, "werkzeug"),
+    }
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "?"
+
+
+def report(results: dict[str, list[dict[str, float]]], rounds: int, quick: bool,
+           ph: Phases, elapsed: float, failures: list[str]) -> str:
+    v = versions()
+    vt = verdicts(results)
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    parts = [
+        "## Results",
+        "",
+        f"Run {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, {rounds} interleaved rounds"
+        f"{' (--quick)' if quick else ''}, medians; whole run {elapsed:.0f} s. "
+        "Ratios are mcpsync ÷ the official SDK's best column (for latency, cold start and RSS "
+        "lower is better, so a ratio < 1 favours mcpsync).",
+        "",
+        "### Targets",
+        "",
+        "| target | result | verdict | mcpsync vs official |",
+        "|---|---|---|---|",
+        *[f"| {a} | {b} | {c} | {d} |" for a, b, c, d in vt],
+        "",
+        "### stdio",
+        "",
+        table(results, "stdio", "mcpsync-stdio", ["official-stdio"]),
+        "",
+        "### HTTP (stateless 2026-07-28 wire, JSON responses)",
+        "",
+        table(results, "http", "mcpsync-gunicorn", ["official-uvicorn", "official-uvicorn-fast"]),
+        "",
+        "Round-to-round spread (half the range, % of the median) of the echo throughput at 64 "
+        "in flight: " + ", ".join(
+            f"{t.label} {spread(results, t.key, 'rps64').strip() or 'n/a'}"
+            for t in TARGETS if t.key in results) + ".",
+        "",
+        "### Machine and versions",
+        "",
+        f"- CPU: {cpu_model()}, {os.cpu_count()} logical CPUs, {mem:.1f} GiB RAM; "
+        f"{platform.system()} {platform.release()}",
+        f"- Python {platform.python_version()} for every server",
+        *[f"- {k}: {val}" for k, val in v.items()],
+        f"- pinning: {'servers on CPU %d, load generator on CPU %d (sched_setaffinity)' % (SERVER_CPU, LOADGEN_CPU) if PIN else 'none (fewer than 2 CPUs)'}",
+        f"- phases: {ph.dur:g} s per echo measurement, {ph.block_dur:g} s per blocking "
+        f"measurement, each after a {ph.warm:g} s warm-up at the same concurrency",
+    ]
+    if failures:
+        parts += ["", "### Failures", "", *[f"- {f}" for f in failures]]
+    return "\n".join(parts) + "\n"
+
+
+def ensure_peers(no_install: bool) -> list[str]:
+    missing = []
+    if not os.path.exists(PY_OFFICIAL):
+        missing.append(f"official SDK venv missing at {PY_OFFICIAL} (run scripts/install-peers)")
+    if not os.path.exists(PY_BENCH) and not no_install:
+        subprocess.run([os.path.join(HERE, "install")], check=False)
+    if not os.path.exists(PY_BENCH):
+        missing.append(f"fastmcp venv missing at {PY_BENCH} (run benchmarks/install)")
+    return missing
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="2 rounds, shorter phases")
+    ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--only", default="", help="comma-separated target keys (default: all)")
+    ap.add_argument("--out", default=None, help="write the markdown report here")
+    ap.add_argument("--write-docs", action="store_true",
+                    help="replace the results section of docs/benchmarks.md")
+    ap.add_argument("--json", default=None, help="also dump raw per-round results here")
+    ap.add_argument("--no-install", action="store_true", help="do not run benchmarks/install")
+    args = ap.parse_args(argv)
+    rounds = args.rounds or (2 if args.quick else 3)
+    ph = Phases(warm=0.2, dur=0.6, block_dur=0.8, limit=40) if args.quick else \
+        Phases(warm=0.4, dur=1.5, block_dur=1.5, limit=60)
+    faulthandler.dump_traceback_later(1800, exit=True)
+    if PIN:
+        os.sched_setaffinity(0, {LOADGEN_CPU})
+    failures = ensure_peers(args.no_install)
+    only = {k for k in args.only.split(",") if k}
+    targets = [t for t in TARGETS if (not only or t.key in only)
+               and os.path.exists(t.argv(0)[0])]  # skip a peer whose venv is missing
+    results: dict[str, list[dict[str, float]]] = {}
+    t_all = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="mcpsync-bench-") as logdir:
+        for r in range(rounds):
+            order = targets[r % len(targets):] + targets[:r % len(targets)]
+            for t in order:
+                t0 = time.perf_counter()
+                try:
+                    res = measure(t, ph, logdir)
+                except BenchError as exc:
+                    msg = f"round {r + 1} {t.key}: {str(exc).splitlines()[0][:300]}"
+                    failures.append(msg)
+                    print("FAILED " + msg, file=sys.stderr, flush=True)
+                    continue
+                results.setdefault(t.key, []).append(res)
+                print(f"round {r + 1}/{rounds} {t.key:22s} {time.perf_counter() - t0:5.1f}s "
+                      f"rps1={res['rps1']:,.0f} rps64={res['rps64']:,.0f} "
+                      f"block256={res['block256']:.0f}% cold={res['cold_ms']:.0f}ms "
+                      f"rss={res['rss_idle']:.1f}MiB", file=sys.stderr, flush=True)
+    elapsed = time.perf_counter() - t_all
+    faulthandler.cancel_dump_traceback_later()
+    text = report(results, rounds, args.quick, ph, elapsed, failures)
+    print(text)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    if args.write_docs:
+        write_docs(text)
+    return 0
+
+
+MARK = "<!-- results: generated by benchmarks/run.py --write-docs; everything below is replaced -->"
+
+
+def write_docs(text: str) -> None:
+    path = os.path.join(REPO, "docs", "benchmarks.md")
+    head = ""
+    if os.path.exists(path):
+        with open(path) as f:
+            head = f.read().split(MARK)[0]
+    if not head.strip():
+        head = "# Benchmarks\n\n"
+    with open(path, "w") as f:
+        f.write(head.rstrip("\n") + "\n\n" + MARK + "\n\n" + text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

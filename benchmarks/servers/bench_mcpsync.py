@@ -1,0 +1,35 @@
+"""mcpsync server for benchmarks/run.py: stdio (``python bench_mcpsync.py``) or WSGI (``app``).
+
+``MCPSYNC_BENCH_MAX_HANDLERS`` sets ``Server(max_concurrent_handlers=...)``; run.py sets
+it to 256 only for the blocking-tool rows and leaves the default (64) elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from mcpsync import Server
+
+_max = os.environ.get("MCPSYNC_BENCH_MAX_HANDLERS")
+server = Server("bench", version="1.0.0",
+                **({"max_concurrent_handlers": int(_max)} if _max else {}))
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool()
+def block(ms: int) -> str:
+    """Block the handler thread for ``ms`` milliseconds (plain time.sleep)."""
+    time.sleep(ms / 1000.0)
+    return "ok"
+
+
+app = server.wsgi_app(path="/mcp")
+
+if __name__ == "__main__":
+    server.run_stdio()
