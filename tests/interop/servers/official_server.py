@@ -51,6 +51,39 @@ async def add(a: int, b: int) -> int:
 
 
 
+@mcp.tool()
+async def count(n: int, ctx: Context) -> str:
+    """Report progress n times."""
+    for i in range(1, n + 1):
+        await ctx.report_progress(i, n)
+    return f"counted {n}"
+
+
+@mcp.tool()
+async def nap(seconds: float) -> str:
+    """Sleep (cancellable: an asyncio sleep)."""
+    import anyio
+
+    await anyio.sleep(seconds)
+    return "rested"
+
+
+@mcp.resource("greeting://hello")
+def greeting() -> str:
+    return "Hello from the official SDK"
+
+
+@mcp.resource("greeting://people/{name}")
+def greet_person(name: str) -> str:
+    return f"Hello, {name}"
+
+
+@mcp.prompt()
+def review(topic: str) -> str:
+    """Ask for a review of a topic."""
+    return f"Please review {topic}."
+
+
 # The same questions through the SDK's resolvers, which work in both eras (MRTR in 2026-07-28).
 def _ask_contact() -> Elicit[Contact]:
     return Elicit("Who are you?", Contact)
