@@ -126,6 +126,24 @@ class _Body:
                 on_close()
 
 
+#: How often a quiet SSE stream looks at its client's socket (when the server exposes it).
+_PEER_CHECK: Final = 0.5
+
+
+def _peer_gone(sock: Any) -> bool:
+    """Whether the client closed its end of the connection (EOF is readable, no data)."""
+    import socket
+
+    try:
+        return bool(sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"")
+    except (BlockingIOError, InterruptedError):
+        return False
+    except (ValueError, AttributeError, TypeError):
+        return False  # cannot tell (a TLS socket refuses MSG_PEEK): wait for the keep-alive
+    except OSError:
+        return True  # reset, or closed
+
+
 def _encode(message: Message) -> bytes:
     try:
         return jsonrpc.encode(message)
@@ -204,6 +222,7 @@ class McpWsgiApp:
                                 max_backlog=4 * server.max_concurrent_handlers)
         self._header_maps: dict[int, dict[str, tuple[str, ...]] | None] = {}
         self._closed = threading.Event()
+        self._local = threading.local()
 
     def close(self, timeout: float = 5.0) -> None:
         """End every session and stop the handler threads (bounded)."""
@@ -227,6 +246,9 @@ class McpWsgiApp:
                                      f"Forbidden: Origin {headers.get('origin')!r} is not allowed")
         method = environ.get("REQUEST_METHOD", "GET").upper()
         path = environ.get("PATH_INFO") or "/"
+        # The client's socket, where the WSGI server exposes it: lets a quiet SSE stream
+        # notice a departed client at once instead of at its next keep-alive.
+        self._local.peer = environ.get("werkzeug.socket") or environ.get("gunicorn.socket")
         try:
             if self.legacy_sessions and self.sse_path is not None:
                 if path == self.sse_path and method == "GET":
@@ -296,6 +318,8 @@ class McpWsgiApp:
         start_response("200 OK", _SSE_HEADERS + (extra or []))
         keepalive = self.keepalive_interval
         retry_ms = self.retry_ms
+        peer = getattr(self._local, "peer", None)
+        tick = min(keepalive, _PEER_CHECK) if peer is not None else keepalive
 
         def chunks() -> Iterator[bytes]:
             head = prelude
@@ -312,7 +336,16 @@ class McpWsgiApp:
                 head = b""
                 if over:
                     return
-                items, over = stream.take(keepalive)
+                quiet = 0.0
+                while True:
+                    items, over = stream.take(tick)
+                    if items or over:
+                        break
+                    quiet += tick
+                    if peer is not None and _peer_gone(peer):
+                        return  # closing the body runs on_close: a cancellation in 2026-07-28
+                    if quiet >= keepalive:
+                        break  # yield a keep-alive comment
 
         return _Body(chunks(), on_close)
 

@@ -333,3 +333,27 @@ def test_sse_reader_sanity(url):
             assert SseReader(response).messages(1)[-1]["result"]["content"][0]["text"] == "ok"
         else:
             assert response.json()["result"]["content"][0]["text"] == "ok"
+
+
+def test_a_departed_client_is_noticed_before_the_next_keepalive(serve):
+    # werkzeug exposes the connection's socket: the quiet stream sees EOF within about
+    # half a second, although its keep-alive comment is a minute away.
+    srv = Server("departed", modern_versions=MODERN_VERSIONS)
+    started = threading.Event()
+    saw_cancel = threading.Event()
+
+    @srv.tool()
+    def wait_for_cancel(ctx: HandlerContext) -> str:
+        started.set()
+        if ctx.cancelled.wait(WAIT):
+            saw_cancel.set()
+        return "not cancelled"
+
+    url = serve(srv, keepalive_interval=60.0, json_window=0.05).url
+    response = post_modern(url, "tools/call", {"name": "wait_for_cancel", "arguments": {}},
+                           stream=True)
+    assert response.headers["Content-Type"] == "text/event-stream"
+    assert started.wait(WAIT)
+    response.raw._fp.fp.raw._sock.shutdown(2)  # the client goes away without a word
+    response.close()
+    assert saw_cancel.wait(5.0), "the handler was not cancelled before the keep-alive"
