@@ -9,6 +9,7 @@ correct itself; :class:`~mcpsync.errors.MCPError` and cancellation propagate to 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import inspect
@@ -286,6 +287,7 @@ class ToolBinding:
         description: str | None = None,
         structured_output: bool | None = None,
         context_type: type | None = None,
+        input_schema: dict[str, Any] | None = None,
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
@@ -305,12 +307,19 @@ class ToolBinding:
         self.context_param: str | None = None
         self._decoders: list[tuple[str, Decoder]] = []
         self._positional_context = False
+        self._all_arguments = False
         for param in inspect.signature(fn).parameters.values():
+            hint = hints.get(param.name, Any)
+            if input_schema is not None and param.kind is param.VAR_KEYWORD:
+                self._all_arguments = True  # a hand-written schema: **kwargs takes them all
+                continue
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise TypeError(f"tool {self.name!r}: *args and **kwargs are not supported")
-            hint = hints.get(param.name, Any)
             if isinstance(hint, type) and issubclass(hint, context_type):
                 self.context_param = param.name
+                continue
+            if input_schema is not None:
+                properties[param.name] = {}  # described by the hand-written schema
                 continue
             try:
                 schema, decoder = builder.build(hint)
@@ -329,10 +338,14 @@ class ToolBinding:
         self.input_schema: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
             self.input_schema["required"] = required
+        if input_schema is not None:
+            if input_schema.get("type") != "object":
+                raise TypeError(f"tool {self.name!r}: input_schema must have type 'object'")
+            self.input_schema = copy.deepcopy(input_schema)
         jsonschema.Draft202012Validator.check_schema(self.input_schema)
         self._validator = jsonschema.Draft202012Validator(self.input_schema)
         self._names = frozenset(properties)
-        self._trivial = not properties
+        self._trivial = not properties and input_schema is None
         self._plan_output(hints.get("return", inspect.Parameter.empty), structured_output, builder)
 
     @classmethod
@@ -378,7 +391,8 @@ class ToolBinding:
             errors = list(self._validator.iter_errors(arguments))
             if errors:
                 return self._error(_describe_errors(self.name, errors))
-        kwargs = {k: v for k, v in arguments.items() if k in self._names}
+        kwargs = (dict(arguments) if self._all_arguments
+                  else {k: v for k, v in arguments.items() if k in self._names})
         for key, decoder in self._decoders:
             if key in kwargs:
                 try:

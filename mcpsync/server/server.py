@@ -169,6 +169,7 @@ class Server:
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        input_schema: dict[str, Any] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -181,12 +182,15 @@ class Server:
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        input_schema: dict[str, Any] | None = None,
     ) -> Any:
         """Register a plain function as a tool: ``@server.tool()`` or ``@server.tool("name")``.
 
         The input schema comes from the type hints, the description from the docstring, and
         a structured return type adds an output schema. A parameter annotated
-        ``HandlerContext`` receives the request's context.
+        ``HandlerContext`` receives the request's context. ``input_schema`` replaces the
+        derived schema with a hand-written one (advertised verbatim, arguments validated
+        against it and passed as they arrive; a ``**kwargs`` parameter receives them all).
         """
         if callable(name):
             self.add_tool(name)
@@ -196,6 +200,7 @@ class Server:
             self.add_tool(
                 fn, name=name, title=title, description=description, annotations=annotations,
                 icons=icons, meta=meta, structured_output=structured_output,
+                input_schema=input_schema,
             )
             return fn
 
@@ -212,11 +217,12 @@ class Server:
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        input_schema: dict[str, Any] | None = None,
     ) -> None:
         """Register ``fn`` as a tool (the non-decorator form of :meth:`tool`)."""
         binding = ToolBinding.from_function(
             fn, name=name, description=description, structured_output=structured_output,
-            context_type=HandlerContext,
+            context_type=HandlerContext, input_schema=input_schema,
         )
         wire = describe(binding, title=title, annotations=annotations, icons=icons, meta=meta)
         self.tools.add(RegisteredTool(binding, wire))

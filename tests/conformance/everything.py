@@ -47,12 +47,10 @@ from mcpsync import (
     TextResourceContents,
 )
 from mcpsync.codec import from_wire
-from mcpsync.dispatch.typed import ToolBinding
 from mcpsync.errors import MISSING_CLIENT_CAPABILITY
 from mcpsync.protocol.request_state import InvalidRequestState, unseal
 from mcpsync.protocol.versions import features
 from mcpsync.server.stateless import InputRequired
-from mcpsync.server.tools import RegisteredTool, describe
 
 server = Server(
     "mcpsync-conformance",
@@ -222,14 +220,8 @@ def _content_text(answer: ElicitResult) -> str:
 
 def add_tool_with_schema(fn: Callable[..., Any], input_schema: dict[str, Any],
                          *, name: str | None = None) -> None:
-    """Register ``fn`` as a tool but advertise ``input_schema`` verbatim in tools/list.
-
-    Arguments are still validated against the schema built from ``fn``'s signature.
-    """
-    binding = ToolBinding.from_function(fn, name=name, context_type=HandlerContext)
-    wire = describe(binding)
-    wire["inputSchema"] = input_schema
-    server.tools.add(RegisteredTool(binding, wire))
+    """Register ``fn`` as a tool that advertises and enforces ``input_schema`` verbatim."""
+    server.add_tool(fn, name=name, input_schema=input_schema)
 
 
 # -- tools: content ----------------------------------------------------------------------

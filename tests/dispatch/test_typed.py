@@ -254,3 +254,32 @@ def test_lists_of_content_unions_are_content_not_structured_output():
         result = binding.call({}, None)
         assert "isError" not in result and "structuredContent" not in result
         assert result["content"][0]["type"] == "text"
+
+
+def test_a_hand_written_input_schema_is_advertised_and_enforced():
+    from mcpsync import Client, Server
+
+    server = Server("raw-schema")
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {"tag": {"type": "string", "minLength": 2}},
+        "properties": {"tags": {"type": "array", "items": {"$ref": "#/$defs/tag"}},
+                       "region": {"type": "string", "x-mcp-header": "Region"}},
+        "required": ["tags"],
+        "additionalProperties": False,
+    }
+
+    @server.tool(input_schema=schema)
+    def tag(ctx: HandlerContext, **arguments: Any) -> str:
+        return ",".join(arguments["tags"]) + f"@{arguments.get('region', '-')}"
+
+    with Client.memory(server) as client:
+        (listed,) = client.list_tools()
+        assert listed.input_schema == schema
+        assert client.call_tool("tag", {"tags": ["ab", "cd"], "region": "eu"}).text == "ab,cd@eu"
+        for bad in ({"tags": ["a"]}, {}, {"tags": [], "other": 1}):
+            result = client.call_tool("tag", bad)
+            assert result.is_error, bad
+    with pytest.raises(TypeError):
+        ToolBinding.from_function(lambda: "x", input_schema={"type": "string"})
