@@ -28,8 +28,25 @@ class PoolFullError(RuntimeError):
     """The pool is at its worker cap and its backlog is full."""
 
 
+class _Worker:
+    """One pool thread's hand-off slot: a job, and the lock it sleeps on while idle."""
+
+    __slots__ = ("job", "wake")
+
+    def __init__(self, job: Job | None) -> None:
+        self.job = job
+        self.wake = threading.Lock()
+        self.wake.acquire()  # held while the worker has nothing to do
+
+
 class WorkerPool:
-    """Run jobs on at most ``max_workers`` threads named ``{name}-{n}``."""
+    """Run jobs on at most ``max_workers`` threads named ``{name}-{n}``.
+
+    A job given to an idle thread is handed over directly: the job goes into that thread's
+    slot and its own lock is released (cheaper than a shared ``Condition``, whose waiters
+    each allocate a lock per wait). Jobs beyond the idle threads start new threads up to
+    the cap, then wait in a bounded backlog.
+    """
 
     def __init__(
         self,
@@ -46,56 +63,66 @@ class WorkerPool:
         self.idle_timeout = idle_timeout
         self._name = name
         self._lock = threading.Lock()
-        self._work = threading.Condition(self._lock)
         self._jobs: collections.deque[Job] = collections.deque()
+        self._idle: list[_Worker] = []
         self._threads: set[threading.Thread] = set()
-        self._idle = 0
         self._serial = 0
         self._shutdown = False
 
     def submit(self, job: Job) -> None:
-        """Queue ``job``; start a thread for it when none is idle and the cap allows."""
+        """Run ``job`` on an idle thread, a new one (within the cap), or queue it."""
         start: threading.Thread | None = None
         with self._lock:
             if self._shutdown:
                 raise RuntimeError("pool is shut down")
-            if self._idle == 0 and len(self._threads) >= self.max_workers and (
-                len(self._jobs) >= self.max_backlog
-            ):
-                raise PoolFullError(
-                    f"{self.max_workers} handlers busy and {len(self._jobs)} requests queued"
-                )
-            self._jobs.append(job)
-            if self._idle > len(self._jobs) - 1:
-                self._work.notify()
+            if self._idle:
+                worker = self._idle.pop()
+                worker.job = job
             elif len(self._threads) < self.max_workers:
+                worker = None
                 self._serial += 1
                 start = threading.Thread(
-                    target=self._run, name=f"{self._name}-{self._serial}", daemon=True
-                )
+                    target=self._run, args=(_Worker(job),),
+                    name=f"{self._name}-{self._serial}", daemon=True)
                 self._threads.add(start)
-        if start is not None:
+            elif len(self._jobs) >= self.max_backlog:
+                raise PoolFullError(
+                    f"{self.max_workers} handlers busy and {len(self._jobs)} requests queued")
+            else:
+                worker = None
+                self._jobs.append(job)
+        if worker is not None:
+            worker.wake.release()
+        elif start is not None:
             start.start()
 
-    def _run(self) -> None:
-        me = threading.current_thread()
+    def _run(self, me: _Worker) -> None:
+        thread = threading.current_thread()
         while True:
-            with self._lock:
-                while not self._jobs:
-                    if self._shutdown:
-                        self._threads.discard(me)
-                        return
-                    self._idle += 1
-                    got_work = self._work.wait(self.idle_timeout)
-                    self._idle -= 1
-                    if not got_work and not self._jobs:
-                        self._threads.discard(me)
-                        return
-                job = self._jobs.popleft()
+            job, me.job = me.job, None
+            if job is None:  # shut down
+                break
             try:
                 job()
             except BaseException:  # a job must never take its thread down silently
-                logger.exception("unhandled error in %s", me.name)
+                logger.exception("unhandled error in %s", thread.name)
+            job = None
+            with self._lock:
+                if self._jobs:
+                    me.job = self._jobs.popleft()
+                    continue
+                if self._shutdown:
+                    break
+                self._idle.append(me)
+            if me.wake.acquire(timeout=self.idle_timeout):
+                continue  # handed a job (or None: shut down)
+            with self._lock:
+                if me in self._idle:  # nobody picked this thread meanwhile: retire it
+                    self._idle.remove(me)
+                    break
+            me.wake.acquire()  # picked just as it timed out: the job is on its way
+        with self._lock:
+            self._threads.discard(thread)
 
     @property
     def size(self) -> int:
@@ -113,7 +140,10 @@ class WorkerPool:
             self._shutdown = True
             self._jobs.clear()
             threads = list(self._threads)
-            self._work.notify_all()
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.job = None
+            worker.wake.release()
         deadline = time.monotonic() + timeout
         current = threading.current_thread()
         for thread in threads:
