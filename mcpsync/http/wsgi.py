@@ -46,6 +46,7 @@ from ..protocol import jsonrpc
 from ..protocol import sse as sse_codec
 from ..protocol.http_headers import header_params, mismatch
 from ..protocol.jsonrpc import ErrorResponse, Invalid, Message, Notification, Request, Response
+from ..protocol.versions import features
 from ..server import stateless
 from .events import EventStore, InMemoryEventStore
 from .security import HostPolicy
@@ -563,8 +564,9 @@ class McpWsgiApp:
         if not isinstance(final, Response):
             self.sessions.remove(session.id)
             return self._json_response(start_response, final, _LEGACY_STATUS, None)
-        version = session.protocol_version or ""
-        session.priming = self.store is not None and version >= "2025-11-25"
+        version = session.protocol_version
+        session.priming = (self.store is not None and version is not None
+                           and features(version).sse_polling)
         return self._json(start_response, "200 OK", _encode(final),
                           [("Mcp-Session-Id", session.id)])
 
@@ -574,7 +576,8 @@ class McpWsgiApp:
         if version is not None and version not in self.server.legacy_versions:
             raise _HttpError("400 Bad Request", INVALID_REQUEST,
                              f"Bad request: unsupported MCP-Protocol-Version {version!r}")
-        if batch and session.protocol_version != "2025-03-26":
+        if batch and not (session.protocol_version
+                          and features(session.protocol_version).batching):
             raise _HttpError("400 Bad Request", INVALID_REQUEST,
                              "Invalid request: batches are only allowed in 2025-03-26")
         replies: list[Message] = []

@@ -47,6 +47,8 @@ class Features:
     default_schema_dialect: str
     #: The error code for resources/read of a missing resource.
     resource_not_found_code: int
+    #: SSE priming events and server-closed streams the client polls back (SEP-1699).
+    sse_polling: bool = False
 
 
 _DRAFT7 = "http://json-schema.org/draft-07/schema#"
@@ -67,7 +69,8 @@ _TABLE: Final[dict[str, Features]] = {
                  structured_output=True, structured_any=False, titles=True, icons=True,
                  sampling_tools=True, audio=True, tool_annotations=True, tasks_v1=True,
                  http_version_header=True, http_transport="streamable",
-                 default_schema_dialect=_2020_12, resource_not_found_code=-32002),
+                 default_schema_dialect=_2020_12, resource_not_found_code=-32002,
+                 sse_polling=True),
         Features("2025-06-18", "legacy", batching=False, elicitation=True, url_elicitation=False,
                  structured_output=True, structured_any=False, titles=True, icons=False,
                  sampling_tools=False, audio=True, tool_annotations=True, tasks_v1=False,
