@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..server.listen import uri_covers
+from ..protocol.envelope import uri_covers
 
 CACHEABLE: Final = frozenset({
     "server/discover", "tools/list", "prompts/list", "resources/list",

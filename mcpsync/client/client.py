@@ -30,6 +30,12 @@ from ..errors import (
     RequestCancelledError,
     RequestTimeoutError,
 )
+from ..protocol.envelope import (
+    META_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_SERVER_INFO,
+    META_VERSION,
+)
 from ..protocol.jsonrpc import Notification
 from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS, features
 from ..transports.base import Transport
@@ -292,9 +298,9 @@ class Client:
         if "roots" in caps:
             caps["roots"] = {}  # roots.listChanged does not exist in this era
         self._envelope = {
-            "io.modelcontextprotocol/protocolVersion": version,
-            "io.modelcontextprotocol/clientCapabilities": caps,
-            "io.modelcontextprotocol/clientInfo": self.client_info.to_dict(),  # type: ignore[attr-defined]
+            META_VERSION: version,
+            META_CAPABILITIES: caps,
+            META_CLIENT_INFO: self.client_info.to_dict(),  # type: ignore[attr-defined]
         }
         raw = self.request("server/discover", timeout=timeout)
         supported = raw.get("supportedVersions")
@@ -302,7 +308,7 @@ class Client:
             raise ProtocolStateError(
                 f"server does not support {version} (it supports {supported!r})")
         meta = raw.get("_meta") or {}
-        info = meta.get("io.modelcontextprotocol/serverInfo") or {"name": "", "version": ""}
+        info = meta.get(META_SERVER_INFO) or {"name": "", "version": ""}
         self._init = from_wire(InitializeResult, {
             "protocolVersion": version, "serverInfo": info,
             "capabilities": raw.get("capabilities") or {},

@@ -42,7 +42,7 @@ from ..errors import (
     ProtocolStateError,
     RequestCancelledError,
 )
-from ..protocol import jsonrpc
+from ..protocol import envelope, jsonrpc
 from ..protocol import sse as sse_codec
 from ..protocol.http_headers import header_params, mismatch
 from ..protocol.jsonrpc import ErrorResponse, Invalid, Message, Notification, Request, Response
@@ -431,7 +431,7 @@ class McpWsgiApp:
         if not self.legacy_sessions:
             raise _HttpError("400 Bad Request", INVALID_PARAMS,
                              "Invalid params: this server speaks 2026-07-28 only; put "
-                             f"{stateless.META_VERSION!r} in the request's _meta",
+                             f"{envelope.META_VERSION!r} in the request's _meta",
                              getattr(first, "id", None))
         if session_id:
             session = self.sessions.get(session_id)
@@ -446,7 +446,7 @@ class McpWsgiApp:
                              "Invalid request: initialize cannot be batched")
         raise _HttpError("400 Bad Request", INVALID_REQUEST,
                          "Bad request: no Mcp-Session-Id header (send initialize first), and "
-                         f"no {stateless.META_VERSION!r} in _meta (2026-07-28)",
+                         f"no {envelope.META_VERSION!r} in _meta (2026-07-28)",
                          getattr(first, "id", None))
 
     def _is_modern(self, message: Request | Notification, headers: dict[str, str]) -> bool:
@@ -464,14 +464,14 @@ class McpWsgiApp:
                 start_response: StartResponse) -> Iterable[bytes]:
         params = message.params or {}
         meta = params.get("_meta")
-        version = meta.get(stateless.META_VERSION) if isinstance(meta, dict) else None
+        version = meta.get(envelope.META_VERSION) if isinstance(meta, dict) else None
         if not isinstance(meta, dict) or not isinstance(version, str):
             raise _HttpError("400 Bad Request", INVALID_PARAMS,
-                             f"Invalid params: _meta[{stateless.META_VERSION!r}] is required",
+                             f"Invalid params: _meta[{envelope.META_VERSION!r}] is required",
                              message.id)
-        if not isinstance(meta.get(stateless.META_CAPABILITIES), dict):
+        if not isinstance(meta.get(envelope.META_CAPABILITIES), dict):
             raise _HttpError("400 Bad Request", INVALID_PARAMS,
-                             f"Invalid params: _meta[{stateless.META_CAPABILITIES!r}] is "
+                             f"Invalid params: _meta[{envelope.META_CAPABILITIES!r}] is "
                              "required and must be an object", message.id)
         header_version = headers.get("mcp-protocol-version")
         if header_version != version:

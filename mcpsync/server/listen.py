@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from ..engine.connection import CancelEvent
 from ..errors import (
@@ -30,29 +30,17 @@ from ..errors import (
     MethodNotFoundError,
     RequestCancelledError,
 )
+from ..protocol.envelope import (
+    ACKNOWLEDGED,
+    LIST_FIELDS,
+    META_SUBSCRIPTION_ID,
+    UPDATED,
+    uri_covers,
+)
 from ..protocol.versions import features
 
 if TYPE_CHECKING:
     from ..dispatch.context import HandlerContext
-
-META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
-ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
-UPDATED: Final = "notifications/resources/updated"
-
-#: Filter field -> the list that it follows.
-LIST_FIELDS: Final = {"toolsListChanged": "tools", "promptsListChanged": "prompts",
-                      "resourcesListChanged": "resources"}
-
-
-def uri_covers(subscribed: str, uri: str) -> bool:
-    """Whether an update of ``uri`` concerns a subscription to ``subscribed``: the same URI
-    or a sub-resource of it (``file:///dir`` covers ``file:///dir/a.txt``)."""
-    if uri == subscribed:
-        return True
-    if not uri.startswith(subscribed):
-        return False
-    return subscribed.endswith("/") or uri[len(subscribed)] in "/?#"
-
 
 def parse_filter(params: dict[str, Any]) -> dict[str, Any]:
     """The ``notifications`` filter of a listen request, validated (-32602 otherwise)."""

@@ -34,17 +34,19 @@ from ..errors import (
     ProtocolStateError,
 )
 from ..protocol import levels
+from ..protocol.envelope import (
+    META_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_SERVER_INFO,
+    META_VERSION,
+)
 from ..protocol.jsonrpc import RequestId
 from ..protocol.request_state import InvalidRequestState, seal, unseal
 
 if TYPE_CHECKING:
     from .session import ServerSession
 
-META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
-META_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
-META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
-META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
-META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 
 #: Methods that exist only in the handshake era (answered -32601 here).
 REMOVED_METHODS: Final = frozenset({

@@ -34,6 +34,7 @@ import urllib3
 from ..engine.pool import WorkerPool
 from ..errors import ConnectionClosedError
 from ..protocol import jsonrpc
+from ..protocol.envelope import META_VERSION
 from ..protocol.http_headers import SESSION_ID, request_headers, valid_tools
 from ..protocol.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from ..protocol.sse import SseParser
@@ -41,7 +42,6 @@ from .base import Received
 
 logger = logging.getLogger("mcpsync.http.client")
 
-META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 TRANSPORT_ERROR: Final = -32000
 _ACCEPT: Final = "application/json, text/event-stream"
 _MAX_RESUMES: Final = 5

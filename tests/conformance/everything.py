@@ -50,7 +50,7 @@ from mcpsync.codec import from_wire
 from mcpsync.errors import MISSING_CLIENT_CAPABILITY
 from mcpsync.protocol.request_state import InvalidRequestState, unseal
 from mcpsync.protocol.versions import features
-from mcpsync.server.stateless import InputRequired
+from mcpsync.dispatch.questions import InputRequired
 
 server = Server(
     "mcpsync-conformance",
