@@ -47,10 +47,10 @@ from mcpsync import (
     TextResourceContents,
 )
 from mcpsync.codec import from_wire
+from mcpsync.dispatch.questions import InputRequired
 from mcpsync.errors import MISSING_CLIENT_CAPABILITY
 from mcpsync.protocol.request_state import InvalidRequestState, unseal
 from mcpsync.protocol.versions import features
-from mcpsync.dispatch.questions import InputRequired
 
 server = Server(
     "mcpsync-conformance",
