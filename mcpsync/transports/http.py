@@ -85,6 +85,7 @@ class HttpTransport:
         self._legacy_sse = False
         self._endpoint_ready = threading.Event()
         self._get_thread: threading.Thread | None = None
+        self._get_ready = threading.Event()  # the GET stream's answer arrived (or failed)
         self._closed = threading.Event()
 
     # -- Transport -----------------------------------------------------------------------
@@ -104,9 +105,16 @@ class HttpTransport:
             modern = self._cancel_response(target)
             if modern:
                 return  # 2026-07-28 over HTTP: closing the stream is the cancellation
-        self._submit(lambda: self._deliver(message))
         if isinstance(message, Notification) and message.method == "notifications/initialized":
-            self._start_get_stream()  # at once, so it is open before the first call
+            # In order and before connect returns: the initialized notification must reach
+            # the server before the first request, and the standalone GET stream must be
+            # open by then, because a server may send requests that belong to no POST
+            # there (and drop them when no GET stream is open yet).
+            self._deliver(message)
+            self._start_get_stream()
+            self._get_ready.wait(self._connect_timeout)
+            return
+        self._submit(lambda: self._deliver(message))
 
     def receive(self) -> Received | None:
         return self._inbox.get()
@@ -396,14 +404,18 @@ class HttpTransport:
             logger.warning("re-initializing the expired session failed: %s", exc)
             return False
         logger.info("the HTTP session expired; re-initialized as a new session")
+        self._start_get_stream()  # the old one ended with the old session (404)
         return True
 
     def _start_get_stream(self) -> None:
-        if self._legacy_sse or self.session_id is None or self._get_thread is not None:
-            return
-        self._get_thread = threading.Thread(target=self._get_loop, daemon=True,
-                                            name="mcpsync-http-client-get")
-        self._get_thread.start()
+        with self._lock:
+            running = self._get_thread is not None and self._get_thread.is_alive()
+            if not (self._legacy_sse or self.session_id is None or running):
+                self._get_thread = threading.Thread(target=self._get_loop, daemon=True,
+                                                    name="mcpsync-http-client-get")
+                self._get_thread.start()
+                return
+        self._get_ready.set()
 
     def _get_loop(self) -> None:
         """The standalone stream: server requests and notifications not tied to a request."""
@@ -419,9 +431,11 @@ class HttpTransport:
             except requests.RequestException as exc:
                 failures += 1
                 logger.debug("GET stream failed: %s", exc)
+                self._get_ready.set()
             else:
                 with self._lock:
                     self._open["mcpsync-get"] = response
+                self._get_ready.set()
                 with response:
                     if response.status_code in (404, 405):
                         return  # no standalone stream here (or the session is gone)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import io
+import json
 import threading
+from typing import Any
 
 import pytest
 import requests
+from werkzeug.serving import make_server
 
 from mcpsync import (
     Client,
@@ -158,8 +162,6 @@ def test_extra_headers_are_sent(serve):
         seen.append(environ.get("HTTP_X_TENANT"))
         return app(environ, start_response)
 
-    from werkzeug.serving import make_server
-
     httpd = make_server("127.0.0.1", 0, spy, threaded=True)
     thread = threading.Thread(target=httpd.serve_forever, name="mcpsync-test-spy", daemon=True)
     thread.start()
@@ -199,8 +201,63 @@ def test_list_changed_reaches_the_client(serve):
                          changed.set() if method == "notifications/tools/list_changed"
                          else None)) as client:
         assert [t.name for t in client.list_tools()] == ["first"]
-        # The GET stream opens on a background thread after notifications/initialized;
-        # a change made before it connects waits in the session's backlog.
+        # The GET stream is open by the time connect returns; the change comes on it.
         srv.tool(name="second")(lambda: "2")
         assert changed.wait(WAIT)
         assert [t.name for t in client.list_tools()] == ["first", "second"]
+
+
+def spied(app: Any) -> tuple[Any, list[str]]:
+    """Wrap a WSGI app so that every request's method (and JSON-RPC method) is logged."""
+    log: list[str] = []
+
+    def spy(environ: dict[str, Any], start_response: Any) -> Any:
+        entry = environ["REQUEST_METHOD"]
+        if entry == "POST":
+            size = int(environ.get("CONTENT_LENGTH") or 0)
+            body = environ["wsgi.input"].read(size)
+            environ["wsgi.input"] = io.BytesIO(body)
+            entry += " " + str(json.loads(body).get("method", "response"))
+        log.append(entry)
+        return app(environ, start_response)
+
+    return spy, log
+
+
+def test_connect_returns_after_initialized_and_the_get_stream(serve):
+    # A server may send requests that belong to no POST on the standalone stream, and the
+    # official SDK's server drops them when that stream is not open yet: by the time
+    # connect returns, the server has the initialized notification and the GET stream.
+    spy, log = spied(serve().app)
+    httpd = make_server("127.0.0.1", 0, spy, threaded=True)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, name="mcpsync-test-spy", daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_port}/mcp"
+        with Client.http(url, protocol_version="2025-11-25", timeout=WAIT) as client:
+            assert log == ["POST initialize", "POST notifications/initialized", "GET"]
+            assert client.call_tool("echo", {"text": "x"}).text == "x"
+    finally:
+        httpd.shutdown()
+        thread.join(WAIT)
+        httpd.server_close()
+
+
+def test_get_stream_comes_back_after_reinitializing(serve):
+    srv = Server("changing-again")
+    changed = threading.Event()
+
+    @srv.tool()
+    def first() -> str:
+        return "1"
+
+    served = serve(srv)
+    with Client.http(served.url, protocol_version="2025-11-25", timeout=WAIT,
+                     on_notification=lambda method, params: (
+                         changed.set() if method == "notifications/tools/list_changed"
+                         else None)) as client:
+        served.app.sessions.close_all()  # expiry: the GET stream ends with a 404
+        assert client.call_tool("first").text == "1"  # re-initializes
+        srv.tool(name="second")(lambda: "2")
+        assert changed.wait(WAIT)  # reached the client over the new session's GET stream
