@@ -252,7 +252,15 @@ class McpWsgiApp:
         self._local.peer = environ.get("werkzeug.socket") or environ.get("gunicorn.socket")
         try:
             if self.legacy_sessions and self.sse_path is not None:
-                if path == self.sse_path and method == "GET":
+                if path == self.sse_path:
+                    # Reserved for the old transport, whatever ``path`` says: a client that
+                    # POSTs here first (as the spec's fallback has it) must be refused so
+                    # that it goes on to GET the stream.
+                    if method != "GET":
+                        return self._plain_error(
+                            start_response, "405 Method Not Allowed", INVALID_REQUEST,
+                            "Method not allowed: this is the HTTP+SSE stream; GET it",
+                            extra=[("Allow", "GET")])
                     return self._old_sse_stream(environ, headers, start_response)
                 if path == self.messages_path and method == "POST":
                     return self._old_sse_post(environ, headers, start_response)

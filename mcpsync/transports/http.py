@@ -330,8 +330,9 @@ class HttpTransport:
         for chunk in _chunks(response):
             for event in parser.feed(chunk):
                 if event.event == "endpoint":
-                    self._post_url = urljoin(self.url, event.data.strip())
-                    self._endpoint_ready.set()
+                    if self._legacy_sse:  # only the 2024-11-05 stream may move the endpoint
+                        self._post_url = urljoin(self.url, event.data.strip())
+                        self._endpoint_ready.set()
                     continue
                 if not event.data.strip():
                     continue  # a priming event

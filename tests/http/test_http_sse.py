@@ -57,10 +57,11 @@ def test_post_to_unknown_legacy_session_is_404(served):
 
 def test_client_falls_back_to_http_sse(served):
     url = served.base + "/sse"
-    # POSTing to the SSE path is not the MCP endpoint (that is /mcp): 404, no modern error.
+    # The SSE path is the old transport's alone: a POST there is refused (405, no modern
+    # error code), which is what sends a client on to GET it.
     probe = requests.post(url, data=b"{}", headers={"Content-Type": "application/json",
                                                     "Accept": BOTH}, timeout=WAIT)
-    assert probe.status_code == 404
+    assert probe.status_code == 405 and probe.headers["Allow"] == "GET"
     with Client.http(url, timeout=WAIT) as client:
         # The HTTP+SSE transport carries whatever version the handshake settles on.
         assert client.protocol_version == "2025-11-25"
@@ -72,3 +73,20 @@ def test_client_falls_back_to_http_sse(served):
         result = client.call_tool("progress", {"steps": 3}, on_progress=seen.append)
         assert result.text == "ok"
         assert [p.progress for p in seen] == [1, 2, 3]
+
+
+def test_sse_path_stays_the_old_transport_when_every_path_is_the_endpoint(serve):
+    # path=None (as under a framework mount) makes every path the MCP endpoint, except the
+    # two HTTP+SSE ones: a client pointed at .../sse must not end up in a Streamable HTTP
+    # session there, whose GET stream would then be the old transport's.
+    served = serve(path=None)
+    probe = requests.post(served.base + "/sse", timeout=WAIT, headers={"Accept": BOTH},
+                          json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert probe.status_code == 405
+    with Client.http(served.base + "/sse", protocol_version="2024-11-05",
+                     timeout=WAIT) as client:
+        assert client.protocol_version == "2024-11-05"
+        sessions = list(served.app.sessions._sessions.values())
+        assert len(sessions) == 1 and sessions[0].legacy_sse
+        assert client.call_tool("echo", {"text": "a"}).text == "a"
+        assert client.call_tool("echo", {"text": "b"}).text == "b"
