@@ -45,6 +45,8 @@ logger = logging.getLogger("mcpsync.http.client")
 TRANSPORT_ERROR: Final = -32000
 _ACCEPT: Final = "application/json, text/event-stream"
 _MAX_RESUMES: Final = 5
+_ACK_TIMEOUT: Final = 30.0  # seconds for the 202 to a posted notification or response
+_GET_OPEN_WAIT: Final = 2.0  # seconds connect waits for the standalone GET's answer
 _MODERN_CODES: Final = frozenset({-32020, -32021, -32022, -32601, -32602})
 #: What reading a response can raise, including when another thread closes it (which is
 #: how a cancelled request's stream is dropped). Reading ``response.raw`` directly raises
@@ -112,7 +114,9 @@ class HttpTransport:
             # there (and drop them when no GET stream is open yet).
             self._deliver(message)
             self._start_get_stream()
-            self._get_ready.wait(self._connect_timeout)
+            # Bounded more tightly than a connect: a server that holds the GET's headers
+            # back until its first event has the stream registered all the same.
+            self._get_ready.wait(min(self._connect_timeout, _GET_OPEN_WAIT))
             return
         self._submit(lambda: self._deliver(message))
 
@@ -220,17 +224,17 @@ class HttpTransport:
 
     # -- POST ----------------------------------------------------------------------------
 
-    def _post(self, message: Message) -> requests.Response:
+    def _post(self, message: Message, read_timeout: float | None = None) -> requests.Response:
         if self._legacy_sse:
             self._endpoint_ready.wait(self._connect_timeout)
         body = jsonrpc.encode(message)
         return self._http.post(self._post_url, data=body, headers=self._headers_for(message),
-                               stream=True, timeout=(self._connect_timeout, None))
+                               stream=True, timeout=(self._connect_timeout, read_timeout))
 
     def _deliver(self, message: Message) -> None:
-        """POST a notification or a response to a server request."""
+        """POST a notification or a response to a server request (answered at once: 202)."""
         try:
-            response = self._post(message)
+            response = self._post(message, read_timeout=_ACK_TIMEOUT)
         except requests.RequestException as exc:
             logger.warning("could not send %r: %s", message, exc)
             return
