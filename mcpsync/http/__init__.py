@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .events import EventStore, InMemoryEventStore
 from .security import HostPolicy
+from .session_store import FileSessionStore, SessionRecord, SessionStore
 from .wsgi import McpWsgiApp, close_sse_stream
 
 if TYPE_CHECKING:
@@ -68,5 +69,6 @@ def serve(server: Server, host: str = "127.0.0.1", port: int = 8000, *, path: st
         app.close()
 
 
-__all__ = ["Environ", "EventStore", "HostPolicy", "InMemoryEventStore", "McpWsgiApp",
-           "StartResponse", "close_sse_stream", "mount", "serve"]
+__all__ = ["Environ", "EventStore", "FileSessionStore", "HostPolicy", "InMemoryEventStore",
+           "McpWsgiApp", "SessionRecord", "SessionStore", "StartResponse", "close_sse_stream",
+           "mount", "serve"]

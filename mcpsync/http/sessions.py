@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING
 from ..errors import ConnectionClosedError
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Message, RequestId, Response
+from ..protocol.versions import features
 from ..server.session import ServerSession
 from ..transports.base import Received
 from .events import EventStore
+from .session_store import SessionRecord, SessionStore
 from .streams import ResponseStream
 
 if TYPE_CHECKING:
@@ -33,6 +35,9 @@ logger = logging.getLogger("mcpsync.http")
 
 #: Standalone-stream messages kept while no GET stream is connected.
 _BACKLOG = 256
+#: How often (seconds) a worker asks the shared session store whether a session it holds
+#: still exists (a DELETE on another worker ends it here within this time).
+CONFIRM_INTERVAL = 10.0
 
 
 class SessionTransport:
@@ -66,8 +71,8 @@ class HttpSession:
     """One handshake-era client. Made by :class:`SessionRegistry`; thread-safe."""
 
     def __init__(self, server: Server, store: EventStore | None, *, legacy_sse: bool = False,
-                 priming: bool = False) -> None:
-        self.id = secrets.token_urlsafe(24)
+                 priming: bool = False, session_id: str | None = None) -> None:
+        self.id = session_id if session_id is not None else secrets.token_urlsafe(24)
         self.store = store
         #: 2024-11-05 HTTP+SSE: every message travels on the one GET stream.
         self.legacy_sse = legacy_sse
@@ -85,6 +90,8 @@ class HttpSession:
         self.server_session.info.session_id = self.id
         self.ended = threading.Event()
         self.priming = priming
+        #: When the shared session store last confirmed this session (monotonic).
+        self.confirmed = time.monotonic()
 
     @property
     def protocol_version(self) -> str | None:
@@ -211,12 +218,14 @@ class HttpSession:
 
 
 class SessionRegistry:
-    """Live sessions by id, with idle expiry. Thread-safe."""
+    """Live sessions by id, with idle expiry; with a :class:`SessionStore`, also those
+    another worker initialized. Thread-safe."""
 
     def __init__(self, server: Server, store: EventStore | None, *, idle_timeout: float,
-                 max_sessions: int) -> None:
+                 max_sessions: int, session_store: SessionStore | None = None) -> None:
         self.server = server
         self.store = store
+        self.session_store = session_store
         self.idle_timeout = idle_timeout
         self.max_sessions = max_sessions
         self._sessions: dict[str, HttpSession] = {}
@@ -233,19 +242,72 @@ class SessionRegistry:
             self._sessions[session.id] = session
         return session
 
+    def initialized(self, session: HttpSession) -> None:
+        """``initialize`` was answered: write the session down for the other workers."""
+        version = session.protocol_version
+        if self.session_store is None or version is None:
+            return
+        info = session.server_session.info
+        self.session_store.save(SessionRecord(session.id, version, info.client_info,
+                                              dict(info.client_capabilities or {})))
+
     def get(self, session_id: str) -> HttpSession | None:
         self.sweep()
         with self._lock:
             session = self._sessions.get(session_id)
-        if session is None or session.ended.is_set():
+        if session is not None and not session.ended.is_set():
+            return self._confirmed(session)
+        if session is None and self.session_store is not None:
+            return self._restore(session_id)
+        return None
+
+    def _confirmed(self, session: HttpSession) -> HttpSession | None:
+        """``session``, unless the shared store says it was ended elsewhere."""
+        if self.session_store is None:
+            return session
+        now = time.monotonic()
+        if now - session.confirmed < CONFIRM_INTERVAL:
+            return session
+        session.confirmed = now
+        if self.session_store.touch(session.id):
+            return session
+        with self._lock:
+            if self._sessions.get(session.id) is session:
+                del self._sessions[session.id]
+        session.close()
+        return None
+
+    def _restore(self, session_id: str) -> HttpSession | None:
+        """Take up a session another worker initialized, from its stored record."""
+        assert self.session_store is not None
+        record = self.session_store.load(session_id)
+        if record is None or record.protocol_version not in self.server.legacy_versions:
             return None
+        with self._lock:
+            if len(self._sessions) >= self.max_sessions:
+                return None
+        priming = self.store is not None and features(record.protocol_version).sse_polling
+        session = HttpSession(self.server, self.store, session_id=record.session_id,
+                              priming=priming)
+        session.server_session.restore(record.protocol_version, record.client_info,
+                                       record.client_capabilities)
+        with self._lock:
+            existing = self._sessions.get(session_id)
+            if existing is None:
+                self._sessions[session_id] = session
+        if existing is not None:  # another thread restored it first
+            session.close()
+            return existing
+        logger.info("HTTP session %s… taken up from the session store", session_id[:6])
         return session
 
     def remove(self, session_id: str) -> bool:
+        """End a session (DELETE): here, and in the shared store for every worker."""
         with self._lock:
             session = self._sessions.pop(session_id, None)
+        stored = self.session_store.delete(session_id) if self.session_store else False
         if session is None:
-            return False
+            return stored
         session.close()
         return True
 

@@ -50,6 +50,7 @@ from ..protocol.versions import features
 from ..server import stateless
 from .events import EventStore, InMemoryEventStore
 from .security import HostPolicy
+from .session_store import SessionStore
 from .sessions import HttpSession, SessionRegistry
 from .streams import Item, ResponseStream, _seq
 
@@ -182,6 +183,9 @@ class McpWsgiApp:
     ``keepalive_interval``: seconds between SSE comments on a quiet stream.
     ``session_idle_timeout``/``max_sessions``: handshake-era sessions (404 once expired).
     ``event_store``: resumability of handshake-era streams (``None`` disables it).
+    ``session_store``: a :class:`~mcpsync.http.session_store.SessionStore` shared by
+    several worker processes, so that a handshake-era session initialized by one can be
+    served by another (see that module for what still needs sticky routing).
     ``retry_ms``: the ``retry:`` advice sent to reconnecting clients.
     ``legacy_sessions``: serve the handshake era at all (``False``: 2026-07-28 only).
     """
@@ -199,6 +203,7 @@ class McpWsgiApp:
         session_idle_timeout: float = 1800.0,
         max_sessions: int = 1000,
         event_store: EventStore | object | None = _DEFAULT_STORE,
+        session_store: SessionStore | None = None,
         retry_ms: int = 1000,
         legacy_sessions: bool = True,
         sse_path: str | None = "/sse",
@@ -218,7 +223,7 @@ class McpWsgiApp:
                                     else event_store)  # type: ignore[assignment]
         self.store = store
         self.sessions = SessionRegistry(server, store, idle_timeout=session_idle_timeout,
-                                        max_sessions=max_sessions)
+                                        max_sessions=max_sessions, session_store=session_store)
         self._pool = WorkerPool(server.max_concurrent_handlers, name="mcpsync-http-handler",
                                 max_backlog=4 * server.max_concurrent_handlers)
         self._header_maps: dict[int, dict[str, tuple[str, ...]] | None] = {}
@@ -575,6 +580,7 @@ class McpWsgiApp:
         version = session.protocol_version
         session.priming = (self.store is not None and version is not None
                            and features(version).sse_polling)
+        self.sessions.initialized(session)
         return self._json(start_response, "200 OK", _encode(final),
                           [("Mcp-Session-Id", session.id)])
 

@@ -199,6 +199,23 @@ class ServerSession:
             result["instructions"] = self.server.instructions
         return result
 
+    def restore(self, protocol_version: str, client_info: dict[str, Any] | None,
+                client_capabilities: dict[str, Any]) -> None:
+        """Take up a session another process initialized: as if ``initialize`` had been
+        answered with ``protocol_version`` and ``notifications/initialized`` received.
+        Only before anything has been received."""
+        if protocol_version not in self.server.legacy_versions:
+            raise ValueError(f"cannot restore a {protocol_version!r} session here")
+        with self._state_lock:
+            if self._state is not lifecycle.State.NEW:
+                raise RuntimeError("only a new session can be restored")
+            self._info = SessionInfo(protocol_version=protocol_version,
+                                     client_info=client_info,
+                                     client_capabilities=client_capabilities,
+                                     session_id=self._info.session_id)
+            state = lifecycle.advance(self._state, lifecycle.Event.INITIALIZE_ANSWERED)
+            self._state = lifecycle.advance(state, lifecycle.Event.INITIALIZED_RECEIVED)
+
     def _on_notification(self, message: Notification) -> None:
         if message.method == "notifications/initialized":
             try:

@@ -1,0 +1,164 @@
+"""Where handshake-era sessions are written down, so that any worker process can serve them.
+
+A 2025-era client names its session in ``Mcp-Session-Id`` and may send the next POST to
+another gunicorn worker than the one that answered ``initialize``. Without a shared record
+that worker has never heard of the session and answers 404 ("Could not find session"), the
+most reported failure of multi-worker MCP deployments. With a :class:`SessionStore`, the
+worker finds the record (negotiated version, client info and capabilities) and takes the
+session up where the other left it.
+
+What a record cannot carry is what lives in one process: an open SSE stream. A request's
+progress and answer travel on its own POST, so they work on any worker; but a server
+request (elicitation, sampling, roots) is answered by a separate POST, which must reach the
+worker that asked, and the standalone GET stream only carries what its own worker sends.
+Those need sticky routing, or the 2026-07-28 era, which has no sessions at all. Likewise
+``logging/setLevel`` and ``resources/subscribe`` hold on the worker that received them.
+
+:class:`FileSessionStore` keeps one small JSON file per session in a directory: enough for
+several workers on one host. Anything else (Redis, a database) is four methods.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """What another worker needs to serve a session it did not initialize."""
+
+    session_id: str
+    protocol_version: str
+    client_info: dict[str, Any] | None = None
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps({"sessionId": self.session_id, "protocolVersion": self.protocol_version,
+                           "clientInfo": self.client_info,
+                           "clientCapabilities": self.client_capabilities})
+
+    @classmethod
+    def from_json(cls, text: str) -> SessionRecord | None:
+        """The record in ``text``; ``None`` if it is not one (a torn or foreign file)."""
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(data, dict):
+            return None
+        session_id, version = data.get("sessionId"), data.get("protocolVersion")
+        info, capabilities = data.get("clientInfo"), data.get("clientCapabilities")
+        if not isinstance(session_id, str) or not isinstance(version, str):
+            return None
+        return cls(session_id, version, info if isinstance(info, dict) else None,
+                   capabilities if isinstance(capabilities, dict) else {})
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Shared session records. Implementations must be safe to call from many threads and,
+    when shared, from many processes."""
+
+    def save(self, record: SessionRecord) -> None:
+        """Write (or overwrite) the record of a session that has just been initialized."""
+
+    def load(self, session_id: str) -> SessionRecord | None:
+        """The record of a live session; ``None`` if unknown, ended or expired."""
+
+    def touch(self, session_id: str) -> bool:
+        """Note that the session is in use; ``False`` if it no longer exists."""
+
+    def delete(self, session_id: str) -> bool:
+        """End the session everywhere; ``True`` if it existed."""
+
+
+class FileSessionStore:
+    """One JSON file per session in ``directory``, for workers on one host. Thread- and
+    process-safe: files are replaced atomically, and a record idle (untouched) for longer
+    than ``idle_timeout`` seconds counts as gone. Expired files are removed as they are
+    found, and by :meth:`sweep`, which :meth:`save` runs at most once a minute."""
+
+    def __init__(self, directory: str | os.PathLike[str], *,
+                 idle_timeout: float = 1800.0) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.idle_timeout = idle_timeout
+        self._next_sweep = 0.0
+
+    def _path(self, session_id: str) -> Path:
+        # The id comes from a request header: hashed, it can never name another path.
+        digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
+        return self.directory / f"{digest}.json"
+
+    def _expired(self, path: Path) -> bool:
+        try:
+            return time.time() - path.stat().st_mtime > self.idle_timeout
+        except FileNotFoundError:
+            return True
+
+    def save(self, record: SessionRecord) -> None:
+        fd, temp = tempfile.mkstemp(dir=self.directory, prefix=".session-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(record.to_json())
+            os.replace(temp, self._path(record.session_id))
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+            raise
+        if time.time() >= self._next_sweep:
+            self._next_sweep = time.time() + 60.0
+            self.sweep()
+
+    def load(self, session_id: str) -> SessionRecord | None:
+        path = self._path(session_id)
+        if self._expired(path):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            return None
+        try:
+            record = SessionRecord.from_json(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        return record if record is not None and record.session_id == session_id else None
+
+    def touch(self, session_id: str) -> bool:
+        path = self._path(session_id)
+        if self._expired(path):
+            return False
+        try:
+            os.utime(path)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def delete(self, session_id: str) -> bool:
+        try:
+            self._path(session_id).unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+    def sweep(self) -> int:
+        """Remove the files of expired sessions; how many were removed."""
+        removed = 0
+        for path in self.directory.glob("*.json"):
+            if self._expired(path):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                    removed += 1
+        return removed
+
+    def __repr__(self) -> str:
+        return f"FileSessionStore({str(self.directory)!r}, idle_timeout={self.idle_timeout})"
+
+
+__all__ = ["FileSessionStore", "SessionRecord", "SessionStore"]

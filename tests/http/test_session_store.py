@@ -1,0 +1,215 @@
+"""Handshake-era sessions shared by several workers through a SessionStore.
+
+Two WSGI apps, each over its own Server (as two worker processes would be), share one
+FileSessionStore directory; then real gunicorn with two worker processes does the same.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from freezegun import freeze_time
+
+from mcpsync import HandlerContext, Server
+from mcpsync.http import FileSessionStore, SessionRecord, SessionStore
+from tests.serving import free_port, wait_for_port
+from tests.spec import validate
+
+from .raw import LEGACY, WAIT, answer_of
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def worker_server(name: str) -> Server:
+    server = Server(name)
+
+    @server.tool()
+    def who(ctx: HandlerContext) -> dict[str, Any]:
+        """Which worker answered, and what it knows of the client."""
+        info = ctx.session
+        return {"worker": name, "pid": os.getpid(), "version": info.protocol_version,
+                "client": (info.client_info or {}).get("name"),
+                "sampling": "sampling" in (info.client_capabilities or {})}
+
+    return server
+
+
+def initialize(url: str) -> str:
+    response = requests.post(url, timeout=WAIT, headers={"Accept": "application/json, "
+                                                         "text/event-stream"}, json={
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": LEGACY, "capabilities": {"sampling": {}},
+                   "clientInfo": {"name": "roamer", "version": "1"}}})
+    assert response.status_code == 200
+    session_id = response.headers["Mcp-Session-Id"]
+    requests.post(url, timeout=WAIT, headers=session_headers(session_id),
+                  json={"jsonrpc": "2.0", "method": "notifications/initialized"}).close()
+    return session_id
+
+
+def session_headers(session_id: str) -> dict[str, str]:
+    return {"Mcp-Session-Id": session_id, "MCP-Protocol-Version": LEGACY,
+            "Accept": "application/json, text/event-stream"}
+
+
+def call_who(url: str, session_id: str, request_id: int = 2) -> requests.Response:
+    return requests.post(url, timeout=WAIT, headers={**session_headers(session_id),
+                                                     "Connection": "close"}, json={
+        "jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+        "params": {"name": "who", "arguments": {}}})
+
+
+def test_file_store_is_a_session_store(tmp_path):
+    assert isinstance(FileSessionStore(tmp_path), SessionStore)
+
+
+def test_a_session_initialized_on_one_worker_is_served_by_another(serve, tmp_path):
+    store = FileSessionStore(tmp_path / "sessions")
+    a = serve(worker_server("a"), session_store=store)
+    b = serve(worker_server("b"), session_store=FileSessionStore(tmp_path / "sessions"))
+    session_id = initialize(a.url)
+    assert len(b.app.sessions) == 0
+    response = call_who(b.url, session_id)
+    assert response.status_code == 200
+    answer = answer_of(response, 2)
+    validate(LEGACY, "CallToolResult", answer["result"])
+    # Worker b answers as the same session: version and client as negotiated on a.
+    assert answer["result"]["structuredContent"] == {
+        "worker": "b", "pid": os.getpid(), "version": LEGACY, "client": "roamer",
+        "sampling": True}
+    assert len(b.app.sessions) == 1
+    # Without a shared store, b has never heard of it.
+    c = serve(worker_server("c"))
+    assert call_who(c.url, session_id).status_code == 404
+
+
+def test_delete_on_one_worker_ends_the_session_for_all(serve, tmp_path):
+    a = serve(worker_server("a"), session_store=FileSessionStore(tmp_path))
+    b = serve(worker_server("b"), session_store=FileSessionStore(tmp_path))
+    fresh = serve(worker_server("fresh"), session_store=FileSessionStore(tmp_path))
+    session_id = initialize(a.url)
+    assert call_who(b.url, session_id).status_code == 200
+    deleted = requests.delete(b.url, headers=session_headers(session_id), timeout=WAIT)
+    assert deleted.status_code == 200
+    assert call_who(b.url, session_id).status_code == 404
+    assert call_who(fresh.url, session_id).status_code == 404
+    # A DELETE of a session only the store knows (initialized elsewhere) works too.
+    other = initialize(a.url)
+    assert requests.delete(fresh.url, headers=session_headers(other),
+                           timeout=WAIT).status_code == 200
+    assert call_who(b.url, other).status_code == 404
+
+
+def test_a_worker_holding_a_deleted_session_lets_go_of_it(serve, tmp_path):
+    a = serve(worker_server("a"), session_store=FileSessionStore(tmp_path))
+    b = serve(worker_server("b"), session_store=FileSessionStore(tmp_path))
+    session_id = initialize(a.url)
+    assert call_who(a.url, session_id).status_code == 200
+    assert requests.delete(b.url, headers=session_headers(session_id),
+                           timeout=WAIT).status_code == 200
+    # a still holds it, and asks the store again within CONFIRM_INTERVAL (10 s).
+    local = a.app.sessions._sessions[session_id]
+    local.confirmed -= 11.0
+    assert call_who(a.url, session_id).status_code == 404
+    assert len(a.app.sessions) == 0
+
+
+def test_unknown_ids_and_torn_files_are_not_sessions(serve, tmp_path):
+    store = FileSessionStore(tmp_path)
+    a = serve(worker_server("a"), session_store=store)
+    assert call_who(a.url, "../../etc/passwd").status_code == 404
+    assert call_who(a.url, "never-issued").status_code == 404
+    session_id = initialize(a.url)
+    for path in tmp_path.glob("*.json"):
+        path.write_text('{"sessionId": ')  # a torn write (never made by save)
+    b = serve(worker_server("b"), session_store=store)
+    assert call_who(b.url, session_id).status_code == 404
+    assert store.load("x") is None and not store.touch("x") and not store.delete("x")
+
+
+def test_records_expire_when_idle(tmp_path):
+    store = FileSessionStore(tmp_path, idle_timeout=60.0)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    store.save(SessionRecord("s1", LEGACY, {"name": "c"}, {}))
+    store.save(SessionRecord("s2", LEGACY))
+    with freeze_time(now + datetime.timedelta(seconds=30)):
+        assert store.load("s1") == SessionRecord("s1", LEGACY, {"name": "c"}, {})
+    with freeze_time(now + datetime.timedelta(seconds=61)):
+        assert store.load("s1") is None
+        assert not store.touch("s2")
+        assert store.sweep() == 1  # s2's file; s1's went when it was found expired
+    assert list(tmp_path.glob("*.json")) == []
+
+
+def test_a_modern_only_record_is_not_taken_up(serve, tmp_path):
+    store = FileSessionStore(tmp_path)
+    store.save(SessionRecord("modern", "2026-07-28"))
+    a = serve(worker_server("a"), session_store=store)
+    assert call_who(a.url, "modern").status_code == 404
+
+
+GUNICORN_APP = textwrap.dedent("""
+    import os
+    from mcpsync import HandlerContext, Server
+    from mcpsync.http import FileSessionStore
+
+    server = Server("multi")
+
+    @server.tool()
+    def pid(ctx: HandlerContext) -> int:
+        return os.getpid()
+
+    app = server.wsgi_app(session_store=FileSessionStore(os.environ["MCPSYNC_SESSIONS"]))
+""")
+
+
+@pytest.fixture
+def two_workers(tmp_path) -> Any:
+    (tmp_path / "multi_app.py").write_text(GUNICORN_APP)
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "2",
+         "--threads", "8", "--bind", f"127.0.0.1:{port}", "--chdir", str(tmp_path),
+         "multi_app:app"],
+        cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "MCPSYNC_SESSIONS": str(tmp_path / "sessions"),
+             "PYTHONPATH": str(ROOT)})
+    try:
+        wait_for_port(port, timeout=WAIT, proc=proc)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(WAIT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(WAIT)
+
+
+def test_gunicorn_workers_share_sessions(two_workers):
+    session_id = initialize(two_workers)
+    pids: set[int] = set()
+    # Every call on a fresh connection, so the kernel hands them to either worker; go on
+    # until both have answered (bounded), each call succeeding as the same session.
+    for request_id in range(2, 202):
+        response = call_who_pid(two_workers, session_id, request_id)
+        assert response.status_code == 200, response.text
+        pids.add(answer_of(response, request_id)["result"]["structuredContent"]["result"])
+        if len(pids) == 2:
+            break
+    assert len(pids) == 2, "only one gunicorn worker ever answered"
+
+
+def call_who_pid(url: str, session_id: str, request_id: int) -> requests.Response:
+    return requests.post(url, timeout=WAIT, headers={**session_headers(session_id),
+                                                     "Connection": "close"}, json={
+        "jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+        "params": {"name": "pid", "arguments": {}}})
