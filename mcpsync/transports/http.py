@@ -24,6 +24,7 @@ import logging
 import queue
 import socket
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 from urllib.parse import urljoin
@@ -86,7 +87,8 @@ class HttpTransport:
         self._post_url = url           # 2024-11-05: the endpoint event's URL
         self._legacy_sse = False
         self._endpoint_ready = threading.Event()
-        self._get_thread: threading.Thread | None = None
+        self._get_thread: threading.Thread | None = None  # the running GET/SSE reader
+        self._started: list[threading.Thread] = []  # every reader started, to join on close
         self._get_ready = threading.Event()  # the GET stream's answer arrived (or failed)
         self._closed = threading.Event()
 
@@ -139,8 +141,11 @@ class HttpTransport:
             except requests.RequestException as exc:
                 logger.debug("DELETE of the session failed: %s", exc)
         self._pool.shutdown(2.0)
-        if self._get_thread is not None:
-            self._get_thread.join(2.0)
+        deadline = time.monotonic() + 2.0
+        with self._lock:
+            started = list(self._started)
+        for thread in started:
+            thread.join(max(0.0, deadline - time.monotonic()))
         self._inbox.put(None)
         if self._own_http:
             self._http.close()
@@ -414,19 +419,31 @@ class HttpTransport:
 
     def _start_get_stream(self) -> None:
         with self._lock:
-            running = self._get_thread is not None and self._get_thread.is_alive()
+            running = self._get_thread is not None
             if not (self._legacy_sse or self.session_id is None or running):
                 self._get_thread = threading.Thread(target=self._get_loop, daemon=True,
                                                     name="mcpsync-http-client-get")
+                self._started.append(self._get_thread)
                 self._get_thread.start()
                 return
         self._get_ready.set()
 
     def _get_loop(self) -> None:
         """The standalone stream: server requests and notifications not tied to a request."""
+        try:
+            self._get_streams()
+        finally:
+            with self._lock:
+                if self._get_thread is threading.current_thread():
+                    self._get_thread = None
+
+    def _get_streams(self) -> None:
+        session = self.session_id
         parser = SseParser()
         failures = 0
         while not self._closed.is_set() and failures < _MAX_RESUMES:
+            if self.session_id != session:  # re-initialized: the new session's stream
+                session, parser, failures = self.session_id, SseParser(), 0
             headers = {**self._session_headers(), "Accept": "text/event-stream"}
             if parser.last_event_id:
                 headers["Last-Event-ID"] = parser.last_event_id
@@ -443,7 +460,14 @@ class HttpTransport:
                 self._get_ready.set()
                 with response:
                     if response.status_code in (404, 405):
-                        return  # no standalone stream here (or the session is gone)
+                        # No standalone stream here, or the session is gone. Decided under
+                        # the lock that _start_get_stream takes, so that a re-initialize
+                        # either finds this thread gone or is seen by it.
+                        with self._lock:
+                            if self.session_id == session:
+                                self._get_thread = None
+                                return
+                        continue
                     if response.status_code != 200:
                         failures += 1
                     else:
@@ -483,6 +507,7 @@ class HttpTransport:
 
         self._get_thread = threading.Thread(target=read, daemon=True,
                                             name="mcpsync-http-client-sse")
+        self._started.append(self._get_thread)
         self._get_thread.start()
         if not self._endpoint_ready.wait(self._connect_timeout):
             return False
