@@ -19,14 +19,15 @@ import re
 import types
 import typing
 from collections.abc import Callable
-from typing import Any, Literal, Union
-
-import jsonschema
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from ..codec import to_wire
 from ..errors import MCPError, RequestCancelledError, RequestTimeoutError
 from ..types.content import CONTENT_TYPES
 from ..types.tools import CallToolResult
+
+if TYPE_CHECKING:
+    import jsonschema
 
 logger = logging.getLogger("mcpsync.tools")
 
@@ -104,7 +105,7 @@ class SchemaBuilder:
         schemas = [s for s, _ in members]
         if any(d is not None for _, d in members):
             # Decode with the first member whose schema accepts the value.
-            checks = [(jsonschema.Draft202012Validator(s), d) for s, d in members]
+            checks = [(_validator_class()(s), d) for s, d in members]
 
             def decode(value: Any) -> Any:
                 for check, dec in checks:
@@ -342,8 +343,9 @@ class ToolBinding:
             if input_schema.get("type") != "object":
                 raise TypeError(f"tool {self.name!r}: input_schema must have type 'object'")
             self.input_schema = copy.deepcopy(input_schema)
-        jsonschema.Draft202012Validator.check_schema(self.input_schema)
-        self._validator = jsonschema.Draft202012Validator(self.input_schema)
+        validator = _validator_class()
+        validator.check_schema(self.input_schema)
+        self._validator = validator(self.input_schema)
         self._names = frozenset(properties)
         self._trivial = not properties and input_schema is None
         self._plan_output(hints.get("return", inspect.Parameter.empty), structured_output, builder)
@@ -379,7 +381,7 @@ class ToolBinding:
             self.output_schema = {"type": "object", "properties": {"result": schema},
                                   "required": ["result"]}
             self._wrap_result = True
-        self._output_validator = jsonschema.Draft202012Validator(self.output_schema)
+        self._output_validator = _validator_class()(self.output_schema)
 
     # -- call time -----------------------------------------------------------------------
 
@@ -452,6 +454,14 @@ class ToolBinding:
                                f"output schema: {errors[0].message}")
         text = data if isinstance(data, str) else _dumps(data)
         return {"content": [_text(text)], "structuredContent": structured}
+
+
+def _validator_class() -> type[jsonschema.Draft202012Validator]:
+    """jsonschema, imported when the first tool is registered rather than with mcpsync: a
+    program that only uses the client never pays for it (about 30 ms)."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator
 
 
 def _describe_errors(tool: str, errors: list[jsonschema.ValidationError]) -> str:
