@@ -248,8 +248,13 @@ class SessionRegistry:
         if self.session_store is None or version is None:
             return
         info = session.server_session.info
-        self.session_store.save(SessionRecord(session.id, version, info.client_info,
-                                              dict(info.client_capabilities or {})))
+        record = SessionRecord(session.id, version, info.client_info,
+                               dict(info.client_capabilities or {}))
+        try:
+            self.session_store.save(record)
+        except OSError as exc:  # the session still works here, only not on other workers
+            logger.warning("could not write HTTP session %s… to the session store: %s",
+                           session.id[:6], exc)
 
     def get(self, session_id: str) -> HttpSession | None:
         self.sweep()
@@ -269,7 +274,12 @@ class SessionRegistry:
         if now - session.confirmed < CONFIRM_INTERVAL:
             return session
         session.confirmed = now
-        if self.session_store.touch(session.id):
+        try:
+            alive = self.session_store.touch(session.id)
+        except OSError as exc:  # the store is unwell: keep serving what this worker holds
+            logger.warning("session store touch failed: %s", exc)
+            alive = True
+        if alive:
             return session
         with self._lock:
             if self._sessions.get(session.id) is session:
@@ -280,7 +290,11 @@ class SessionRegistry:
     def _restore(self, session_id: str) -> HttpSession | None:
         """Take up a session another worker initialized, from its stored record."""
         assert self.session_store is not None
-        record = self.session_store.load(session_id)
+        try:
+            record = self.session_store.load(session_id)
+        except OSError as exc:
+            logger.warning("session store load failed: %s", exc)
+            return None
         if record is None or record.protocol_version not in self.server.legacy_versions:
             return None
         with self._lock:
@@ -305,7 +319,12 @@ class SessionRegistry:
         """End a session (DELETE): here, and in the shared store for every worker."""
         with self._lock:
             session = self._sessions.pop(session_id, None)
-        stored = self.session_store.delete(session_id) if self.session_store else False
+        stored = False
+        if self.session_store is not None:
+            try:
+                stored = self.session_store.delete(session_id)
+            except OSError as exc:
+                logger.warning("session store delete failed: %s", exc)
         if session is None:
             return stored
         session.close()

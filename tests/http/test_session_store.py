@@ -213,3 +213,17 @@ def call_who_pid(url: str, session_id: str, request_id: int) -> requests.Respons
                                                      "Connection": "close"}, json={
         "jsonrpc": "2.0", "id": request_id, "method": "tools/call",
         "params": {"name": "pid", "arguments": {}}})
+
+
+def test_an_unwritable_store_costs_only_the_sharing(serve, tmp_path):
+    import shutil
+
+    directory = tmp_path / "gone"
+    a = serve(worker_server("a"), session_store=FileSessionStore(directory))
+    b = serve(worker_server("b"), session_store=FileSessionStore(directory))
+    shutil.rmtree(directory)  # every write now fails (FileNotFoundError)
+    session_id = initialize(a.url)  # still initialized: on this worker
+    assert call_who(a.url, session_id).status_code == 200
+    assert call_who(b.url, session_id).status_code == 404  # not shared, and said so
+    assert requests.delete(a.url, headers=session_headers(session_id),
+                           timeout=WAIT).status_code == 200
