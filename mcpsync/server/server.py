@@ -8,8 +8,11 @@ announced to connected clients.
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar, overload
 
 from ..dispatch.context import HandlerContext
@@ -31,6 +34,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: A raw method handler: gets the context and the raw params, returns the raw result.
 MethodHandler = Callable[[HandlerContext, dict[str, Any]], dict[str, Any]]
+RequestScope = Callable[[HandlerContext], AbstractContextManager[Any]]
 NotificationHandler = Callable[[ServerSession, dict[str, Any]], None]
 
 
@@ -94,6 +98,9 @@ class Server:
         self._completers: dict[tuple[str, str, str], Completer] = {}
         self.method_handlers: dict[str, MethodHandler] = {}
         self.notification_handlers: dict[str, NotificationHandler] = {}
+        #: Context-manager factories entered around every method handler, on its thread
+        #: (see :meth:`request_scope`); outermost first.
+        self.request_scopes: list[RequestScope] = []
         self._sessions: set[ServerSession] = set()
         self._sessions_lock = threading.Lock()
         #: Open ``subscriptions/listen`` streams (2026-07-28), across sessions.
@@ -387,6 +394,46 @@ class Server:
             return fn
 
         return register
+
+    def request_scope(self, fn: Callable[[HandlerContext], Any]) -> Callable[
+            [HandlerContext], Any]:
+        """Run setup and teardown around every request, on the request's own thread.
+
+        ``fn(ctx)`` returns a context manager, or is a generator function (it is then
+        wrapped with :func:`contextlib.contextmanager`): the code before ``yield`` runs on
+        the handler thread before the handler, the code after it (put it in ``finally``)
+        when the handler has returned, raised or been cancelled. This is where a
+        thread-bound resource belongs (a SQLAlchemy ``scoped_session``, a SQLite
+        connection), because handler threads are reused::
+
+            @server.request_scope
+            def db_session(ctx):
+                try:
+                    yield
+                finally:
+                    Session.remove()
+
+        Scopes wrap every method that reaches a handler (``tools/call``, ``resources/read``,
+        ``tools/list``…; check ``ctx.method`` to pick), not ``initialize``. An exception
+        from a scope fails that request like one from the handler. Under 2026-07-28 a
+        handler that asks the client a question ends its attempt, and the retry runs the
+        scope again. Work handed to another thread (``ctx.detach()``) is outside it.
+        """
+        factory: RequestScope = (contextlib.contextmanager(fn)
+                                 if inspect.isgeneratorfunction(fn) else fn)
+        self.request_scopes.append(factory)
+        return fn
+
+    def run_handler(self, handler: MethodHandler, ctx: HandlerContext,
+                    params: dict[str, Any]) -> dict[str, Any]:
+        """Call a method handler inside the request scopes (the engine's one way in)."""
+        scopes = self.request_scopes
+        if not scopes:
+            return handler(ctx, params)
+        with contextlib.ExitStack() as stack:
+            for scope in list(scopes):
+                stack.enter_context(scope(ctx))
+            return handler(ctx, params)
 
     def notification_handler(
         self, method: str

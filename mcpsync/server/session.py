@@ -169,7 +169,7 @@ class ServerSession:
         handler = self.server.method_handlers.get(method)
         if handler is None:
             raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
-        return handler(HandlerContext(inbound, self), inbound.params)
+        return self.server.run_handler(handler, HandlerContext(inbound, self), inbound.params)
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         if self._state is not lifecycle.State.NEW:

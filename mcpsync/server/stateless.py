@@ -186,7 +186,7 @@ def serve(session: ServerSession, inbound: InboundRequest) -> dict[str, Any]:
         rounds = _Rounds(_answers(server, method, params)) if method in MRTR_METHODS else None
         ctx = HandlerContext(inbound, RequestScope(session, info, log_level, rounds))
         try:
-            result = dict(handler(ctx, params))
+            result = dict(server.run_handler(handler, ctx, params))
         except InputRequired as question:
             assert rounds is not None
             state = seal(server.request_state_key, method, params, rounds.answers,
