@@ -28,6 +28,7 @@ from .listen import ListenRegistry, serve_listen
 from .prompts import Completer, PromptRegistry, RegisteredPrompt, complete
 from .resources import RegisteredResource, ResourceRegistry
 from .session import ServerSession
+from .stdio import serve_stdio
 from .tools import RegisteredTool, ToolRegistry, describe
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -500,8 +501,6 @@ class Server:
         ``print`` can not corrupt the protocol stream. At EOF, running handlers get
         ``drain_timeout`` seconds to answer before they are cancelled.
         """
-        from .stdio import serve_stdio
-
         serve_stdio(self, drain_timeout=drain_timeout)
 
     def wsgi_app(self, **options: Any) -> Any:

@@ -4,6 +4,9 @@ The stdout file descriptor is the protocol channel, so nothing else may write to
 entry the real stdout is duplicated to a private descriptor for protocol messages, and fd 1
 (plus ``sys.stdout``) is pointed at stderr: a stray ``print`` — even one from a C extension
 or a child process — lands in the host's log instead of corrupting the stream.
+
+The server stops at EOF on stdin, on SIGINT or SIGTERM, and when its parent process exits
+(checked twice a second), so a crashed host leaves no orphaned server behind.
 """
 
 from __future__ import annotations
@@ -22,6 +25,10 @@ if TYPE_CHECKING:
     from .server import Server
 
 logger = logging.getLogger("mcpsync.server")
+
+#: The parent process as early as we can see it (mcpsync's import): a host that dies while
+#: the server is still starting up has re-parented it before serve_stdio runs.
+_PARENT_AT_IMPORT = os.getppid()
 
 
 class _Stop(Exception):
@@ -43,10 +50,16 @@ def serve_stdio(server: Server, *, drain_timeout: float = 2.0) -> None:
     previous = None
     if in_main:
         previous = signal.signal(signal.SIGTERM, _raise_stop)
+    parent = _PARENT_AT_IMPORT
     try:
-        # Slices keep the main thread responsive to signals on every platform.
+        # Slices keep the main thread responsive to signals on every platform, and let it
+        # notice a host that died without closing our stdin (a grandchild or a sibling
+        # still holds the pipe): we have been re-parented, and nobody will read us again.
         while not session.wait_closed(0.5):
-            pass
+            if os.getppid() != parent:
+                logger.warning("stdio server stopping: its parent process %d has exited",
+                               parent)
+                break
     except (KeyboardInterrupt, _Stop):
         logger.info("stdio server stopping on signal")
     finally:

@@ -165,3 +165,53 @@ def test_eof_with_a_tool_running_exits_after_cancelling_it(raw):
     raw.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
     assert raw.recv()["id"] == 2
     assert raw.close() == 0
+
+
+LAUNCHER = """
+import os, subprocess, sys
+# The host: starts the server on pipes this test made, and when told to, dies at once
+# without closing them (the test still holds the other ends, so the server sees no EOF).
+stdin_r, stdout_w = int(sys.argv[1]), int(sys.argv[2])
+subprocess.Popen([sys.executable, sys.argv[3]], stdin=stdin_r, stdout=stdout_w,
+                 stderr=subprocess.DEVNULL, pass_fds=(stdin_r, stdout_w))
+sys.stdin.readline()
+os._exit(0)
+"""
+
+
+def test_server_exits_when_its_parent_dies_without_closing_stdin():
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    launcher = subprocess.Popen(
+        [sys.executable, "-c", LAUNCHER, str(stdin_r), str(stdout_w), str(FIXTURE)],
+        pass_fds=(stdin_r, stdout_w), stdin=subprocess.PIPE, env=env)
+    os.close(stdin_r)
+    os.close(stdout_w)
+    lines: queue.Queue[bytes | None] = queue.Queue()
+
+    def drain() -> None:
+        with os.fdopen(stdout_r, "rb", buffering=0) as out:
+            for line in out:
+                lines.put(line)
+        lines.put(None)  # EOF: the server (the only writer left) has exited
+
+    threading.Thread(target=drain, name="orphan-stdout", daemon=True).start()
+    try:
+        os.write(stdin_w, json.dumps({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "0"}}}).encode() + b"\n")
+        first = lines.get(timeout=WAIT)
+        assert first is not None and json.loads(first)["id"] == 0  # serving
+        assert launcher.stdin is not None
+        launcher.stdin.write(b"die\n")
+        launcher.stdin.close()
+        assert launcher.wait(WAIT) == 0
+        # Orphaned, with our stdin pipe still open: it must notice and exit.
+        assert lines.get(timeout=WAIT) is None, "the orphaned stdio server kept running"
+    finally:
+        os.close(stdin_w)
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait(WAIT)
