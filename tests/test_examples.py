@@ -53,11 +53,12 @@ def test_servers_exit_on_eof(server):
 
 
 @contextmanager
-def serving(argv: Sequence[str], port: int, cwd: Path = ROOT) -> Iterator[str]:
+def serving(argv: Sequence[str], port: int, cwd: Path = ROOT,
+            env: dict[str, str] | None = None) -> Iterator[str]:
     """Run a web example as a subprocess until it listens on ``port``; stop it afterwards."""
     proc = subprocess.Popen(list(argv), cwd=cwd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                            env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})))
     try:
         wait_for_port(port, proc=proc)
         yield f"http://127.0.0.1:{port}"
@@ -110,9 +111,21 @@ def test_django_project_under_gunicorn():
                   {"title": "Neuromancer", "year": 1984})
 
 
+def test_gunicorn_app_with_several_workers(tmp_path):
+    # The multi-worker recipe itself; tests/http/test_session_store.py checks that both
+    # workers serve one session.
+    port = free_port()
+    argv = [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "2",
+            "--threads", "8", "--bind", f"127.0.0.1:{port}", "examples.gunicorn_app:app"]
+    env = {"MCPSYNC_REQUEST_STATE_KEY": "examples-test-key",
+           "MCPSYNC_SESSION_DIR": str(tmp_path / "sessions")}
+    with serving(argv, port, env=env) as base:
+        check_mcp(base + "/mcp", "add", {"a": 2, "b": 3}, {"result": 5})
+
+
 def test_every_example_is_covered():
     covered = {"demo.py", "notes_client.py", "weather_server.py", "notes_server.py",
-               "flask_app.py"}
+               "flask_app.py", "gunicorn_app.py"}
     assert {p.name for p in EXAMPLES.glob("*.py")} <= covered
     assert {p.name for p in EXAMPLES.iterdir() if p.is_dir()} <= {"django_project",
                                                                  "__pycache__"}

@@ -10,7 +10,6 @@ import datetime
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -156,35 +155,19 @@ def test_a_modern_only_record_is_not_taken_up(serve, tmp_path):
     assert call_who(a.url, "modern").status_code == 404
 
 
-GUNICORN_APP = textwrap.dedent("""
-    import os
-    from mcpsync import HandlerContext, Server
-    from mcpsync.http import FileSessionStore
-
-    server = Server("multi")
-
-    @server.tool()
-    def pid(ctx: HandlerContext) -> int:
-        return os.getpid()
-
-    app = server.wsgi_app(session_store=FileSessionStore(os.environ["MCPSYNC_SESSIONS"]))
-""")
-
-
 @pytest.fixture
 def two_workers(tmp_path) -> Any:
-    (tmp_path / "multi_app.py").write_text(GUNICORN_APP)
+    """examples/gunicorn_app.py under gunicorn with two worker processes."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "2",
-         "--threads", "8", "--bind", f"127.0.0.1:{port}", "--chdir", str(tmp_path),
-         "multi_app:app"],
+         "--threads", "8", "--bind", f"127.0.0.1:{port}", "examples.gunicorn_app:app"],
         cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env={**os.environ, "MCPSYNC_SESSIONS": str(tmp_path / "sessions"),
-             "PYTHONPATH": str(ROOT)})
+        env={**os.environ, "MCPSYNC_SESSION_DIR": str(tmp_path / "sessions"),
+             "MCPSYNC_REQUEST_STATE_KEY": "example-key", "PYTHONPATH": str(ROOT)})
     try:
         wait_for_port(port, timeout=WAIT, proc=proc)
-        yield f"http://127.0.0.1:{port}/"
+        yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()
         try:
@@ -202,7 +185,9 @@ def test_gunicorn_workers_share_sessions(two_workers):
     for request_id in range(2, 202):
         response = call_who_pid(two_workers, session_id, request_id)
         assert response.status_code == 200, response.text
-        pids.add(answer_of(response, request_id)["result"]["structuredContent"]["result"])
+        answer = answer_of(response, request_id)["result"]["structuredContent"]
+        assert answer["protocol"] == LEGACY
+        pids.add(answer["pid"])
         if len(pids) == 2:
             break
     assert len(pids) == 2, "only one gunicorn worker ever answered"
@@ -212,7 +197,7 @@ def call_who_pid(url: str, session_id: str, request_id: int) -> requests.Respons
     return requests.post(url, timeout=WAIT, headers={**session_headers(session_id),
                                                      "Connection": "close"}, json={
         "jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-        "params": {"name": "pid", "arguments": {}}})
+        "params": {"name": "worker", "arguments": {}}})
 
 
 def test_an_unwritable_store_costs_only_the_sharing(serve, tmp_path):
