@@ -35,7 +35,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: A raw method handler: gets the context and the raw params, returns the raw result.
 MethodHandler = Callable[[HandlerContext, dict[str, Any]], dict[str, Any]]
-RequestScope = Callable[[HandlerContext], AbstractContextManager[Any]]
+ScopeFactory = Callable[[HandlerContext], AbstractContextManager[Any]]
 NotificationHandler = Callable[[ServerSession, dict[str, Any]], None]
 
 
@@ -101,7 +101,7 @@ class Server:
         self.notification_handlers: dict[str, NotificationHandler] = {}
         #: Context-manager factories entered around every method handler, on its thread
         #: (see :meth:`request_scope`); outermost first.
-        self.request_scopes: list[RequestScope] = []
+        self.request_scopes: list[ScopeFactory] = []
         self._sessions: set[ServerSession] = set()
         self._sessions_lock = threading.Lock()
         #: Open ``subscriptions/listen`` streams (2026-07-28), across sessions.
@@ -420,7 +420,7 @@ class Server:
         handler that asks the client a question ends its attempt, and the retry runs the
         scope again. Work handed to another thread (``ctx.detach()``) is outside it.
         """
-        factory: RequestScope = (contextlib.contextmanager(fn)
+        factory: ScopeFactory = (contextlib.contextmanager(fn)
                                  if inspect.isgeneratorfunction(fn) else fn)
         self.request_scopes.append(factory)
         return fn
