@@ -1,15 +1,18 @@
 """Serve a WSGI app on a real socket for tests: werkzeug's threaded server on 127.0.0.1,
 an ephemeral port, its own named thread; ``stop()`` shuts it down and joins the thread
-(bounded). Also: a free port and a bounded wait until a port accepts connections."""
+(bounded). Also: a free port, a bounded wait until a port accepts connections, and a
+server subprocess run for the length of a ``with`` block."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
 import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from werkzeug.serving import WSGIRequestHandler, make_server
@@ -81,3 +84,24 @@ def wait_for_port(port: int, *, timeout: float = 30.0,
             last = exc
             threading.Event().wait(0.05)  # back off between refused attempts
     raise TimeoutError(f"nothing listened on 127.0.0.1:{port} within {timeout}s ({last})")
+
+
+@contextlib.contextmanager
+def serving_process(argv: Sequence[str], port: int, *, cwd: str | os.PathLike[str] | None = None,
+                    env: Mapping[str, str] | None = None) -> Iterator[str]:
+    """Run a server subprocess (gunicorn, a web example) until it listens on ``port``;
+    yield its base URL; stop it afterwards (SIGTERM, then kill, bounded) and fail the test
+    if it printed a traceback."""
+    proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env) if env is not None else None,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_port(port, proc=proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            _, err = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate(timeout=15)
+    assert "Traceback" not in err, err

@@ -6,15 +6,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 import requests
 
 from mcpsync import Client
-from tests.serving import free_port, wait_for_port
+from tests.serving import free_port, serving_process
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -52,24 +52,11 @@ def test_servers_exit_on_eof(server):
     assert proc.returncode == 0 and proc.stdout == ""
 
 
-@contextmanager
 def serving(argv: Sequence[str], port: int, cwd: Path = ROOT,
-            env: dict[str, str] | None = None) -> Iterator[str]:
-    """Run a web example as a subprocess until it listens on ``port``; stop it afterwards."""
-    proc = subprocess.Popen(list(argv), cwd=cwd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})))
-    try:
-        wait_for_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            _, err = proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            _, err = proc.communicate(timeout=15)
-    assert "Traceback" not in err, err
+            env: dict[str, str] | None = None) -> AbstractContextManager[str]:
+    """A web example as a subprocess, with the repository importable."""
+    return serving_process(argv, port, cwd=cwd,
+                           env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})))
 
 
 def check_mcp(url: str, tool: str, arguments: dict, expected: dict) -> None:

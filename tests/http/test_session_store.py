@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from freezegun import freeze_time
 
 from mcpsync import HandlerContext, Server
 from mcpsync.http import FileSessionStore, SessionRecord, SessionStore
-from tests.serving import free_port, wait_for_port
+from tests.serving import free_port, serving_process
 from tests.spec import validate
 
 from .raw import LEGACY, WAIT, answer_of
@@ -159,22 +158,12 @@ def test_a_modern_only_record_is_not_taken_up(serve, tmp_path):
 def two_workers(tmp_path) -> Any:
     """examples/gunicorn_app.py under gunicorn with two worker processes."""
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "2",
-         "--threads", "8", "--bind", f"127.0.0.1:{port}", "examples.gunicorn_app:app"],
-        cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env={**os.environ, "MCPSYNC_SESSION_DIR": str(tmp_path / "sessions"),
-             "MCPSYNC_REQUEST_STATE_KEY": "example-key", "PYTHONPATH": str(ROOT)})
-    try:
-        wait_for_port(port, timeout=WAIT, proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(WAIT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(WAIT)
+    argv = [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "2",
+            "--threads", "8", "--bind", f"127.0.0.1:{port}", "examples.gunicorn_app:app"]
+    env = {**os.environ, "MCPSYNC_SESSION_DIR": str(tmp_path / "sessions"),
+           "MCPSYNC_REQUEST_STATE_KEY": "example-key", "PYTHONPATH": str(ROOT)}
+    with serving_process(argv, port, cwd=ROOT, env=env) as base:
+        yield base + "/mcp"
 
 
 def test_gunicorn_workers_share_sessions(two_workers):

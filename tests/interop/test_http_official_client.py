@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +22,7 @@ from tests.interop.peers import run_official_client
 from tests.interop.servers.asking_server import server as asking_server
 from tests.interop.servers.rendezvous_server import server as rendezvous_server
 from tests.server.fixture_server import server as fixture_server
-from tests.serving import RunningServer, free_port, wait_for_port
+from tests.serving import RunningServer, free_port, serving_process
 from tests.spec import validate, validate_message
 
 pytestmark = pytest.mark.interop
@@ -207,19 +206,10 @@ def cli_served_url() -> Iterator[str]:
     """``python -m mcpsync serve tests/interop/servers/asking_server.py:server``."""
     port = free_port()
     target = str(Path(__file__).with_name("servers") / "asking_server.py") + ":server"
-    proc = subprocess.Popen([sys.executable, "-m", "mcpsync", "serve", target, "--host",
-                             "127.0.0.1", "--port", str(port)], cwd=ROOT, env=ENV,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        wait_for_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate(timeout=10)
+    argv = [sys.executable, "-m", "mcpsync", "serve", target, "--host", "127.0.0.1",
+            "--port", str(port)]
+    with serving_process(argv, port, cwd=ROOT, env=ENV) as base:
+        yield base + "/mcp"
 
 
 @pytest.mark.parametrize("mode", MODES)

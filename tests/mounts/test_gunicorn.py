@@ -4,7 +4,6 @@ routes and /mcp (mcpsync's Client and the official SDK client, both eras)."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Iterator
 
@@ -12,7 +11,7 @@ import pytest
 import requests
 
 from mcpsync import Client
-from tests.serving import free_port, wait_for_port
+from tests.serving import free_port, serving_process
 
 from .helpers import ENV, EXAMPLES, official
 
@@ -20,22 +19,11 @@ from .helpers import ENV, EXAMPLES, official
 @pytest.fixture(scope="module")
 def gunicorn_base() -> Iterator[str]:
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "1",
-         "--threads", "16", "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "5",
-         "--chdir", str(EXAMPLES), "flask_app:app"],
-        env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        wait_for_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            _, err = proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            _, err = proc.communicate(timeout=15)
-    assert "Traceback" not in err, err
+    argv = [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "1",
+            "--threads", "16", "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "5",
+            "--chdir", str(EXAMPLES), "flask_app:app"]
+    with serving_process(argv, port, env=ENV) as base:
+        yield base
 
 
 def test_flask_route_under_gunicorn(gunicorn_base):
