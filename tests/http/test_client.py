@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 import requests
-from werkzeug.serving import make_server
 
 from mcpsync import (
     Client,
@@ -21,6 +20,7 @@ from mcpsync import (
     TextContent,
 )
 from mcpsync.protocol.versions import MODERN_VERSIONS
+from tests.serving import RunningServer
 
 from .raw import WAIT
 
@@ -162,17 +162,9 @@ def test_extra_headers_are_sent(serve):
         seen.append(environ.get("HTTP_X_TENANT"))
         return app(environ, start_response)
 
-    httpd = make_server("127.0.0.1", 0, spy, threaded=True)
-    thread = threading.Thread(target=httpd.serve_forever, name="mcpsync-test-spy", daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{httpd.server_port}/mcp"
-        with Client.http(url, headers={"X-Tenant": "t1"}, timeout=WAIT) as client:
-            assert client.call_tool("whoami").text == "ok"
-    finally:
-        httpd.shutdown()
-        thread.join(WAIT)
-        httpd.server_close()
+    with RunningServer(spy) as running, Client.http(
+            running.base + "/mcp", headers={"X-Tenant": "t1"}, timeout=WAIT) as client:
+        assert client.call_tool("whoami").text == "ok"
     assert seen and all(value == "t1" for value in seen)
 
 
@@ -229,19 +221,10 @@ def test_connect_returns_after_initialized_and_the_get_stream(serve):
     # official SDK's server drops them when that stream is not open yet: by the time
     # connect returns, the server has the initialized notification and the GET stream.
     spy, log = spied(serve().app)
-    httpd = make_server("127.0.0.1", 0, spy, threaded=True)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, name="mcpsync-test-spy", daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{httpd.server_port}/mcp"
-        with Client.http(url, protocol_version="2025-11-25", timeout=WAIT) as client:
-            assert log == ["POST initialize", "POST notifications/initialized", "GET"]
-            assert client.call_tool("echo", {"text": "x"}).text == "x"
-    finally:
-        httpd.shutdown()
-        thread.join(WAIT)
-        httpd.server_close()
+    with RunningServer(spy) as running, Client.http(
+            running.base + "/mcp", protocol_version="2025-11-25", timeout=WAIT) as client:
+        assert log == ["POST initialize", "POST notifications/initialized", "GET"]
+        assert client.call_tool("echo", {"text": "x"}).text == "x"
 
 
 def test_get_stream_comes_back_after_reinitializing(serve):
