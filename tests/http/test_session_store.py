@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -201,3 +202,27 @@ def test_an_unwritable_store_costs_only_the_sharing(serve, tmp_path):
     assert call_who(b.url, session_id).status_code == 404  # not shared, and said so
     assert requests.delete(a.url, headers=session_headers(session_id),
                            timeout=WAIT).status_code == 200
+
+
+def test_concurrent_first_requests_take_the_session_up_once(serve, tmp_path):
+    a = serve(worker_server("a"), session_store=FileSessionStore(tmp_path))
+    b = serve(worker_server("b"), session_store=FileSessionStore(tmp_path))
+    session_id = initialize(a.url)
+    start = threading.Barrier(16, timeout=WAIT)
+    statuses: list[int] = []
+    lock = threading.Lock()
+
+    def first_call(request_id: int) -> None:
+        start.wait()
+        status = call_who(b.url, session_id, request_id).status_code
+        with lock:
+            statuses.append(status)
+
+    threads = [threading.Thread(target=first_call, args=(i,), name=f"roamer-{i}")
+               for i in range(2, 18)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT)
+    assert statuses == [200] * 16
+    assert len(b.app.sessions) == 1  # the racing restores settled on one session
