@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcpsync.server")
 
 #: The parent process as early as we can see it (mcpsync's import): a host that dies while
-#: the server is still starting up has re-parented it before serve_stdio runs.
-_PARENT_AT_IMPORT = os.getppid()
+#: the server is still starting up has re-parented it before serve_stdio runs. Only for
+#: this process: a child forked after the import has its own parent.
+_AT_IMPORT = (os.getpid(), os.getppid())
 
 
 class _Stop(Exception):
@@ -50,7 +51,7 @@ def serve_stdio(server: Server, *, drain_timeout: float = 2.0) -> None:
     previous = None
     if in_main:
         previous = signal.signal(signal.SIGTERM, _raise_stop)
-    parent = _PARENT_AT_IMPORT
+    parent = _AT_IMPORT[1] if os.getpid() == _AT_IMPORT[0] else os.getppid()
     try:
         # Slices keep the main thread responsive to signals on every platform, and let it
         # notice a host that died without closing our stdin (a grandchild or a sibling
