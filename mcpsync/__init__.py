@@ -33,6 +33,7 @@ from .errors import (
     RequestCancelledError,
     RequestTimeoutError,
     ResourceNotFoundError,
+    UnencodableMessageError,
 )
 from .server.server import Server
 from .server.session import ServerSession
@@ -118,5 +119,6 @@ __all__ = [
     "TextResourceContents",
     "Tool",
     "ToolAnnotations",
+    "UnencodableMessageError",
     "__version__",
 ]

@@ -14,6 +14,7 @@ Every error mcpsync raises derives from :class:`MCPSyncError`::
     ├── RequestCancelledError     the request was cancelled (by us, the peer, or a deadline)
     │   └── RequestTimeoutError   our own deadline expired (also a TimeoutError)
     ├── ContextClosedError        a HandlerContext was used after its request ended
+    ├── UnencodableMessageError   a message we were to send is not JSON (nothing was sent)
     └── ProtocolStateError        a call that the negotiated session does not allow
 
 A local failure (timeout, closed connection) is never an ``MCPError``, so it can not be
@@ -127,6 +128,16 @@ _BY_CODE: dict[int, type[MCPError]] = {
 
 class ConnectionClosedError(MCPSyncError, ConnectionError):
     """The connection to the peer ended; the call can not complete."""
+
+
+class UnencodableMessageError(MCPSyncError, ValueError):
+    """A message could not be serialized as JSON in UTF-8 (a lone surrogate, NaN, an object
+    JSON has no type for, nesting too deep for the encoder). Nothing was written, and the
+    connection is unharmed: this is a fault of the one message, never of the transport.
+
+    Raised by sending a request or notification; an *answer* that cannot be encoded is
+    replaced by an encodable ``-32603`` error for the same id instead.
+    """
 
 
 class RequestCancelledError(MCPSyncError):

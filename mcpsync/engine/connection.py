@@ -35,6 +35,7 @@ from ..errors import (
     MCPError,
     RequestCancelledError,
     RequestTimeoutError,
+    UnencodableMessageError,
 )
 from ..protocol.bookkeeping import IdAllocator, InflightTable, cancelled_request_id
 from ..protocol.jsonrpc import (
@@ -45,6 +46,7 @@ from ..protocol.jsonrpc import (
     Request,
     RequestId,
     Response,
+    unencodable_answer,
 )
 from ..transports.base import Transport
 from .pending import Pending, PendingTable
@@ -261,8 +263,18 @@ class Connection:
     def _write(self, message: Message, related_request_id: RequestId | None) -> None:
         try:
             with self._write_lock:
-                self.transport.send(message, related_request_id)
-        except ConnectionClosedError:
+                try:
+                    self.transport.send(message, related_request_id)
+                except UnencodableMessageError as exc:
+                    # The fault of this one message, never of the transport. An answer is
+                    # owed all the same: an encodable error for the same id. A request or
+                    # notification fails for its sender, who can fix it.
+                    if not isinstance(message, (Response, ErrorResponse)):
+                        raise
+                    logger.error("%s: %s", self.name, exc)
+                    self.transport.send(unencodable_answer(message, str(exc)),
+                                        related_request_id)
+        except (ConnectionClosedError, UnencodableMessageError):
             raise
         except (OSError, ValueError) as exc:
             raise ConnectionClosedError(f"transport failed: {exc}") from exc
@@ -485,15 +497,10 @@ class Connection:
         self._cancel_children(inbound.id, "the request that made it has finished")
         if response is not None and not inbound.cancelled.is_set():
             try:
+                # An answer that cannot be encoded becomes an encodable error in _write.
                 self._send(response, inbound.id)
             except ConnectionClosedError:
                 pass
-            except (TypeError, ValueError) as exc:
-                # A result that cannot be encoded must still be answered.
-                logger.error("%s: cannot encode result of %s: %s", self.name, inbound.method, exc)
-                self._send(ErrorResponse(inbound.id, {
-                    "code": INTERNAL_ERROR, "message": "Internal error: result not encodable"}),
-                    inbound.id)
 
     def _accept_notification(self, message: Notification) -> None:
         method = message.method

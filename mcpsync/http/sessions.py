@@ -64,6 +64,7 @@ class SessionTransport:
     def send(self, message: Message, related_request_id: RequestId | None = None) -> None:
         if self._closed:
             raise ConnectionClosedError("the HTTP session has ended")
+        jsonrpc.encode(message)  # UnencodableMessageError now, to the sender (bytes are kept)
         self._session._route(message, related_request_id)
 
 

@@ -87,7 +87,9 @@ class _RequestChannel:
     def notify(self, method: str, params: dict[str, Any] | None = None, **_: Any) -> None:
         if self._stream.consumer_gone.is_set():
             raise ConnectionClosedError(f"cannot send {method}: the client closed the stream")
-        self._stream.put(Notification(method, params))
+        message = Notification(method, params)
+        jsonrpc.encode(message)  # raises UnencodableMessageError here, to the sender
+        self._stream.put(message)
 
     def request(self, method: str, params: dict[str, Any] | None = None,
                 **_: Any) -> dict[str, Any]:
@@ -147,13 +149,9 @@ def _peer_gone(sock: Any) -> bool:
 
 
 def _encode(message: Message) -> bytes:
-    try:
-        return jsonrpc.encode(message)
-    except (TypeError, ValueError) as exc:
-        logger.error("cannot encode %r: %s", message, exc)
-        msg_id = getattr(message, "id", None)
-        return jsonrpc.encode(ErrorResponse(msg_id, {
-            "code": INTERNAL_ERROR, "message": "Internal error: result not encodable"}))
+    # Notifications and requests were checked when they were sent (their sender got the
+    # error); an answer that cannot be encoded becomes an encodable error for its id.
+    return jsonrpc.encode_answer(message)
 
 
 def _error_body(code: int, message: str, msg_id: Any = None,

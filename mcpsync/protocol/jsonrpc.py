@@ -3,6 +3,21 @@
 Messages are small slotted classes rather than dataclasses: they are created for every
 message on the hot path, and they carry ``params``/``result`` as plain JSON values. Typed
 views of those values are built above this layer, only where a user needs them.
+
+Every transport decodes with :func:`decode` and encodes with :func:`encode`, so the two
+wire-robustness rules live here once:
+
+* **Nesting depth.** A message may nest at most :data:`MAX_DEPTH` arrays/objects (the
+  message object itself is level 1). Deeper input is refused at decode time, so nothing
+  downstream (typed decoding, JSON Schema validation, our own walkers, re-encoding a result
+  that echoes params) can run out of recursion on it. A request that is too deep gets
+  ``-32600`` with its id; input too deep for the JSON parser itself gets ``-32700``.
+* **Encodability.** A message that cannot be serialized as UTF-8 JSON (a lone surrogate,
+  NaN, an object JSON has no type for) raises :class:`~mcpsync.errors.UnencodableMessageError`
+  before a byte is written: a fault of that one message, never of the transport.
+  :func:`unencodable_answer` is the encodable ``-32603`` stand-in for an answer. The one
+  exception is an *id* the peer chose with a lone surrogate in it: it is echoed back
+  ``\\u``-escaped (plain ASCII, valid JSON), so the caller can still match our answer.
 """
 
 from __future__ import annotations
@@ -10,22 +25,29 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import INVALID_REQUEST, PARSE_ERROR, MCPError
+from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, MCPError, UnencodableMessageError
 
 RequestId = str | int
 
+#: The deepest nesting of arrays and objects a received message may have (the message
+#: object is level 1). Read at each decode, so it may be changed at run time; keep it well
+#: below Python's recursion limit, which recursive code over params must stay under.
+MAX_DEPTH = 64
+
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_dumps_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
 
 
 class Request:
     """A call that expects exactly one response with the same ``id``."""
 
-    __slots__ = ("id", "method", "params")
+    __slots__ = ("id", "method", "params", "_encoded")
 
     def __init__(self, id: RequestId, method: str, params: dict[str, Any] | None = None) -> None:
         self.id = id
         self.method = method
         self.params = params
+        self._encoded: bytes | None = None
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {"jsonrpc": "2.0", "id": self.id, "method": self.method}
@@ -40,11 +62,12 @@ class Request:
 class Notification:
     """A one-way message; the receiver must not answer it."""
 
-    __slots__ = ("method", "params")
+    __slots__ = ("method", "params", "_encoded")
 
     def __init__(self, method: str, params: dict[str, Any] | None = None) -> None:
         self.method = method
         self.params = params
+        self._encoded: bytes | None = None
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {"jsonrpc": "2.0", "method": self.method}
@@ -59,11 +82,12 @@ class Notification:
 class Response:
     """A successful answer to the request with the same ``id``."""
 
-    __slots__ = ("id", "result")
+    __slots__ = ("id", "result", "_encoded")
 
     def __init__(self, id: RequestId, result: dict[str, Any]) -> None:
         self.id = id
         self.result = result
+        self._encoded: bytes | None = None
 
     def to_wire(self) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": self.id, "result": self.result}
@@ -75,11 +99,12 @@ class Response:
 class ErrorResponse:
     """A failed answer. ``id`` is ``None`` only when the request's id could not be read."""
 
-    __slots__ = ("error", "id")
+    __slots__ = ("error", "id", "_encoded")
 
     def __init__(self, id: RequestId | None, error: dict[str, Any]) -> None:
         self.id = id
         self.error = error
+        self._encoded: bytes | None = None
 
     @classmethod
     def from_exception(cls, id: RequestId | None, exc: MCPError) -> ErrorResponse:
@@ -159,18 +184,75 @@ def decode(data: bytes | str) -> list[Message | Invalid]:
     """Decode one frame (a stdio line or an HTTP body).
 
     A JSON array (a 2025-03-26 batch) yields one item per element; an empty array is itself
-    invalid. Malformed JSON yields a parse error to send with ``id: null``.
+    invalid. Malformed JSON yields a parse error to send with ``id: null``. A message nested
+    deeper than :data:`MAX_DEPTH` is refused (see :func:`_too_deep`).
     """
     try:
         obj = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
-        reason = f"Parse error: {exc}"
-        return [Invalid(reason, ErrorResponse(None, {"code": PARSE_ERROR, "message": reason}))]
+        return [_parse_error(f"Parse error: {exc}")]
+    except RecursionError:
+        # The C parser gives up near Python's recursion limit: far past MAX_DEPTH.
+        return [_parse_error(f"Parse error: JSON nested deeper than {MAX_DEPTH} levels")]
+    limit = MAX_DEPTH
+    # Each level needs a bracket: with no more brackets than the limit, no walk is needed.
+    deep = _brackets(data) > limit
     if isinstance(obj, list):
         if not obj:
             return [_invalid("Invalid request: empty batch", None)]
-        return [parse_object(item) for item in obj]
+        return [_too_deep(item) if deep and _nests_deeper(item, limit) else parse_object(item)
+                for item in obj]
+    if deep and _nests_deeper(obj, limit):
+        return [_too_deep(obj)]
     return [parse_object(obj)]
+
+
+def _parse_error(reason: str) -> Invalid:
+    return Invalid(reason, ErrorResponse(None, {"code": PARSE_ERROR, "message": reason}))
+
+
+def _brackets(data: bytes | str) -> int:
+    if isinstance(data, str):
+        return data.count("[") + data.count("{")
+    return data.count(b"[") + data.count(b"{")
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether arrays/objects in ``value`` nest more than ``limit`` levels (``value`` is
+    level 1). Level by level, without recursion: it must not itself run out of stack."""
+    level = [value] if isinstance(value, (dict, list)) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        children = []
+        for container in level:
+            for item in (container.values() if isinstance(container, dict) else container):
+                if isinstance(item, (dict, list)):
+                    children.append(item)
+        level = children
+    return False
+
+
+def _too_deep(obj: Any) -> Message | Invalid:
+    """A message nested deeper than the limit: answer a request with ``-32600`` and its id;
+    fail an awaited response locally (its caller learns why at once instead of at its
+    deadline); drop anything else (a notification has nobody to answer)."""
+    reason = f"Invalid request: nested deeper than {MAX_DEPTH} levels"
+    if not isinstance(obj, dict):
+        return _invalid(reason, None)
+    raw_id = obj.get("id")
+    id_ok = _valid_id(raw_id)
+    if "method" in obj:
+        if "id" not in obj:
+            return Invalid(reason, None)
+        return _invalid(reason, raw_id if id_ok else None)
+    if ("result" in obj or "error" in obj) and id_ok:
+        return ErrorResponse(raw_id, {  # type: ignore[arg-type]  # checked by _valid_id
+            "code": INVALID_REQUEST,
+            "message": f"Invalid response: nested deeper than {MAX_DEPTH} levels"})
+    return _invalid(reason, raw_id if id_ok else None)
 
 
 def is_batch(data: bytes | str) -> bool:
@@ -180,10 +262,93 @@ def is_batch(data: bytes | str) -> bool:
 
 
 def encode(message: Message) -> bytes:
-    """Serialize compactly as UTF-8. JSON escapes newlines, so the result is one line."""
-    return _dumps(message.to_wire()).encode("utf-8")
+    """Serialize compactly as UTF-8. JSON escapes newlines, so the result is one line.
+
+    Raises :class:`~mcpsync.errors.UnencodableMessageError` (nothing is half-written: this
+    only makes bytes). The bytes are kept on the message, so that a message checked at
+    send time and written later (an HTTP stream, an event store) is serialized once.
+    """
+    cached = message._encoded
+    if cached is not None:
+        return cached
+    try:
+        data = _dumps(message.to_wire()).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        data = _with_escaped_id(message, exc)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise UnencodableMessageError(_problem(message, exc)) from None
+    message._encoded = data
+    return data
+
+
+def _with_escaped_id(message: Message, exc: UnicodeEncodeError) -> bytes:
+    """A lone surrogate that is only in the id (the peer's choice, echoed): escape it."""
+    msg_id = getattr(message, "id", None)
+    if isinstance(msg_id, str) and not _is_utf8(msg_id):
+        rest = message.to_wire()
+        del rest["id"]
+        try:
+            body = _dumps(rest).encode("utf-8")
+        except (TypeError, ValueError, RecursionError) as inner:
+            raise UnencodableMessageError(_problem(message, inner)) from None
+        return b'{"id":' + _dumps_ascii(msg_id).encode("ascii") + b"," + body[1:]
+    raise UnencodableMessageError(_problem(message, exc)) from None
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(text: str) -> str:
+    """``text`` with lone surrogates spelled ``\\udXXX``: safe to encode and to log."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _problem(message: Message, exc: BaseException) -> str:
+    if isinstance(exc, UnicodeEncodeError):
+        bad = exc.object[exc.start:exc.end] if isinstance(exc.object, str) else ""
+        why = f"a string holds a lone surrogate ({_printable(bad)})"
+    elif isinstance(exc, RecursionError):
+        why = "nested too deeply"
+    else:
+        why = _printable(str(exc))
+    if isinstance(message, (Request, Notification)):
+        what = f"{_printable(message.method)}"
+    else:
+        what = "the result" if isinstance(message, Response) else "the error"
+        what += f" for id {_printable(repr(message.id))}"
+    return f"cannot encode {what} as JSON: {why}"
+
+
+def unencodable_answer(message: Response | ErrorResponse, problem: str) -> ErrorResponse:
+    """The encodable stand-in for an answer :func:`encode` refused: a result becomes
+    ``-32603``; an error keeps its code, with its text made encodable and its data dropped."""
+    code: Any = INTERNAL_ERROR
+    text = f"Internal error: {problem}"
+    if isinstance(message, ErrorResponse):
+        original = message.error.get("code")
+        if isinstance(original, int) and not isinstance(original, bool):
+            code = original
+        original_text = message.error.get("message")
+        text = _printable(original_text) if isinstance(original_text, str) else text
+    return ErrorResponse(message.id, {"code": code, "message": text})
+
+
+def encode_answer(message: Message) -> bytes:
+    """:func:`encode`, except that an answer which cannot be encoded is replaced by its
+    :func:`unencodable_answer`: for writers with nobody to raise to (an HTTP stream)."""
+    try:
+        return encode(message)
+    except UnencodableMessageError as exc:
+        if not isinstance(message, (Response, ErrorResponse)):
+            raise
+        return encode(unencodable_answer(message, str(exc)))
 
 
 def encode_many(messages: list[Message]) -> bytes:
     """Serialize a batch response (only ever sent in answer to a batch)."""
-    return _dumps([message.to_wire() for message in messages]).encode("utf-8")
+    return b"[" + b",".join(encode_answer(message) for message in messages) + b"]"

@@ -97,6 +97,8 @@ class HttpTransport:
     def send(self, message: Message, related_request_id: RequestId | None = None) -> None:
         if self._closed.is_set():
             raise ConnectionClosedError("the HTTP transport is closed")
+        # Here, not on the thread that POSTs: the sender must get UnencodableMessageError.
+        jsonrpc.encode(message)
         if isinstance(message, Request):
             with self._lock:
                 self._methods[message.id] = message.method
