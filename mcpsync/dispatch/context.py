@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import ContextClosedError, RequestCancelledError
+from ..errors import ContextClosedError, InvalidParamsError, RequestCancelledError
 from ..protocol import levels
 from ..protocol.jsonrpc import RequestId
 
@@ -66,6 +66,30 @@ class SessionHandle(Protocol):
     def ended(self) -> threading.Event: ...
 
     def log_enabled(self, level: str) -> bool: ...
+
+
+def check_meta(params: dict[str, Any]) -> None:
+    """Refuse a request whose ``_meta`` the spec's types do not allow, with ``-32602``:
+    ``_meta`` must be an object, and its ``progressToken`` a string or an integer. A token
+    is echoed in every progress notification, so one that could not be sent back (a lone
+    surrogate) is refused here rather than failing the handler at its first progress."""
+    meta = params.get("_meta")
+    if meta is None:
+        return
+    if not isinstance(meta, dict):
+        raise InvalidParamsError('Invalid params: "_meta" must be an object')
+    token = meta.get("progressToken")
+    if token is None:
+        return
+    if isinstance(token, bool) or not isinstance(token, (str, int)):
+        raise InvalidParamsError(
+            'Invalid params: "_meta.progressToken" must be a string or an integer')
+    if isinstance(token, str):
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidParamsError('Invalid params: "_meta.progressToken" is not valid '
+                                     "Unicode (a lone surrogate)") from None
 
 
 def _log_params(

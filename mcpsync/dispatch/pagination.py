@@ -22,19 +22,30 @@ def encode_cursor(offset: int) -> str:
     return base64.urlsafe_b64encode(f"{_PREFIX}{offset}".encode()).decode("ascii")
 
 
+#: Offsets have at most this many digits; a longer cursor is not one of ours (and ``int()``
+#: refuses strings of more than 4300 digits with a ValueError of its own).
+_MAX_DIGITS = 18
+#: How much of a bad cursor an error message quotes.
+_QUOTE = 64
+
+
 def decode_cursor(cursor: Any) -> int:
     """The offset a cursor names; ``None`` (no cursor) is the first page."""
     if cursor is None:
         return 0
     if not isinstance(cursor, str):
         raise InvalidParamsError("Invalid cursor: must be a string")
+    quoted = repr(cursor[:_QUOTE]) + ("…" if len(cursor) > _QUOTE else "")
+    if len(cursor) > 4 * (len(_PREFIX) + _MAX_DIGITS):
+        raise InvalidParamsError(f"Invalid cursor: {quoted}")
     try:
         text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
     except (binascii.Error, UnicodeError, ValueError):
-        raise InvalidParamsError(f"Invalid cursor: {cursor!r}") from None
-    if not text.startswith(_PREFIX) or not text[len(_PREFIX):].isdigit():
-        raise InvalidParamsError(f"Invalid cursor: {cursor!r}")
-    return int(text[len(_PREFIX):])
+        raise InvalidParamsError(f"Invalid cursor: {quoted}") from None
+    digits = text[len(_PREFIX):]
+    if not text.startswith(_PREFIX) or not digits.isdigit() or len(digits) > _MAX_DIGITS:
+        raise InvalidParamsError(f"Invalid cursor: {quoted}")
+    return int(digits)
 
 
 def listing(key: str, items: Sequence[Any], cursor: Any, page_size: int) -> dict[str, Any]:

@@ -509,7 +509,11 @@ class Connection:
             return
         if method == "notifications/progress":
             params = message.params or {}
-            entry = self._pending.by_progress_token(params.get("progressToken"))
+            token = params.get("progressToken")
+            if isinstance(token, bool) or not isinstance(token, (str, int)):
+                logger.debug("%s: progress with an invalid token ignored", self.name)
+                return
+            entry = self._pending.by_progress_token(token)
             if entry is not None and entry.on_progress is not None:
                 callback = entry.on_progress
                 self._notify_queue.put(lambda: callback(params))

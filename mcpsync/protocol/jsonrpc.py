@@ -41,7 +41,7 @@ _dumps_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_
 class Request:
     """A call that expects exactly one response with the same ``id``."""
 
-    __slots__ = ("id", "method", "params", "_encoded")
+    __slots__ = ("_encoded", "id", "method", "params")
 
     def __init__(self, id: RequestId, method: str, params: dict[str, Any] | None = None) -> None:
         self.id = id
@@ -62,7 +62,7 @@ class Request:
 class Notification:
     """A one-way message; the receiver must not answer it."""
 
-    __slots__ = ("method", "params", "_encoded")
+    __slots__ = ("_encoded", "method", "params")
 
     def __init__(self, method: str, params: dict[str, Any] | None = None) -> None:
         self.method = method
@@ -82,7 +82,7 @@ class Notification:
 class Response:
     """A successful answer to the request with the same ``id``."""
 
-    __slots__ = ("id", "result", "_encoded")
+    __slots__ = ("_encoded", "id", "result")
 
     def __init__(self, id: RequestId, result: dict[str, Any]) -> None:
         self.id = id
@@ -99,7 +99,7 @@ class Response:
 class ErrorResponse:
     """A failed answer. ``id`` is ``None`` only when the request's id could not be read."""
 
-    __slots__ = ("error", "id", "_encoded")
+    __slots__ = ("_encoded", "error", "id")
 
     def __init__(self, id: RequestId | None, error: dict[str, Any]) -> None:
         self.id = id
@@ -249,7 +249,7 @@ def _too_deep(obj: Any) -> Message | Invalid:
             return Invalid(reason, None)
         return _invalid(reason, raw_id if id_ok else None)
     if ("result" in obj or "error" in obj) and id_ok:
-        return ErrorResponse(raw_id, {  # type: ignore[arg-type]  # checked by _valid_id
+        return ErrorResponse(raw_id, {
             "code": INVALID_REQUEST,
             "message": f"Invalid response: nested deeper than {MAX_DEPTH} levels"})
     return _invalid(reason, raw_id if id_ok else None)

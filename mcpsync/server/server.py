@@ -15,7 +15,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar, overload
 
-from ..dispatch.context import HandlerContext
+from ..dispatch.context import HandlerContext, check_meta
 from ..dispatch.simple import StringBinding
 from ..dispatch.typed import ToolBinding
 from ..engine.connection import Middleware
@@ -376,8 +376,14 @@ class Server:
         name, value = argument.get("name"), argument.get("value", "")
         if not isinstance(name, str) or not isinstance(value, str):
             raise InvalidParamsError("Invalid params: argument name and value must be strings")
-        context = params.get("context") or {}
-        context_arguments = context.get("arguments") if isinstance(context, dict) else None
+        context = params.get("context")
+        if context is not None and not isinstance(context, dict):
+            raise InvalidParamsError('Invalid params: "context" must be an object')
+        context_arguments = (context or {}).get("arguments")
+        if context_arguments is not None and not (isinstance(context_arguments, dict) and all(
+                isinstance(v, str) for v in context_arguments.values())):
+            raise InvalidParamsError(
+                'Invalid params: "context.arguments" must map names to strings')
         completer = self._completers.get((str(kind), str(key), name))
         if completer is None:
             return {"completion": {"values": [], "total": 0, "hasMore": False}}
@@ -428,6 +434,7 @@ class Server:
     def run_handler(self, handler: MethodHandler, ctx: HandlerContext,
                     params: dict[str, Any]) -> dict[str, Any]:
         """Call a method handler inside the request scopes (the engine's one way in)."""
+        check_meta(params)
         scopes = self.request_scopes
         if not scopes:
             return handler(ctx, params)

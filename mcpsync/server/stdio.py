@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -33,7 +34,50 @@ _AT_IMPORT = (os.getpid(), os.getppid())
 
 
 class _Stop(Exception):
-    """Raised in the main thread by the SIGTERM handler."""
+    """Raised in the main thread by :class:`_Signals`, only where it is caught."""
+
+
+class _Signals:
+    """SIGINT and SIGTERM while serving, in the main thread.
+
+    A signal raises :class:`_Stop` only while *armed*, that is inside a block that catches
+    it; anywhere else it is only noted. So a signal can never escape serve_stdio with a
+    traceback (nor skip giving stdout back), whenever it comes: while serving it stops the
+    server; during the final drain (the spec's shutdown: close stdin, wait, then SIGTERM)
+    it cuts the drain short; after that it is ignored.
+    """
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.pending = False
+        self._previous: dict[int, object] = {}
+
+    def install(self) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            self._previous[signum] = signal.signal(signum, self._handle)
+
+    def restore(self) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)  # type: ignore[arg-type]  # what signal() gave
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.pending = True
+        if self.armed:
+            self.armed = False
+            raise _Stop()
+
+    def run(self, step: Callable[[], object]) -> bool:
+        """Run ``step()``; False when a signal (now, or one noted before) cut it short."""
+        try:
+            self.armed = True
+            if self.pending:
+                raise _Stop()
+            step()
+            self.armed = False
+            return True
+        except (_Stop, KeyboardInterrupt):
+            self.armed = False
+            return False
 
 
 def serve_stdio(server: Server, *, drain_timeout: float = 2.0) -> None:
@@ -47,12 +91,12 @@ def serve_stdio(server: Server, *, drain_timeout: float = 2.0) -> None:
     writer = os.fdopen(protocol_fd, "wb", buffering=0)
     transport = StreamTransport(0, writer)
     session = server.connect(transport, name="mcpsync-stdio", drain_timeout=drain_timeout)
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = None
-    if in_main:
-        previous = signal.signal(signal.SIGTERM, _raise_stop)
+    signals = _Signals()
+    if threading.current_thread() is threading.main_thread():
+        signals.install()
     parent = _AT_IMPORT[1] if os.getpid() == _AT_IMPORT[0] else os.getppid()
-    try:
+
+    def serve() -> None:
         # Slices keep the main thread responsive to signals on every platform, and let it
         # notice a host that died without closing our stdin (a grandchild or a sibling
         # still holds the pipe): we have been re-parented, and nobody will read us again.
@@ -60,13 +104,18 @@ def serve_stdio(server: Server, *, drain_timeout: float = 2.0) -> None:
             if os.getppid() != parent:
                 logger.warning("stdio server stopping: its parent process %d has exited",
                                parent)
-                break
-    except (KeyboardInterrupt, _Stop):
-        logger.info("stdio server stopping on signal")
+                return
+
+    try:
+        if not signals.run(serve):
+            logger.info("stdio server stopping on signal")
+        signals.pending = False  # that signal is served by the shutdown below, not cut by it
+        if not signals.run(lambda: session.close(timeout=drain_timeout + 1.0)):
+            # Handlers still running were cancelled; their threads do not hold the exit.
+            logger.info("stdio server: shutdown cut short by a signal")
     finally:
-        session.close(timeout=drain_timeout + 1.0)
-        if in_main and previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        signals.armed = False
+        signals.restore()
         try:
             writer.close()
         except OSError:
@@ -74,7 +123,3 @@ def serve_stdio(server: Server, *, drain_timeout: float = 2.0) -> None:
         sys.stdout = saved_stdout
         os.dup2(saved_stdout_fd, 1)
         os.close(saved_stdout_fd)
-
-
-def _raise_stop(signum: int, frame: FrameType | None) -> None:
-    raise _Stop()
