@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import base64
 import json
+from typing import Any
+from urllib.parse import urljoin
 
 import pytest
 import requests
 
+from mcpsync.protocol.envelope import META_LOG_LEVEL
+from mcpsync.protocol.jsonrpc import MAX_DEPTH
+from tests.server.hardening_server import server as hardening_server
 from tests.spec import validate_message
 
-from .raw import MODERN, WAIT, modern_headers, modern_request, post_modern
+from .raw import (
+    MODERN,
+    WAIT,
+    LegacySession,
+    SseReader,
+    answer_of,
+    envelope,
+    modern_headers,
+    modern_request,
+    post_modern,
+)
 
 
 def still_serving(url: str, **headers: str) -> None:
@@ -207,3 +223,172 @@ def test_response_posted_without_session_is_refused(url):
                              timeout=WAIT)
     assert 400 <= response.status_code < 500
     still_serving(url)
+
+
+# -- issue #11: hostile values, on every HTTP endpoint ------------------------------------
+
+
+class _Peer:
+    """A raw client of one endpoint: ``post(body, request_id)`` gives the answer with that
+    id (``None``: an answer to an unreadable message)."""
+
+    def call(self, request_id: Any, method: str, params: dict[str, Any] | None = None
+             ) -> dict[str, Any]:
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            body["params"] = self.params(params)
+        return self.post(json.dumps(body).encode(), request_id, method, params)
+
+    def params(self, params: dict[str, Any]) -> dict[str, Any]:
+        return params
+
+    def post(self, data: bytes, request_id: Any, method: str = "ping",
+             params: dict[str, Any] | None = None) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class _Modern(_Peer):
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def params(self, params: dict[str, Any]) -> dict[str, Any]:
+        meta = envelope(**{META_LOG_LEVEL: "debug"})
+        meta.update(params.get("_meta") or {}) if isinstance(params.get("_meta"),
+                                                               dict) else None
+        return {**params, "_meta": meta if not isinstance(params.get("_meta"), list)
+                else params["_meta"]}
+
+    def post(self, data, request_id, method="ping", params=None):
+        name = (params or {}).get("name")
+        headers = modern_headers(method, name if isinstance(name, str) else None)
+        response = requests.post(self.url, data=data, headers=headers, timeout=WAIT)
+        assert response.status_code in (200, 400), (response.status_code, response.text)
+        return answer_of(response, request_id)
+
+
+class _Legacy(_Peer):
+    def __init__(self, url: str) -> None:
+        self.session = LegacySession(url)
+
+    def post(self, data, request_id, method="ping", params=None):
+        response = requests.post(self.session.url, data=data, headers=self.session.headers(),
+                                 timeout=WAIT)
+        assert response.status_code in (200, 400), (response.status_code, response.text)
+        return answer_of(response, request_id)
+
+    def close(self) -> None:
+        self.session.delete()
+
+
+class _OldSse(_Peer):
+    """2024-11-05 HTTP+SSE: POSTs to /messages, every answer on the GET stream."""
+
+    def __init__(self, base: str) -> None:
+        self.stream = requests.get(base + "/sse", headers={"Accept": "text/event-stream"},
+                                   stream=True, timeout=WAIT)
+        self.reader = SseReader(self.stream)
+        endpoint = self.reader.next_event()
+        assert endpoint is not None and endpoint["event"] == "endpoint"
+        self.post_url = urljoin(base + "/sse", endpoint["data"])
+        self.call(0, "initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
+                                    "clientInfo": {"name": "old", "version": "0"}})
+        requests.post(self.post_url, json={"jsonrpc": "2.0",
+                                           "method": "notifications/initialized"},
+                      timeout=WAIT)
+
+    def post(self, data, request_id, method="ping", params=None):
+        response = requests.post(self.post_url, data=data, timeout=WAIT,
+                                 headers={"Content-Type": "application/json"})
+        assert response.status_code == 202, response.text
+        while True:
+            event = self.reader.next_event()
+            assert event is not None, "the stream ended"
+            message: dict[str, Any] = json.loads(event["data"])
+            if "method" not in message:
+                assert message["id"] == request_id, message
+                return message
+
+    def close(self) -> None:
+        self.stream.close()
+
+
+@pytest.fixture(params=["modern", "legacy", "2024-11-05"])
+def peer(request, serve):
+    served = serve(hardening_server)
+    made: _Peer = (_Modern(served.url) if request.param == "modern"
+                   else _Legacy(served.url) if request.param == "legacy"
+                   else _OldSse(served.base))
+    yield made
+    made.close()
+
+
+def _nested_list(request_id: int, levels: int) -> bytes:
+    """A tools/list whose params hold ``levels`` arrays inside one another: the message
+    nests ``levels + 2`` deep."""
+    return (b'{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"x":' % request_id
+            + b"[" * levels + b"]" * levels + b"}}")
+
+
+def test_deep_nesting_is_refused_on_every_endpoint(peer):
+    reply = peer.post(_nested_list(1, 1000), None, "tools/list")
+    assert reply["error"]["code"] == -32700  # deeper than the parser goes: werkzeug's 500
+    reply = peer.post(_nested_list(2, MAX_DEPTH - 1), 2, "tools/list")
+    assert reply["error"]["code"] == -32600
+    x: list[Any] = []
+    for _ in range(MAX_DEPTH - 3):  # the limit: message, params, x's own list, then these
+        x = [x]
+    assert "tools" in peer.call(3, "tools/list", {"x": x})["result"]
+    assert "tools" in peer.call(4, "tools/list", {})["result"]
+
+
+def test_unencodable_answers_become_errors_on_every_endpoint(peer):
+    reply = peer.call(1, "tools/call", {"name": "echo", "arguments": {"text": "a\ud800"}})
+    assert reply["error"]["code"] == -32603 and "surrogate" in reply["error"]["message"]
+    reply = peer.call(2, "tools/call", {"name": "refuse", "arguments": {"text": "x\ud800"}})
+    assert reply["error"] == {"code": -32602, "message": "x\\ud800"}
+    reply = peer.call(3, "tools/call", {"name": "not_a_number"})
+    if "result" in reply:  # 2024-11-05 has no structuredContent: only the text "nan"
+        assert "structuredContent" not in reply["result"]
+    else:
+        assert reply["error"]["code"] == -32603
+    reply = peer.call(4, "tools/call", {"name": "say", "arguments": {"text": "\udfff"}})
+    assert reply["result"]["isError"] is True
+    reply = peer.call("\ud800", "tools/list", {})
+    assert reply["id"] == "\ud800" and "result" in reply
+    assert "result" in peer.call(5, "tools/list", {})
+
+
+def test_duplicate_in_flight_surrogate_id_is_refused_and_the_session_lives(serve):
+    served = serve(hardening_server)
+    session = LegacySession(served.url)
+    first = session.post({"jsonrpc": "2.0", "id": "\udbff", "method": "tools/call",
+                          "params": {"name": "nap", "arguments": {"seconds": 60}}},
+                         stream=True)
+    try:
+        reply = answer_of(session.post({"jsonrpc": "2.0", "id": "\udbff", "method": "ping"}),
+                          "\udbff")
+        assert reply["error"]["code"] == -32600
+        assert session.call("ping")["result"] == {}
+    finally:
+        session.post({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": "\udbff"}})
+        first.close()
+        session.delete()
+
+
+def test_bad_params_are_invalid_params_on_every_endpoint(peer):
+    cursor = base64.urlsafe_b64encode(b"mcpsync:" + b"1" * 5000).decode()
+    bad: list[tuple[str, dict[str, Any]]] = [
+        ("tools/list", {"cursor": cursor}),
+        ("completion/complete", {"ref": {"type": "ref/prompt", "name": "greet"},
+                                 "argument": {"name": "name", "value": "A"},
+                                 "context": {"arguments": [1]}}),
+        ("tools/call", {"name": "echo", "arguments": {"text": "a"},
+                        "_meta": {"progressToken": [1]}}),
+    ]
+    for number, (method, params) in enumerate(bad, 1):
+        reply = peer.call(number, method, params)
+        assert reply["error"]["code"] == -32602, (method, reply)
