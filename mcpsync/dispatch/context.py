@@ -352,8 +352,11 @@ class _ForwardHandler(logging.Handler):
         level = levels.FROM_PYTHON.get(record.levelno - record.levelno % 10, "debug")
         if record.levelno >= logging.CRITICAL:
             level = "critical"
+        # A record is text for people: lone surrogates (an undecodable file name, say) are
+        # spelled out rather than making the message unencodable.
+        text = self.format(record).encode("utf-8", "backslashreplace").decode("utf-8")
         try:
-            self._ctx.log(level, self.format(record), logger=record.name)
+            self._ctx.log(level, text, logger=record.name)
         except Exception:
             self.handleError(record)
 

@@ -311,7 +311,7 @@ class HttpTransport:
         try:
             body = json.loads(text)
             error = body.get("error") if isinstance(body, dict) else None
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
             pass
         if (request.method == "initialize" and status in (400, 404, 405)
                 and not (isinstance(error, dict) and error.get("code") in _MODERN_CODES)
