@@ -54,11 +54,14 @@ class _Signals:
 
     def install(self) -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):
+            if signum == signal.SIGINT and signal.getsignal(signum) is signal.SIG_IGN:
+                continue  # a host that made us ignore Ctrl-C keeps it that way
             self._previous[signum] = signal.signal(signum, self._handle)
 
     def restore(self) -> None:
         for signum, previous in self._previous.items():
-            signal.signal(signum, previous)  # type: ignore[arg-type]  # what signal() gave
+            if previous is not None:  # None: not installed from Python; nothing to put back
+                signal.signal(signum, previous)  # type: ignore[arg-type]  # signal() gave it
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.pending = True

@@ -66,9 +66,11 @@ def nap(ctx: HandlerContext, seconds: float = 30.0) -> str:
 
 @server.tool()
 def hold(ctx: HandlerContext) -> str:
-    """Ignore cancellation for a while: say on stderr when started and when cancelled."""
+    """Ignore cancellation for a while: say on stderr when started, and when cancelled and
+    the session is over (the server's shutdown now waits for this thread)."""
+    session = ctx.detach()  # its ``cancelled`` is the end of the session
     print("hold: started", file=sys.stderr, flush=True)
-    if ctx.cancelled.wait(60):
+    if ctx.cancelled.wait(60) and session.cancelled.wait(60):
         print("hold: cancelled", file=sys.stderr, flush=True)
     time.sleep(60)  # like a query that cannot be interrupted
     return "held"

@@ -236,17 +236,24 @@ def test_bad_params_are_invalid_params_without_a_traceback(child):
     assert not child.tracebacks(), b"".join(child.stderr).decode()
 
 
-def test_sigterm_during_the_final_drain_exits_quietly(child):
-    # The spec's shutdown, as the official client does it: close stdin, wait, SIGTERM.
+@pytest.mark.parametrize("stop", ["eof", "sigterm"])
+@pytest.mark.parametrize("then", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_the_shutdown_exits_quietly(child, stop, then):
+    # "eof" is the spec's shutdown, as the official client does it: close stdin, wait for
+    # the drain, then SIGTERM. "sigterm": a second signal while the first one's shutdown
+    # waits for a handler that ignores cancellation.
     child.initialize()
     child.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                 "params": {"name": "hold", "arguments": {}}})
     child.wait_stderr(b"hold: started")
     assert child.proc.stdin is not None
-    child.proc.stdin.close()
-    # The drain is over (its leftovers are cancelled); shutdown now waits for the handler.
+    if stop == "eof":
+        child.proc.stdin.close()
+    else:
+        child.proc.send_signal(signal.SIGTERM)
+    # The handler is cancelled (the drain is over); the shutdown now waits for its thread.
     child.wait_stderr(b"hold: cancelled")
-    child.proc.send_signal(signal.SIGTERM)
+    child.proc.send_signal(then)
     assert child.proc.wait(WAIT) == 0
     for thread in child._threads:
         thread.join(WAIT)
