@@ -255,11 +255,10 @@ class _Modern(_Peer):
         self.url = url
 
     def params(self, params: dict[str, Any]) -> dict[str, Any]:
+        # The per-request envelope (with log messages on), plus the test's own _meta keys.
         meta = envelope(**{META_LOG_LEVEL: "debug"})
-        meta.update(params.get("_meta") or {}) if isinstance(params.get("_meta"),
-                                                               dict) else None
-        return {**params, "_meta": meta if not isinstance(params.get("_meta"), list)
-                else params["_meta"]}
+        meta.update(params.get("_meta") or {})
+        return {**params, "_meta": meta}
 
     def post(self, data, request_id, method="ping", params=None):
         name = (params or {}).get("name")
