@@ -219,19 +219,20 @@ def _brackets(data: bytes | str) -> int:
 
 def _nests_deeper(value: Any, limit: int) -> bool:
     """Whether arrays/objects in ``value`` nest more than ``limit`` levels (``value`` is
-    level 1). Level by level, without recursion: it must not itself run out of stack."""
-    level = [value] if isinstance(value, (dict, list)) else []
-    depth = 0
-    while level:
-        depth += 1
-        if depth > limit:
+    level 1). It recurses at most ``limit`` frames, and stops at the first level too deep."""
+    if type(value) is not dict and type(value) is not list:
+        return False
+    return _deeper(value, limit)
+
+
+def _deeper(container: Any, budget: int) -> bool:
+    # Exact types: json.loads makes only dicts and lists (and this is the hot loop).
+    if budget < 1:
+        return True
+    for item in (container.values() if type(container) is dict else container):
+        kind = type(item)
+        if (kind is dict or kind is list) and _deeper(item, budget - 1):
             return True
-        children = []
-        for container in level:
-            for item in (container.values() if isinstance(container, dict) else container):
-                if isinstance(item, (dict, list)):
-                    children.append(item)
-        level = children
     return False
 
 
