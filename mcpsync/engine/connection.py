@@ -170,6 +170,7 @@ class Connection:
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._inflight_empty = threading.Condition(self._lock)
+        self._answering = 0  # handlers between finishing and writing their answer
         self._ids = IdAllocator()
         self._inflight: InflightTable[InboundRequest] = InflightTable()
         self._pending = PendingTable()
@@ -233,7 +234,8 @@ class Connection:
             # Let running handlers finish and write their answers (a piped-in script).
             deadline = time.monotonic() + drain
             with self._lock:
-                while len(self._inflight) and time.monotonic() < deadline:
+                while ((len(self._inflight) or self._answering)
+                       and time.monotonic() < deadline):
                     self._inflight_empty.wait(max(0.0, deadline - time.monotonic()))
         with self._lock:
             leftovers = self._inflight.drain()
@@ -491,16 +493,24 @@ class Connection:
                     "code": INTERNAL_ERROR, "message": "Internal error"})
         inbound.done = True
         with self._lock:
+            # The id is free again (the peer may reuse it once answered), but the drain
+            # at EOF still waits for this answer to be written: the transport must not
+            # close under it (the last answers of a piped-in script were lost).
             self._inflight.finish(inbound.id)
-            if not len(self._inflight):
-                self._inflight_empty.notify_all()
-        self._cancel_children(inbound.id, "the request that made it has finished")
-        if response is not None and not inbound.cancelled.is_set():
-            try:
-                # An answer that cannot be encoded becomes an encodable error in _write.
-                self._send(response, inbound.id)
-            except ConnectionClosedError:
-                pass
+            self._answering += 1
+        try:
+            self._cancel_children(inbound.id, "the request that made it has finished")
+            if response is not None and not inbound.cancelled.is_set():
+                try:
+                    # An answer that cannot be encoded becomes an encodable error in _write.
+                    self._send(response, inbound.id)
+                except ConnectionClosedError:
+                    pass
+        finally:
+            with self._lock:
+                self._answering -= 1
+                if not len(self._inflight) and not self._answering:
+                    self._inflight_empty.notify_all()
 
     def _accept_notification(self, message: Notification) -> None:
         method = message.method

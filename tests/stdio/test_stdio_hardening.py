@@ -262,3 +262,24 @@ def test_a_signal_during_the_shutdown_exits_quietly(child, stop, then):
     while (line := child.lines.get(timeout=WAIT)) is not None:
         rest.append(line)
     assert rest[-1:] == [b"stdout restored\n"]
+
+
+def test_every_request_piped_in_before_eof_is_answered(child):
+    # ``printf '...' | server``: the drain at EOF used to close stdout while the last
+    # handlers were between finishing and writing, losing their answers.
+    # Large answers keep handlers queued on the write lock, widening that window.
+    child.initialize()
+    count = 100
+    text = "x" * 32768
+    assert child.proc.stdin is not None
+    child.proc.stdin.write(b"".join(
+        json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": text}}}).encode()
+        + b"\n" for n in range(1, count + 1)))
+    child.proc.stdin.close()
+    answered = set()
+    while (line := child.lines.get(timeout=WAIT)) is not None:
+        if line != b"stdout restored\n":
+            answered.add(json.loads(line)["id"])
+    assert answered == set(range(1, count + 1))
+    assert child.close() == 0
