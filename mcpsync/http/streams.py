@@ -36,6 +36,9 @@ class ResponseStream:
         self._disconnect = False     # the server asks the consumer to drop the connection
         self.consumer_gone = threading.Event()
         self.attached = False
+        #: Set by the consumer once the final message went out in a complete response:
+        #: no resume can need this stream's stored events any more.
+        self.delivered = False
 
     # -- producers -----------------------------------------------------------------------
 
