@@ -206,6 +206,14 @@ class HttpSession:
         if stream.delivered:
             self._forget_events([key])
 
+    def forget_finished(self, key: str) -> None:
+        """A resume replayed all of the finished stream ``key``: drop its stored events."""
+        with self._lock:
+            if key in self._by_key or key not in self._keys:
+                return  # still live (or not this session's): keep them
+            self._keys.discard(key)
+        self._forget_events([key])
+
     def _forget_events(self, keys: list[str]) -> None:
         forget = getattr(self.store, "forget", None)
         if forget is None:

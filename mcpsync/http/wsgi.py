@@ -360,7 +360,8 @@ class McpWsgiApp:
     def _sse(self, start_response: StartResponse, stream: ResponseStream, first: list[Item],
              done: bool, on_close: Callable[[], None], *, prime_id: str | None = None,
              prelude: bytes = b"", extra: list[tuple[str, str]] | None = None,
-             event_name: str | None = None) -> _Body:
+             event_name: str | None = None,
+             on_complete: Callable[[], None] | None = None) -> _Body:
         start_response("200 OK", _SSE_HEADERS + (extra or []))
         keepalive = self.keepalive_interval
         retry_ms = self.retry_ms
@@ -384,6 +385,8 @@ class McpWsgiApp:
                     # Resumed after the last yield: the server wrote it. Everything was
                     # taken, so a finished stream's final message went out.
                     stream.delivered = stream.finished
+                    if on_complete is not None:
+                        on_complete()
                     return
                 quiet = 0.0
                 while True:
@@ -730,9 +733,14 @@ class McpWsgiApp:
                           for event_id, data in events if data)
         live = session.stream_by_key(key)
         skip = max([_seq(last)] + [_seq(event_id) for event_id, _ in events])
+        on_complete: Callable[[], None] | None = None
         if live is None:  # that stream is over: replay what was kept, then end
             stream = ResponseStream()
             stream.end()
+
+            def on_complete() -> None:
+                # The replay, final answer included, went out whole: no resume needs it.
+                session.forget_finished(key)
         else:
             stream = live
             stream.attach(skip_through=skip)
@@ -743,7 +751,8 @@ class McpWsgiApp:
                 session.release(live)
 
         items, done = stream.take(0.0)
-        return self._sse(start_response, stream, items, done, on_close, prelude=replay)
+        return self._sse(start_response, stream, items, done, on_close, prelude=replay,
+                         on_complete=on_complete)
 
     def _delete(self, headers: dict[str, str], start_response: StartResponse) -> Iterable[bytes]:
         session_id = headers.get("mcp-session-id")
