@@ -13,8 +13,9 @@ seconds without sending anything else first; otherwise the response becomes an S
 carrying the request's notifications (and, in the handshake era, the server's requests),
 then its response, with keep-alive comments while it waits. A 2026-07-28 client that
 closes its connection cancels the request, whether it awaits JSON or a stream, on servers
-that expose the client's socket (werkzeug, gunicorn); elsewhere a stream notices at its
-next keep-alive and a JSON wait only when the answer is written.
+that let the app see the client leave (werkzeug, gunicorn, waitress with
+``channel_request_lookahead``); elsewhere a stream notices at its next keep-alive and a
+JSON wait only when the answer is written.
 
 Handler threads come from one pool per app: ``max_concurrent_handlers`` bounds the
 requests running at once over all sessions and both eras.
@@ -151,6 +152,19 @@ def _peer_gone(sock: Any) -> bool:
         return True  # reset, or closed
 
 
+def _peer_probe(environ: Environ) -> Callable[[], bool] | None:
+    """A check of whether the client has left, where the WSGI server offers one: the socket
+    (werkzeug, gunicorn), or waitress's ``client_disconnected`` (which only ever says so
+    when waitress reads ahead: ``channel_request_lookahead`` of 1 or more)."""
+    sock = environ.get("werkzeug.socket") or environ.get("gunicorn.socket")
+    if sock is not None:
+        return lambda: _peer_gone(sock)
+    check = environ.get("waitress.client_disconnected")
+    if callable(check):
+        return lambda: bool(check())
+    return None
+
+
 def _encode(message: Message) -> bytes:
     try:
         return jsonrpc.encode(message)
@@ -265,9 +279,9 @@ class McpWsgiApp:
                                      f"Forbidden: Origin {headers.get('origin')!r} is not allowed")
         method = environ.get("REQUEST_METHOD", "GET").upper()
         path = environ.get("PATH_INFO") or "/"
-        # The client's socket, where the WSGI server exposes it: lets a quiet SSE stream
-        # notice a departed client at once instead of at its next keep-alive.
-        self._local.peer = environ.get("werkzeug.socket") or environ.get("gunicorn.socket")
+        # Where the WSGI server lets us see it: lets a quiet SSE stream, or a wait for a
+        # JSON answer, notice a departed client at once instead of at its next write.
+        self._local.peer = _peer_probe(environ)
         try:
             if self.legacy_sessions and self.sse_path is not None:
                 if path == self.sse_path:
@@ -365,7 +379,7 @@ class McpWsgiApp:
         start_response("200 OK", _SSE_HEADERS + (extra or []))
         keepalive = self.keepalive_interval
         retry_ms = self.retry_ms
-        peer = getattr(self._local, "peer", None)
+        peer: Callable[[], bool] | None = getattr(self._local, "peer", None)
         tick = min(keepalive, _PEER_CHECK) if peer is not None else keepalive
 
         def chunks() -> Iterator[bytes]:
@@ -394,7 +408,7 @@ class McpWsgiApp:
                     if items or over:
                         break
                     quiet += tick
-                    if peer is not None and _peer_gone(peer):
+                    if peer is not None and peer():
                         return  # closing the body runs on_close: a cancellation in 2026-07-28
                     if quiet >= keepalive:
                         break  # yield a keep-alive comment
@@ -434,8 +448,9 @@ class McpWsgiApp:
         return self._sse(start_response, stream, items, done, on_close,
                          prime_id=prime() if prime is not None else None, extra=extra)
 
-    def _final_only(self, stream: ResponseStream, peer: Any = None) -> Message | None:
-        """Wait for the final answer only. With the client's socket (``peer``), raise
+    def _final_only(self, stream: ResponseStream,
+                    peer: Callable[[], bool] | None = None) -> Message | None:
+        """Wait for the final answer only. With a check of the client (``peer``), raise
         :class:`_ClientGone` as soon as the client has closed its connection."""
         tick = min(self.keepalive_interval, _PEER_CHECK) if peer is not None else (
             self.keepalive_interval)
@@ -446,7 +461,7 @@ class McpWsgiApp:
                     return message
             if done:
                 return None
-            if peer is not None and _peer_gone(peer):
+            if peer is not None and peer():
                 raise _ClientGone()
 
     def _json_response(self, start_response: StartResponse, message: Message | None,

@@ -304,6 +304,35 @@ def test_json_only_disconnect_cancels_on_gunicorn(gunicorn_base, tmp_path):
     _json_only_slow_call(port, tmp_path / "cancelled", tmp_path / "started")
 
 
+@pytest.fixture
+def waitress_port() -> Iterator[Callable[..., int]]:
+    """``start(**adjustments)``: the fixture server under waitress in this process."""
+    from waitress.server import create_server
+
+    from tests.server.fixture_server import server as fixture_server
+
+    running: list[tuple[object, threading.Thread, object]] = []
+
+    def start(**adjustments: object) -> int:
+        app = fixture_server.wsgi_app(path="/mcp")
+        httpd = create_server(app, host="127.0.0.1", port=0, threads=8, **adjustments)
+        thread = threading.Thread(target=httpd.run, name="mcpsync-test-waitress", daemon=True)
+        thread.start()
+        running.append((httpd, thread, app))
+        return int(httpd.effective_port)  # type: ignore[union-attr]
+
+    yield start
+    for httpd, thread, app in running:
+        httpd.close()  # type: ignore[attr-defined]
+        thread.join(WAIT)
+        app.close()  # type: ignore[attr-defined]
+
+
+def test_json_only_disconnect_cancels_on_waitress_reading_ahead(waitress_port, tmp_path):
+    port = waitress_port(channel_request_lookahead=1)
+    _json_only_slow_call(port, tmp_path / "cancelled", tmp_path / "started")
+
+
 # -- defect 8: malformed framing is a 400 with a JSON-RPC body, the limit holds ----------
 
 
