@@ -164,21 +164,43 @@ class HttpSession:
             return self._streams.get(request_id)
 
     def open_standalone(self) -> ResponseStream | None:
-        """The GET stream; ``None`` if one is already connected."""
+        """A fresh GET stream; ``None`` if one is already connected. A GET without
+        ``Last-Event-ID`` gives up resuming the earlier ones, so their events are dropped
+        (else a client that reconnects that way every few seconds would pile them up)."""
         key = self._new_key() if self.store is not None and not self.legacy_sse else None
         with self._lock:
             if self._standalone is not None and self._standalone.attached:
                 return None
+            earlier = [k for k, s in self._by_key.items() if s.final_id is None]
+            for old in earlier:
+                del self._by_key[old]
+                self._keys.discard(old)
             stream = ResponseStream(key)
             self._standalone = stream
             if key is not None:
                 self._by_key[key] = stream
                 self._keys.add(key)
+        self._forget_events(earlier)
+        self._flush_backlog(stream)
+        return stream
+
+    def resume_standalone(self, stream: ResponseStream) -> bool:
+        """Make a resumed GET stream the one that carries the session's messages again;
+        ``False`` if another GET stream is connected."""
+        with self._lock:
+            current = self._standalone
+            if current is not None and current is not stream and current.attached:
+                return False
+            self._standalone = stream
+        self._flush_backlog(stream)
+        return True
+
+    def _flush_backlog(self, stream: ResponseStream) -> None:
+        with self._lock:
             backlog = list(self._backlog)
             self._backlog.clear()
         for message in backlog:
             stream.put(message, self._store(stream, message))
-        return stream
 
     def close_standalone(self, stream: ResponseStream) -> None:
         with self._lock:

@@ -758,12 +758,22 @@ class McpWsgiApp:
                 session.forget_finished(key)
         else:
             stream = live
+            standalone = live.final_id is None
+            if standalone and live.attached:
+                raise _HttpError("409 Conflict", INVALID_REQUEST,
+                                 "Conflict: this session already has a GET stream")
             stream.attach(skip_through=skip)
+            if standalone and not session.resume_standalone(live):
+                stream.detach()
+                raise _HttpError("409 Conflict", INVALID_REQUEST,
+                                 "Conflict: this session already has a GET stream")
 
         def on_close() -> None:
             stream.detach()
             if live is not None:
                 session.release(live)
+                if live.final_id is None:
+                    session.close_standalone(live)
 
         items, done = stream.take(0.0)
         return self._sse(start_response, stream, items, done, on_close, prelude=replay,

@@ -459,3 +459,62 @@ def test_sessions_that_never_come_back_expire_quickly(serve):
         fresh = [LegacySession(url) for _ in range(3)]  # the slots are free again
         frozen.tick(11)
         assert all(s.call("ping")["result"] == {} for s in [*fresh, real])
+
+
+# -- GET streams: a resumed one carries on; fresh ones do not pile up --------------------
+
+
+def _list_changed(reader: SseReader) -> str:
+    event = reader.next_event()
+    assert event is not None and event.get("id"), event
+    assert json.loads(str(event["data"]))["method"] == "notifications/tools/list_changed"
+    return str(event["id"])
+
+
+def test_resumed_get_stream_keeps_receiving(serve):
+    srv = Server("get-resume")
+    served = serve(srv)
+    session = LegacySession(served.url)
+    session.call("ping")
+    first = session.get()
+    reader = SseReader(first)
+    assert reader.next_event() is not None  # priming
+    srv.add_tool(lambda: "one", name="one")
+    seen = _list_changed(reader)
+    first.close()
+    # The client reconnects where it left off; what the server sends next reaches it.
+    resumed = _get_when_free(session, headers={"Last-Event-ID": seen})
+    assert resumed.status_code == 200, resumed.text
+    reader = SseReader(resumed)
+    srv.add_tool(lambda: "two", name="two")
+    _list_changed(reader)
+    resumed.close()
+
+
+def _get_when_free(session: LegacySession, **kwargs: object) -> requests.Response:
+    """GET the stream once the server has noticed the previous one is gone (bounded)."""
+    deadline = time.monotonic() + WAIT
+    pause = threading.Event()
+    while True:
+        response = session.get(**kwargs)
+        if response.status_code != 409 or time.monotonic() > deadline:
+            return response
+        response.close()
+        pause.wait(0.05)
+
+
+def test_fresh_get_streams_do_not_pile_up(serve):
+    srv = Server("get-fresh")
+    served = serve(srv, keepalive_interval=0.2)
+    session = LegacySession(served.url)
+    session.call("ping")
+    for n in range(20):
+        stream = _get_when_free(session)
+        assert stream.status_code == 200, stream.text
+        reader = SseReader(stream)
+        assert reader.next_event() is not None  # priming
+        srv.add_tool(lambda: "x", name=f"t{n}")
+        _list_changed(reader)
+        stream.close()
+    # A GET without Last-Event-ID gives up the earlier ones: their events are not kept.
+    assert len(served.app.store) <= 2, len(served.app.store)
