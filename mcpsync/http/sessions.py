@@ -229,10 +229,15 @@ class HttpSession:
             self._forget_events([key])
 
     def forget_finished(self, key: str) -> None:
-        """A resume replayed all of the finished stream ``key``: drop its stored events."""
+        """A resume replayed the finished POST stream ``key`` up to its answer: drop its
+        stored events (and the stream)."""
         with self._lock:
-            if key in self._by_key or key not in self._keys:
-                return  # still live (or not this session's): keep them
+            if key not in self._keys:
+                return  # not this session's, or already dropped
+            stream = self._by_key.get(key)
+            if stream is not None and stream.final_id is None:
+                return  # a GET stream never finishes
+            self._by_key.pop(key, None)
             self._keys.discard(key)
         self._forget_events([key])
 

@@ -165,6 +165,19 @@ def _peer_probe(environ: Environ) -> Callable[[], bool] | None:
     return None
 
 
+def _has_answer(events: list[tuple[str, bytes]], request_id: object) -> bool:
+    """Whether stored ``events`` include the response to ``request_id``."""
+    for _, data in events:
+        try:
+            message = json.loads(data) if data else None
+        except ValueError:
+            continue
+        if isinstance(message, dict) and message.get("id") == request_id and (
+                "result" in message or "error" in message):
+            return True
+    return False
+
+
 def _encode(message: Message) -> bytes:
     try:
         return jsonrpc.encode(message)
@@ -749,6 +762,8 @@ class McpWsgiApp:
         live = session.stream_by_key(key)
         skip = max([_seq(last)] + [_seq(event_id) for event_id, _ in events])
         on_complete: Callable[[], None] | None = None
+        if live is not None and live.final_id is not None and _has_answer(events, live.final_id):
+            live = None  # the replay carries the final answer: the stream is over for us
         if live is None:  # that stream is over: replay what was kept, then end
             stream = ResponseStream()
             stream.end()
