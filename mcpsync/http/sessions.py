@@ -122,6 +122,12 @@ class HttpSession:
     def touch(self) -> None:
         self.last_seen = time.monotonic()
 
+    @property
+    def streams_held(self) -> int:
+        """Response streams this session holds now (in flight, or kept for a resume)."""
+        with self._lock:
+            return len(set(map(id, self._streams.values())) | set(map(id, self._by_key.values())))
+
     def busy(self) -> bool:
         """Requests in flight or a connected GET stream: not idle, whatever the clock says."""
         with self._lock:
@@ -208,11 +214,15 @@ class HttpSession:
                 self._standalone = None
 
     def _forget(self, stream: ResponseStream) -> None:
-        # The final response is queued: new messages for that id have nowhere to go.
+        # The final response is queued: new messages for that id have nowhere to go. With
+        # no consumer, the session lets go of the stream too: a resume replays it from the
+        # event store (bounded in bytes), not from this stream's queue (unbounded).
         with self._lock:
             final_id = stream.final_id
             if isinstance(final_id, (str, int)) and self._streams.get(final_id) is stream:
                 del self._streams[final_id]
+            if stream.key is not None and not stream.attached:
+                self._by_key.pop(stream.key, None)
 
     def release(self, stream: ResponseStream) -> None:
         """The consumer of a stream is done with it. A finished stream can no longer be

@@ -518,3 +518,25 @@ def test_fresh_get_streams_do_not_pile_up(serve):
         stream.close()
     # A GET without Last-Event-ID gives up the earlier ones: their events are not kept.
     assert len(served.app.store) <= 2, len(served.app.store)
+
+
+def test_an_answer_nobody_waits_for_is_not_held_by_the_session(serve):
+    srv = Server("late")
+    gate = threading.Event()
+
+    @srv.tool()
+    def late(ctx: HandlerContext) -> str:
+        gate.wait(WAIT)
+        return "l" * (256 * 1024)
+
+    served = serve(srv)
+    session = LegacySession(served.url)
+    held = served.app.sessions.get(session.session_id)
+    _, response = session.request("tools/call", {"name": "late", "arguments": {}}, stream=True)
+    assert SseReader(response).next_event() is not None  # priming: the answer will stream
+    response.close()  # a handshake-era client that leaves does not cancel
+    assert wait_until(lambda: not any(s.attached for s in held._by_key.values()))
+    gate.set()
+    # The answer waits in the (bounded) event store for a resume, not in the session.
+    assert wait_until(lambda: served.app.store.size_bytes > 256 * 1024)
+    assert wait_until(lambda: held.streams_held == 0), held.streams_held
