@@ -180,7 +180,7 @@ def test_gunicorn_workers_share_sessions(two_workers):
         for first in range(2, 402, 8):
             ids = range(first, first + 8)
             for request_id, response in zip(ids, calls.map(
-                    lambda i: call_who_pid(two_workers, session_id, i), ids)):
+                    lambda i: call_who_pid(two_workers, session_id, i), ids), strict=True):
                 assert response.status_code == 200, response.text
                 answer = answer_of(response, request_id)["result"]["structuredContent"]
                 assert answer["protocol"] == LEGACY
