@@ -19,6 +19,7 @@ Anatomy (both directions use the same machinery):
 
 from __future__ import annotations
 
+import collections
 import logging
 import queue
 import threading
@@ -155,6 +156,8 @@ class Connection:
         name: str = "mcpsync",
         on_closed: Callable[[], None] | None = None,
         on_closing: Callable[[], None] | None = None,
+        pool: WorkerPool | None = None,
+        push: bool = False,
     ) -> None:
         self.transport = transport
         self.name = name
@@ -166,7 +169,12 @@ class Connection:
         self._on_closing = on_closing
         self._send_middleware = tuple(send_middleware)
         self._recv = compose(recv_middleware, self._route)
-        self._pool = WorkerPool(max_handlers, name=f"{name}-handler", max_backlog=max_backlog)
+        # A given pool is shared (an HTTP app's sessions): this connection neither sizes
+        # nor shuts it down. ``push``: no reader thread, the owner calls :meth:`deliver`.
+        self._owns_pool = pool is None
+        self._pool = pool if pool is not None else WorkerPool(
+            max_handlers, name=f"{name}-handler", max_backlog=max_backlog)
+        self._push = push
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._inflight_empty = threading.Condition(self._lock)
@@ -174,7 +182,8 @@ class Connection:
         self._ids = IdAllocator()
         self._inflight: InflightTable[InboundRequest] = InflightTable()
         self._pending = PendingTable()
-        self._notify_queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._notify_queue: queue.SimpleQueue[Callable[[], None] | None] | _SerialJobs = (
+            _SerialJobs(self._pool, name) if push else queue.SimpleQueue())
         self._reader: threading.Thread | None = None
         self._notifier: threading.Thread | None = None
         self._closing = False
@@ -183,7 +192,9 @@ class Connection:
     # -- lifecycle ---------------------------------------------------------------------
 
     def start(self) -> Connection:
-        """Start the reader and notification threads. Returns self."""
+        """Start the reader and notification threads (none in push mode). Returns self."""
+        if self._push:
+            return self
         self._notifier = threading.Thread(
             target=self._notify_loop, name=f"{self.name}-notify", daemon=True
         )
@@ -214,7 +225,8 @@ class Connection:
         for thread in (self._reader, self._notifier):
             if thread is not None and thread is not current:
                 thread.join(max(0.0, deadline - time.monotonic()))
-        self._pool.shutdown(max(0.0, deadline - time.monotonic()))
+        if self._owns_pool:
+            self._pool.shutdown(max(0.0, deadline - time.monotonic()))
 
     def _shutdown(self, reason: str, drain: float) -> None:
         with self._lock:
@@ -365,7 +377,8 @@ class Connection:
         entry = Pending(method, parent, token, on_progress)
         if ordered:
             entry.ordered = True
-        if threading.current_thread() is self._notifier:
+        if threading.current_thread() in (self._notifier, getattr(
+                self._notify_queue, "thread", None)):
             entry.ordered = False
         if not self._pending.add(request_id, entry):
             raise ConnectionClosedError(f"cannot send {method}: connection closed")
@@ -423,6 +436,22 @@ class Connection:
                     logger.exception("%s: failed to route %r", self.name, item)
         finally:
             self._shutdown(reason, drain=self.drain_timeout)
+
+    def deliver(self, item: Message | Invalid | None) -> None:
+        """Push mode: route one message its owner received on a thread of its own (an HTTP
+        request's), as the reader thread would; ``None`` is the end of input."""
+        if item is None:
+            self._shutdown("peer closed the connection", drain=self.drain_timeout)
+            return
+        if isinstance(item, Invalid):
+            self._reject(item)
+            return
+        try:
+            self._recv(item)
+        except ConnectionClosedError:
+            self._shutdown("connection closed", drain=0.0)
+        except Exception:
+            logger.exception("%s: failed to route %r", self.name, item)
 
     def _reject(self, item: Invalid) -> None:
         logger.debug("%s: invalid message: %s", self.name, item.reason)
@@ -548,8 +577,10 @@ class Connection:
             self._cancel_outbound(child_id, entry.method, reason)
 
     def _notify_loop(self) -> None:
+        jobs = self._notify_queue
+        assert isinstance(jobs, queue.SimpleQueue)  # the thread exists only outside push mode
         while True:
-            job = self._notify_queue.get()
+            job = jobs.get()
             if job is None:
                 return
             try:
@@ -569,6 +600,48 @@ class Connection:
     def pending_count(self) -> int:
         """Outbound requests awaiting an answer."""
         return len(self._pending)
+
+
+class _SerialJobs:
+    """The notification jobs of a push-mode connection, run in arrival order on its
+    (shared) handler pool rather than on a thread of its own: an idle connection then
+    holds no thread at all. Same ``put`` as the queue it replaces. Thread-safe."""
+
+    def __init__(self, pool: WorkerPool, name: str) -> None:
+        self._pool = pool
+        self._name = name
+        self._jobs: collections.deque[Callable[[], None]] = collections.deque()
+        self._lock = threading.Lock()
+        self._running = False
+        #: The thread draining the jobs now (``None`` when none is).
+        self.thread: threading.Thread | None = None
+
+    def put(self, job: Callable[[], None] | None) -> None:
+        if job is None:
+            return  # the end: nothing is parked, nothing to stop
+        with self._lock:
+            self._jobs.append(job)
+            if self._running:
+                return
+            self._running = True
+        try:
+            self._pool.submit(self._drain)
+        except (PoolFullError, RuntimeError):
+            self._drain()  # the pool is full or closing: run them here, still in order
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if not self._jobs:
+                    self._running = False
+                    self.thread = None
+                    return
+                job = self._jobs.popleft()
+                self.thread = threading.current_thread()
+            try:
+                job()
+            except Exception:
+                logger.exception("%s: notification callback failed", self._name)
 
 
 def _resolve(entry: Pending, message: Response | ErrorResponse) -> None:

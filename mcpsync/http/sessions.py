@@ -5,19 +5,27 @@ It runs the same engine as stdio: a :class:`~mcpsync.server.session.ServerSessio
 :class:`SessionTransport` whose "wire" is the HTTP requests of that client. Inbound
 messages come from POST bodies; each outbound message goes to exactly one stream: the
 POST stream of the request it relates to, else the session's standalone ``GET`` stream
-(kept, bounded, until one connects). Idle sessions expire.
+(kept, bounded, until one connects). Idle sessions expire; so, much sooner, do sessions
+whose client never came back after ``initialize`` (``handshake_timeout``).
+
+An idle session holds no thread: its messages are routed on the request threads that
+bring them (``push`` mode of the engine), and its handlers and notification callbacks run
+on the app's one shared handler pool. What a session does hold is memory: its engine
+objects (a few KiB) plus whatever its streams keep (the standalone backlog, bounded by
+count; the event store, bounded in bytes).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
-import queue
 import secrets
 import threading
 import time
 from collections import deque
 from typing import TYPE_CHECKING
 
+from ..engine.pool import WorkerPool
 from ..errors import ConnectionClosedError
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Message, RequestId, Response
@@ -41,24 +49,28 @@ CONFIRM_INTERVAL = 10.0
 
 
 class SessionTransport:
-    """The Transport of one HTTP session. Thread-safe."""
+    """The Transport of one HTTP session. Thread-safe.
+
+    Its engine runs in push mode: :meth:`feed` routes each message on the calling request
+    thread, so no reader thread waits on :meth:`receive` for the session's whole life."""
 
     def __init__(self, session: HttpSession) -> None:
         self._session = session
-        self._inbox: queue.SimpleQueue[Received | None] = queue.SimpleQueue()
+        self._ended = threading.Event()
         self._closed = False
 
     def feed(self, item: Received) -> None:
         if not self._closed:
-            self._inbox.put(item)
+            self._session.server_session.connection.deliver(item)
 
     def receive(self) -> Received | None:
-        return self._inbox.get()
+        self._ended.wait()  # never called in push mode; a pull would only see the end
+        return None
 
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._inbox.put(None)
+            self._ended.set()
             self._session._transport_closed()
 
     def send(self, message: Message, related_request_id: RequestId | None = None) -> None:
@@ -72,9 +84,19 @@ class HttpSession:
     """One handshake-era client. Made by :class:`SessionRegistry`; thread-safe."""
 
     def __init__(self, server: Server, store: EventStore | None, *, legacy_sse: bool = False,
-                 priming: bool = False, session_id: str | None = None) -> None:
+                 priming: bool = False, session_id: str | None = None,
+                 pool: WorkerPool | None = None) -> None:
         self.id = session_id if session_id is not None else secrets.token_urlsafe(24)
         self.store = store
+        # Every stream key of this session starts with this (derived, so that any worker
+        # holding the session agrees, and one-way, so that event ids do not reveal the
+        # session id): a Last-Event-ID naming another session's stream is refused by it.
+        self._key_prefix = hashlib.sha256(self.id.encode()).hexdigest()[:16]
+        #: Keys of this session's streams that the event store may hold.
+        self._keys: set[str] = set()
+        self.created = time.monotonic()
+        #: The client came back after ``initialize`` (any later request of this session).
+        self.established = False
         #: 2024-11-05 HTTP+SSE: every message travels on the one GET stream.
         self.legacy_sse = legacy_sse
         self.last_seen = time.monotonic()
@@ -87,7 +109,7 @@ class HttpSession:
         # Through connect(): the server then knows the session, so its broadcasts
         # (list_changed, resources/updated) reach it. Nothing is fed before this returns.
         self.server_session: ServerSession = server.connect(
-            self.transport, name=f"mcpsync-http-{self.id[:6]}")
+            self.transport, name=f"mcpsync-http-{self.id[:6]}", pool=pool, push=True)
         self.server_session.info.session_id = self.id
         self.ended = threading.Event()
         self.priming = priming
@@ -101,6 +123,12 @@ class HttpSession:
     def touch(self) -> None:
         self.last_seen = time.monotonic()
 
+    @property
+    def streams_held(self) -> int:
+        """Response streams this session holds now (in flight, or kept for a resume)."""
+        with self._lock:
+            return len(set(map(id, self._streams.values())) | set(map(id, self._by_key.values())))
+
     def busy(self) -> bool:
         """Requests in flight or a connected GET stream: not idle, whatever the clock says."""
         with self._lock:
@@ -109,10 +137,17 @@ class HttpSession:
 
     # -- inbound -------------------------------------------------------------------------
 
+    def _new_key(self) -> str:
+        return self._key_prefix + secrets.token_hex(8)
+
+    def owns(self, key: str) -> bool:
+        """Whether the stream ``key`` is one of this session's (resumable by it)."""
+        return key.startswith(self._key_prefix) and len(key) == len(self._key_prefix) + 16
+
     def open_stream(self, request_id: RequestId) -> ResponseStream | None:
         """Register the POST stream that will carry ``request_id``'s messages; ``None`` if
         that id is already in flight."""
-        key = secrets.token_hex(8) if self.store is not None else None
+        key = self._new_key() if self.store is not None else None
         stream = ResponseStream(key, final_id=request_id, on_final=self._forget)
         with self._lock:
             if request_id in self._streams:
@@ -120,6 +155,7 @@ class HttpSession:
             self._streams[request_id] = stream
             if key is not None:
                 self._by_key[key] = stream
+                self._keys.add(key)
         return stream
 
     def feed(self, message: Received) -> None:
@@ -135,20 +171,43 @@ class HttpSession:
             return self._streams.get(request_id)
 
     def open_standalone(self) -> ResponseStream | None:
-        """The GET stream; ``None`` if one is already connected."""
-        key = secrets.token_hex(8) if self.store is not None and not self.legacy_sse else None
+        """A fresh GET stream; ``None`` if one is already connected. A GET without
+        ``Last-Event-ID`` gives up resuming the earlier ones, so their events are dropped
+        (else a client that reconnects that way every few seconds would pile them up)."""
+        key = self._new_key() if self.store is not None and not self.legacy_sse else None
         with self._lock:
             if self._standalone is not None and self._standalone.attached:
                 return None
+            earlier = [k for k, s in self._by_key.items() if s.final_id is None]
+            for old in earlier:
+                del self._by_key[old]
+                self._keys.discard(old)
             stream = ResponseStream(key)
             self._standalone = stream
             if key is not None:
                 self._by_key[key] = stream
+                self._keys.add(key)
+        self._forget_events(earlier)
+        self._flush_backlog(stream)
+        return stream
+
+    def resume_standalone(self, stream: ResponseStream) -> bool:
+        """Make a resumed GET stream the one that carries the session's messages again;
+        ``False`` if another GET stream is connected."""
+        with self._lock:
+            current = self._standalone
+            if current is not None and current is not stream and current.attached:
+                return False
+            self._standalone = stream
+        self._flush_backlog(stream)
+        return True
+
+    def _flush_backlog(self, stream: ResponseStream) -> None:
+        with self._lock:
             backlog = list(self._backlog)
             self._backlog.clear()
         for message in backlog:
             stream.put(message, self._store(stream, message))
-        return stream
 
     def close_standalone(self, stream: ResponseStream) -> None:
         with self._lock:
@@ -156,17 +215,52 @@ class HttpSession:
                 self._standalone = None
 
     def _forget(self, stream: ResponseStream) -> None:
-        # The final response is queued: new messages for that id have nowhere to go.
+        # The final response is queued: new messages for that id have nowhere to go. With
+        # no consumer, the session lets go of the stream too: a resume replays it from the
+        # event store (bounded in bytes), not from this stream's queue (unbounded).
         with self._lock:
             final_id = stream.final_id
             if isinstance(final_id, (str, int)) and self._streams.get(final_id) is stream:
                 del self._streams[final_id]
+            if stream.key is not None and not stream.attached:
+                self._by_key.pop(stream.key, None)
 
     def release(self, stream: ResponseStream) -> None:
-        """The consumer of a finished stream is done with it."""
-        if stream.key is not None and stream.finished:
-            with self._lock:
-                self._by_key.pop(stream.key, None)
+        """The consumer of a stream is done with it. A finished stream can no longer be
+        attached to; one whose answer went out whole (``delivered``) cannot need a resume
+        either, so its stored events are dropped now rather than when the session ends."""
+        key = stream.key
+        if key is None or not stream.finished:
+            return
+        with self._lock:
+            self._by_key.pop(key, None)
+            if stream.delivered:
+                self._keys.discard(key)
+        if stream.delivered:
+            self._forget_events([key])
+
+    def forget_finished(self, key: str) -> None:
+        """A resume replayed the finished POST stream ``key`` up to its answer: drop its
+        stored events (and the stream)."""
+        with self._lock:
+            if key not in self._keys:
+                return  # not this session's, or already dropped
+            stream = self._by_key.get(key)
+            if stream is not None and stream.final_id is None:
+                return  # a GET stream never finishes
+            self._by_key.pop(key, None)
+            self._keys.discard(key)
+        self._forget_events([key])
+
+    def _forget_events(self, keys: list[str]) -> None:
+        forget = getattr(self.store, "forget", None)
+        if forget is None:
+            return
+        for key in keys:
+            try:
+                forget(key)
+            except Exception:  # a store's failure must not fail the request or the close
+                logger.exception("event store: forget(%r) failed", key)
 
     # -- outbound (called by the engine under its write lock) ----------------------------
 
@@ -206,16 +300,14 @@ class HttpSession:
             streams = list(self._streams.values())
             standalone = self._standalone
             self._streams.clear()
-            keys = list(self._by_key)
+            keys = list(self._keys)
+            self._keys.clear()
             self._by_key.clear()
         for stream in streams:
             stream.end()
         if standalone is not None:
             standalone.end()
-        forget = getattr(self.store, "forget", None)
-        if forget is not None:
-            for key in keys:
-                forget(key)
+        self._forget_events(keys)
 
 
 class SessionRegistry:
@@ -223,11 +315,17 @@ class SessionRegistry:
     another worker initialized. Thread-safe."""
 
     def __init__(self, server: Server, store: EventStore | None, *, idle_timeout: float,
-                 max_sessions: int, session_store: SessionStore | None = None) -> None:
+                 max_sessions: int, session_store: SessionStore | None = None,
+                 handshake_timeout: float = 10.0, pool: WorkerPool | None = None) -> None:
         self.server = server
         self.store = store
         self.session_store = session_store
         self.idle_timeout = idle_timeout
+        #: Seconds a session may wait for its client's second request (normally
+        #: ``notifications/initialized``, sent at once) before it is dropped: one client
+        #: cannot hold the ``max_sessions`` slots for ``idle_timeout`` with bare initializes.
+        self.handshake_timeout = handshake_timeout
+        self.pool = pool
         self.max_sessions = max_sessions
         self._sessions: dict[str, HttpSession] = {}
         self._lock = threading.Lock()
@@ -236,9 +334,14 @@ class SessionRegistry:
     def create(self, *, legacy_sse: bool = False, priming: bool = False) -> HttpSession | None:
         self.sweep()
         with self._lock:
-            if len(self._sessions) >= self.max_sessions:
-                return None
-        session = HttpSession(self.server, self.store, legacy_sse=legacy_sse, priming=priming)
+            full = len(self._sessions) >= self.max_sessions
+        if full:  # sweep now, not at the next second: half-open sessions may have lapsed
+            self.sweep(force=True)
+            with self._lock:
+                if len(self._sessions) >= self.max_sessions:
+                    return None
+        session = HttpSession(self.server, self.store, legacy_sse=legacy_sse, priming=priming,
+                              pool=self.pool)
         with self._lock:
             self._sessions[session.id] = session
         return session
@@ -262,6 +365,7 @@ class SessionRegistry:
         with self._lock:
             session = self._sessions.get(session_id)
         if session is not None and not session.ended.is_set():
+            session.established = True
             return self._confirmed(session)
         if session is None and self.session_store is not None:
             return self._restore(session_id)
@@ -303,7 +407,8 @@ class SessionRegistry:
                 return None
         priming = self.store is not None and features(record.protocol_version).sse_polling
         session = HttpSession(self.server, self.store, session_id=record.session_id,
-                              priming=priming)
+                              priming=priming, pool=self.pool)
+        session.established = True
         session.server_session.restore(record.protocol_version, record.client_info,
                                        record.client_capabilities)
         with self._lock:
@@ -332,15 +437,19 @@ class SessionRegistry:
         return True
 
     def sweep(self, force: bool = False) -> None:
-        """Close sessions idle longer than ``idle_timeout`` (at most once a second)."""
+        """Close sessions idle longer than ``idle_timeout``, and those whose client did not
+        come back within ``handshake_timeout`` of ``initialize`` (at most once a second)."""
         now = time.monotonic()
         with self._lock:
             if not force and now < self._next_sweep:
                 return
             self._next_sweep = now + 1.0
             expired = [s for s in self._sessions.values()
-                       if s.ended.is_set() or (now - s.last_seen > self.idle_timeout
-                                               and not s.busy())]
+                       if s.ended.is_set() or (
+                           (now - s.last_seen > self.idle_timeout or (
+                               not s.established and not s.legacy_sse
+                               and now - s.created > self.handshake_timeout))
+                           and not s.busy())]
             for session in expired:
                 del self._sessions[session.id]
         for session in expired:

@@ -34,8 +34,12 @@ class ResponseStream:
         self._finished = False       # the final message was put
         self._ended = False          # no more messages will come (session over, closed)
         self._disconnect = False     # the server asks the consumer to drop the connection
+        self._skip_through = 0       # events up to this sequence number were replayed
         self.consumer_gone = threading.Event()
         self.attached = False
+        #: Set by the consumer once the final message went out in a complete response:
+        #: no resume can need this stream's stored events any more.
+        self.delivered = False
 
     # -- producers -----------------------------------------------------------------------
 
@@ -45,7 +49,10 @@ class ResponseStream:
         with self._cond:
             if self._ended:
                 return
-            self._items.append((event_id, message))
+            # Stored before it was put, and already replayed from the store by a resume
+            # that raced with it: not again.
+            if not (event_id and _seq(event_id) <= self._skip_through):
+                self._items.append((event_id, message))
             if final:
                 self._finished = True
             self._cond.notify_all()
@@ -81,6 +88,7 @@ class ResponseStream:
             self.attached = True
             self._disconnect = False
             self.consumer_gone.clear()
+            self._skip_through = max(self._skip_through, skip_through)
             if skip_through:
                 self._items = deque(item for item in self._items
                                     if _seq(item[0]) > skip_through)

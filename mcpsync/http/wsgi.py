@@ -12,7 +12,13 @@ Each request is answered with JSON when its handler answers within ``json_window
 seconds without sending anything else first; otherwise the response becomes an SSE stream
 carrying the request's notifications (and, in the handshake era, the server's requests),
 then its response, with keep-alive comments while it waits. A 2026-07-28 client that
-closes its stream cancels the request.
+closes its connection cancels the request, whether it awaits JSON or a stream, on servers
+that let the app see the client leave (werkzeug, gunicorn, waitress with
+``channel_request_lookahead``); elsewhere a stream notices at its next keep-alive and a
+JSON wait only when the answer is written.
+
+Handler threads come from one pool per app: ``max_concurrent_handlers`` bounds the
+requests running at once over all sessions and both eras.
 
 The app is thread-safe and meant for threaded WSGI servers (werkzeug threaded, gunicorn
 ``gthread``, waitress): SSE responses hold their server thread while they last.
@@ -148,6 +154,32 @@ def _peer_gone(sock: Any) -> bool:
         return True  # reset, or closed
 
 
+def _peer_probe(environ: Environ) -> Callable[[], bool] | None:
+    """A check of whether the client has left, where the WSGI server offers one: the socket
+    (werkzeug, gunicorn), or waitress's ``client_disconnected`` (which only ever says so
+    when waitress reads ahead: ``channel_request_lookahead`` of 1 or more)."""
+    sock = environ.get("werkzeug.socket") or environ.get("gunicorn.socket")
+    if sock is not None:
+        return lambda: _peer_gone(sock)
+    check = environ.get("waitress.client_disconnected")
+    if callable(check):
+        return lambda: bool(check())
+    return None
+
+
+def _has_answer(events: list[tuple[str, bytes]], request_id: object) -> bool:
+    """Whether stored ``events`` include the response to ``request_id``."""
+    for _, data in events:
+        try:
+            message = json.loads(data) if data else None
+        except ValueError:
+            continue
+        if isinstance(message, dict) and message.get("id") == request_id and (
+                "result" in message or "error" in message):
+            return True
+    return False
+
+
 def _encode(message: Message) -> bytes:
     # Notifications and requests were checked when they were sent (their sender got the
     # error); an answer that cannot be encoded becomes an encodable error for its id.
@@ -180,7 +212,10 @@ class McpWsgiApp:
     ``json_window``: how long a handler may take to answer with plain JSON.
     ``keepalive_interval``: seconds between SSE comments on a quiet stream.
     ``session_idle_timeout``/``max_sessions``: handshake-era sessions (404 once expired).
-    ``event_store``: resumability of handshake-era streams (``None`` disables it).
+    ``session_handshake_timeout``: how soon a session whose client never made a second
+    request after ``initialize`` (normally ``notifications/initialized``) is dropped.
+    ``event_store``: resumability of handshake-era streams (``None`` disables it; the
+    default is an :class:`~mcpsync.http.events.InMemoryEventStore` bounded to 16 MiB).
     ``session_store``: a :class:`~mcpsync.http.session_store.SessionStore` shared by
     several worker processes, so that a handshake-era session initialized by one can be
     served by another (see that module for what still needs sticky routing).
@@ -200,6 +235,7 @@ class McpWsgiApp:
         keepalive_interval: float = 15.0,
         session_idle_timeout: float = 1800.0,
         max_sessions: int = 1000,
+        session_handshake_timeout: float = 10.0,
         event_store: EventStore | object | None = _DEFAULT_STORE,
         session_store: SessionStore | None = None,
         retry_ms: int = 1000,
@@ -220,10 +256,14 @@ class McpWsgiApp:
         store: EventStore | None = (InMemoryEventStore() if event_store is _DEFAULT_STORE
                                     else event_store)  # type: ignore[assignment]
         self.store = store
-        self.sessions = SessionRegistry(server, store, idle_timeout=session_idle_timeout,
-                                        max_sessions=max_sessions, session_store=session_store)
+        # One pool for every handler of this app (2026-07-28 requests and every
+        # handshake-era session): max_concurrent_handlers bounds the app, not each session.
         self._pool = WorkerPool(server.max_concurrent_handlers, name="mcpsync-http-handler",
                                 max_backlog=4 * server.max_concurrent_handlers)
+        self.sessions = SessionRegistry(server, store, idle_timeout=session_idle_timeout,
+                                        max_sessions=max_sessions, session_store=session_store,
+                                        handshake_timeout=session_handshake_timeout,
+                                        pool=self._pool)
         self._header_maps: dict[int, dict[str, tuple[str, ...]] | None] = {}
         self._closed = threading.Event()
         self._local = threading.local()
@@ -250,9 +290,9 @@ class McpWsgiApp:
                                      f"Forbidden: Origin {headers.get('origin')!r} is not allowed")
         method = environ.get("REQUEST_METHOD", "GET").upper()
         path = environ.get("PATH_INFO") or "/"
-        # The client's socket, where the WSGI server exposes it: lets a quiet SSE stream
-        # notice a departed client at once instead of at its next keep-alive.
-        self._local.peer = environ.get("werkzeug.socket") or environ.get("gunicorn.socket")
+        # Where the WSGI server lets us see it: lets a quiet SSE stream, or a wait for a
+        # JSON answer, notice a departed client at once instead of at its next write.
+        self._local.peer = _peer_probe(environ)
         try:
             if self.legacy_sessions and self.sse_path is not None:
                 if path == self.sse_path:
@@ -303,34 +343,54 @@ class McpWsgiApp:
                                  "Method not allowed", extra=[("Allow", "POST")])
 
     def _read_body(self, environ: Environ) -> bytes:
-        length_text = environ.get("CONTENT_LENGTH") or ""
+        """The request body, never more than ``max_body_bytes`` of it read, whatever the
+        framing claims; malformed framing is a 400 with a JSON-RPC body."""
+        try:
+            return self._read_framed(environ)
+        except _HttpError:
+            raise
+        except Exception as exc:
+            # The WSGI server's own framing errors surface here, as whatever it raises: a
+            # chunk size that is not hex, a body cut short, a client gone mid-body.
+            logger.debug("unreadable request body: %r", exc)
+            raise _HttpError("400 Bad Request", INVALID_REQUEST,
+                             "Bad request: malformed request body framing") from None
+
+    def _read_framed(self, environ: Environ) -> bytes:
+        length_text = str(environ.get("CONTENT_LENGTH") or "").strip()
         stream = environ["wsgi.input"]
-        if length_text.strip():
-            try:
-                length = int(length_text)
-            except ValueError:
+        if length_text:
+            # Digits only: int() would take "-1" (which some servers then read as "to
+            # EOF"), "+5" or "1_0".
+            if not (length_text.isascii() and length_text.isdigit()):
                 raise _HttpError("400 Bad Request", INVALID_REQUEST,
-                                 "Bad request: invalid Content-Length") from None
+                                 "Bad request: invalid Content-Length")
+            length = int(length_text)
             if length > self.max_body_bytes:
                 raise _HttpError("413 Content Too Large", INVALID_REQUEST,
                                  f"Request body larger than {self.max_body_bytes} bytes")
-            return bytes(stream.read(length))
+            data = bytes(stream.read(length))
+            if len(data) != length:
+                raise _HttpError("400 Bad Request", INVALID_REQUEST,
+                                 "Bad request: the body ended before Content-Length bytes")
+            return data
         if environ.get("wsgi.input_terminated") or environ.get("HTTP_TRANSFER_ENCODING"):
-            data = stream.read(self.max_body_bytes + 1)
+            data = bytes(stream.read(self.max_body_bytes + 1))
             if len(data) > self.max_body_bytes:
                 raise _HttpError("413 Content Too Large", INVALID_REQUEST,
                                  f"Request body larger than {self.max_body_bytes} bytes")
-            return bytes(data)
+            return data
         return b""
 
     def _sse(self, start_response: StartResponse, stream: ResponseStream, first: list[Item],
              done: bool, on_close: Callable[[], None], *, prime_id: str | None = None,
              prelude: bytes = b"", extra: list[tuple[str, str]] | None = None,
-             event_name: str | None = None) -> _Body:
+             event_name: str | None = None,
+             on_complete: Callable[[], None] | None = None) -> _Body:
         start_response("200 OK", _SSE_HEADERS + (extra or []))
         keepalive = self.keepalive_interval
         retry_ms = self.retry_ms
-        peer = getattr(self._local, "peer", None)
+        peer: Callable[[], bool] | None = getattr(self._local, "peer", None)
         tick = min(keepalive, _PEER_CHECK) if peer is not None else keepalive
 
         def chunks() -> Iterator[bytes]:
@@ -347,6 +407,11 @@ class McpWsgiApp:
                 yield chunk or sse_codec.KEEPALIVE
                 head = b""
                 if over:
+                    # Resumed after the last yield: the server wrote it. Everything was
+                    # taken, so a finished stream's final message went out.
+                    stream.delivered = stream.finished
+                    if on_complete is not None:
+                        on_complete()
                     return
                 quiet = 0.0
                 while True:
@@ -354,7 +419,7 @@ class McpWsgiApp:
                     if items or over:
                         break
                     quiet += tick
-                    if peer is not None and _peer_gone(peer):
+                    if peer is not None and peer():
                         return  # closing the body runs on_close: a cancellation in 2026-07-28
                     if quiet >= keepalive:
                         break  # yield a keep-alive comment
@@ -368,12 +433,19 @@ class McpWsgiApp:
         """JSON if the final response comes first and soon, else an SSE stream."""
         want_json, want_sse = _accepts(headers)
         if not want_sse:
-            final = self._final_only(stream)
+            try:
+                final = self._final_only(stream, getattr(self._local, "peer", None))
+            except _ClientGone:
+                on_close()  # as when a stream's client leaves: a cancellation in 2026-07-28
+                raise _HttpError("499 Client Closed Request", INTERNAL_ERROR,
+                                 "The client closed the connection before the answer") from None
+            stream.delivered = final is not None
             on_close()
             return self._json_response(start_response, final, statuses, extra)
         items, done = stream.take(self.json_window if want_json else 0.0)
         if want_json and done and len(items) == 1 and items[0][1] is not None and isinstance(
                 items[0][1], (Response, ErrorResponse)):
+            stream.delivered = True
             on_close()
             return self._json_response(start_response, items[0][1], statuses, extra)
         if done and not items and stream.disconnect_requested and prime is not None:
@@ -387,14 +459,21 @@ class McpWsgiApp:
         return self._sse(start_response, stream, items, done, on_close,
                          prime_id=prime() if prime is not None else None, extra=extra)
 
-    def _final_only(self, stream: ResponseStream) -> Message | None:
+    def _final_only(self, stream: ResponseStream,
+                    peer: Callable[[], bool] | None = None) -> Message | None:
+        """Wait for the final answer only. With a check of the client (``peer``), raise
+        :class:`_ClientGone` as soon as the client has closed its connection."""
+        tick = min(self.keepalive_interval, _PEER_CHECK) if peer is not None else (
+            self.keepalive_interval)
         while True:
-            items, done = stream.take(self.keepalive_interval)
+            items, done = stream.take(tick)
             for _, message in items:
                 if isinstance(message, (Response, ErrorResponse)):
                     return message
             if done:
                 return None
+            if peer is not None and peer():
+                raise _ClientGone()
 
     def _json_response(self, start_response: StartResponse, message: Message | None,
                        statuses: dict[int, str],
@@ -572,6 +651,8 @@ class McpWsgiApp:
         session.feed(message)
         final = self._final_only(stream)
         stream.detach()
+        stream.delivered = final is not None
+        session.release(stream)
         if not isinstance(final, Response):
             self.sessions.remove(session.id)
             return self._json_response(start_response, final, _LEGACY_STATUS, None)
@@ -616,6 +697,7 @@ class McpWsgiApp:
             for stream in streams:
                 final = self._final_only(stream)
                 stream.detach()
+                stream.delivered = final is not None
                 session.release(stream)
                 if final is not None:
                     replies.append(final)
@@ -652,7 +734,9 @@ class McpWsgiApp:
         last = headers.get("last-event-id")
         if last and self.store is not None:
             found = self.store.events_after(last)
-            if found is not None:
+            # Only this session's own streams: an id of another session's stream is
+            # treated as unknown (a fresh GET stream, nothing replayed).
+            if found is not None and session.owns(found[0]):
                 return self._resume(session, found, last, start_response)
         stream = session.open_standalone()
         if stream is None:
@@ -675,20 +759,38 @@ class McpWsgiApp:
                           for event_id, data in events if data)
         live = session.stream_by_key(key)
         skip = max([_seq(last)] + [_seq(event_id) for event_id, _ in events])
+        on_complete: Callable[[], None] | None = None
+        if live is not None and live.final_id is not None and _has_answer(events, live.final_id):
+            live = None  # the replay carries the final answer: the stream is over for us
         if live is None:  # that stream is over: replay what was kept, then end
             stream = ResponseStream()
             stream.end()
+
+            def on_complete() -> None:
+                # The replay, final answer included, went out whole: no resume needs it.
+                session.forget_finished(key)
         else:
             stream = live
+            standalone = live.final_id is None
+            if standalone and live.attached:
+                raise _HttpError("409 Conflict", INVALID_REQUEST,
+                                 "Conflict: this session already has a GET stream")
             stream.attach(skip_through=skip)
+            if standalone and not session.resume_standalone(live):
+                stream.detach()
+                raise _HttpError("409 Conflict", INVALID_REQUEST,
+                                 "Conflict: this session already has a GET stream")
 
         def on_close() -> None:
             stream.detach()
             if live is not None:
                 session.release(live)
+                if live.final_id is None:
+                    session.close_standalone(live)
 
         items, done = stream.take(0.0)
-        return self._sse(start_response, stream, items, done, on_close, prelude=replay)
+        return self._sse(start_response, stream, items, done, on_close, prelude=replay,
+                         on_complete=on_complete)
 
     def _delete(self, headers: dict[str, str], start_response: StartResponse) -> Iterable[bytes]:
         session_id = headers.get("mcp-session-id")
@@ -755,6 +857,10 @@ class _HttpError(Exception):
 
 class _MethodNotAllowed(Exception):
     pass
+
+
+class _ClientGone(Exception):
+    """The client closed its connection while its request was still running."""
 
 
 def close_sse_stream(ctx: Any) -> bool:

@@ -19,6 +19,7 @@ from ..dispatch.context import HandlerContext, check_meta
 from ..dispatch.simple import StringBinding
 from ..dispatch.typed import ToolBinding
 from ..engine.connection import Middleware
+from ..engine.pool import WorkerPool
 from ..errors import InvalidParamsError
 from ..protocol.uritemplate import UriTemplate, is_template
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, features
@@ -42,8 +43,9 @@ NotificationHandler = Callable[[ServerSession, dict[str, Any]], None]
 class Server:
     """An MCP server definition.
 
-    ``max_concurrent_handlers`` caps how many requests of one session run at once (each on
-    its own thread); more wait in a bounded queue. ``request_timeout`` bounds the server's
+    ``max_concurrent_handlers`` caps how many requests run at once (each on its own
+    thread), per stdio or memory connection, and for the whole app over HTTP (all its
+    sessions, both eras); more wait in a bounded queue. ``request_timeout`` bounds the server's
     own requests to the client (``ctx.request`` and friends). Thread-safe.
     """
 
@@ -476,10 +478,18 @@ class Server:
     # -- serving -------------------------------------------------------------------------
 
     def connect(
-        self, transport: Transport, *, name: str = "mcpsync-server", drain_timeout: float = 0.0
+        self, transport: Transport, *, name: str = "mcpsync-server", drain_timeout: float = 0.0,
+        pool: WorkerPool | None = None, push: bool = False,
     ) -> ServerSession:
-        """Serve one client over ``transport`` on background threads; returns its session."""
-        session = ServerSession(self, transport, name=name, drain_timeout=drain_timeout)
+        """Serve one client over ``transport`` on background threads; returns its session.
+
+        ``pool``: run its handlers on this shared pool (whose size then bounds them
+        together with everything else on it) instead of one of its own. ``push``: start no
+        reader thread; the caller hands each received message to
+        ``session.connection.deliver`` (the HTTP app, whose messages arrive on request
+        threads)."""
+        session = ServerSession(self, transport, name=name, drain_timeout=drain_timeout,
+                                pool=pool, push=push)
         with self._sessions_lock:
             self._sessions.add(session)
         return session.start()

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..dispatch.context import HandlerContext, SessionInfo
 from ..engine.connection import Connection, InboundRequest
+from ..engine.pool import WorkerPool
 from ..errors import (
     INVALID_REQUEST,
     ConnectionClosedError,
@@ -44,6 +45,8 @@ class ServerSession:
         *,
         name: str = "mcpsync-server",
         drain_timeout: float = 0.0,
+        pool: WorkerPool | None = None,
+        push: bool = False,
     ) -> None:
         self.server = server
         self._info = SessionInfo()
@@ -64,6 +67,8 @@ class ServerSession:
             name=name,
             on_closed=self._on_closed,
             on_closing=self._on_closing,
+            pool=pool,
+            push=push,
         )
 
     # -- SessionHandle -------------------------------------------------------------------
