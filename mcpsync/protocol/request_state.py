@@ -63,8 +63,9 @@ def seal(key: bytes, method: str, params: dict[str, Any], answers: Mapping[str, 
 
 
 def unseal(key: bytes, state: Any, method: str, params: dict[str, Any],
-           now: float) -> dict[str, Any]:
-    """The answers a state carries; :class:`InvalidRequestState` unless it is ours and fresh."""
+           now: float) -> RequestState:
+    """What a state carries; :class:`InvalidRequestState` unless it is ours, for this very
+    request (method and params), and fresh."""
     if not isinstance(state, str) or state.count(".") != 1:
         raise InvalidRequestState("requestState is malformed")
     body, mac_text = state.split(".")
