@@ -34,6 +34,7 @@ from .errors import (
     RequestTimeoutError,
     ResourceNotFoundError,
 )
+from .server.paths import UnsafePathError, safe_join
 from .server.server import Server
 from .server.session import ServerSession
 from .types import (
@@ -118,5 +119,7 @@ __all__ = [
     "TextResourceContents",
     "Tool",
     "ToolAnnotations",
+    "UnsafePathError",
     "__version__",
+    "safe_join",
 ]
