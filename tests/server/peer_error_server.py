@@ -34,6 +34,16 @@ def ask_or_guess(ctx: HandlerContext) -> str:
         return f"guessed ({exc.method} -> {exc.peer_code})"
 
 
+@server.tool()
+def ask_detached(ctx: HandlerContext) -> str:
+    """A raw request from a detached context (as background work would send it)."""
+    try:
+        ctx.detach().request("roots/list")
+    except PeerRequestError as exc:
+        return f"detached: {exc.method} -> {exc.peer_code}"
+    return "answered"
+
+
 @server.prompt()
 def greet(ctx: HandlerContext) -> str:
     return "hello " + ctx.elicit("name?", FORM).content["name"]

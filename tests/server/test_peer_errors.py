@@ -36,6 +36,7 @@ def check(client: Client) -> None:
         assert result.is_error, (tool, result)
         assert method in result.text and "-32601" in result.text, result.text
     assert client.call_tool("ask_or_guess").text == "guessed (elicitation/create -> -32601)"
+    assert client.call_tool("ask_detached").text == "detached: roots/list -> -32601"
     for call in (lambda: client.get_prompt("greet"), lambda: client.read_resource("ask://name")):
         with pytest.raises(MCPError) as caught:
             call()
