@@ -82,6 +82,12 @@ def honoured(wanted: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, 
     return granted
 
 
+#: Distinct notifications one listen holds for a client that reads slower than changes
+#: come. Past it, a resource update folds into the subscribed URI that covers it (a client
+#: told "notes://a changed" re-reads what it follows), so the backlog stays bounded.
+MAX_PENDING = 256
+
+
 class Listener:
     """One open subscription: what it follows, and what changed since it last sent."""
 
@@ -105,6 +111,10 @@ class Listener:
 
     def post(self, key: tuple[str, str], method: str, params: dict[str, Any] | None) -> None:
         with self._lock:
+            if (key not in self._pending and len(self._pending) >= MAX_PENDING
+                    and key[0] == "uri"):
+                covering = next((u for u in self.uris if uri_covers(u, key[1])), key[1])
+                key, params = ("uri", covering), {**(params or {}), "uri": covering}
             self._pending.setdefault(key, (method, params))
         self.wake.set()
 

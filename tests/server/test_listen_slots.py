@@ -97,3 +97,22 @@ def test_max_subscriptions_zero_refuses_every_listen():
         with pytest.raises(MCPError, match="max_subscriptions"):
             client.listen(timeout=WAIT)
         client.list_tools()
+
+
+def test_a_slow_listen_keeps_a_bounded_backlog_of_updates():
+    # A client that does not read while the server announces many distinct sub-resources:
+    # what waits for it is bounded; past the bound the updates fold into the subscribed URI.
+    from mcpsync.server.listen import MAX_PENDING, Listener
+
+    listener = Listener("s", {"resourceSubscriptions": ["notes://a"], "toolsListChanged": True},
+                        owner=object())
+    registry_like = [("uri", f"notes://a/{n}") for n in range(MAX_PENDING * 4)]
+    for key in registry_like:
+        listener.post(key, "notifications/resources/updated", {"uri": key[1]})
+    listener.post(("list", "tools"), "notifications/tools/list_changed", None)
+    pending = listener.take()
+    assert len(pending) <= MAX_PENDING + 2
+    uris = [params["uri"] for method, params in pending if params]
+    assert uris[:MAX_PENDING] == [f"notes://a/{n}" for n in range(MAX_PENDING)]
+    assert "notes://a" in uris  # the rest, folded into what was subscribed
+    assert ("notifications/tools/list_changed", None) in pending
