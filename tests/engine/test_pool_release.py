@@ -101,3 +101,36 @@ def test_outside_a_pool_job_nothing_happens():
     thread.start()
     thread.join(WAIT)
     assert result == [False]
+
+
+def test_many_jobs_some_released_all_run_and_the_cap_holds():
+    pool = WorkerPool(3, name="t-release-many", max_backlog=1000)
+    lock = threading.Lock()
+    capped_peak = [0]
+    done = threading.Semaphore(0)
+    gate = threading.Event()
+    parked = threading.Semaphore(0)
+
+    def job(n: int) -> None:
+        if n % 4 == 0:
+            release_current_slot()
+            parked.release()
+            gate.wait(WAIT)  # parked, like a listen
+        with lock:
+            capped_peak[0] = max(capped_peak[0], pool.size)
+        done.release()
+
+    for n in range(200):
+        pool.submit(lambda n=n: job(n))
+    # Every job that did not park finishes while the parked ones still hold their threads.
+    for _ in range(150):
+        assert done.acquire(timeout=WAIT)
+    for _ in range(50):
+        assert parked.acquire(timeout=WAIT)
+    assert pool.released == 50
+    gate.set()
+    for _ in range(50):
+        assert done.acquire(timeout=WAIT)
+    assert capped_peak[0] <= 3
+    assert pool.shutdown(WAIT)
+    assert pool.size == 0 and pool.released == 0
