@@ -212,6 +212,15 @@ def serve(session: ServerSession, inbound: InboundRequest) -> dict[str, Any]:
     return result
 
 
+def verified_answers(server: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The answers a 2026-07-28 retry carries, by question key: each the client's result
+    object for a question this server asked (as its ``requestState`` proves). For handlers
+    that name their own questions instead of going through ``ctx.elicit`` and friends.
+    -32602 (:class:`~mcpsync.errors.InvalidParamsError`) for a bad ``requestState``."""
+    return {key: entry["result"] for key, entry in _answers(server, method, params).items()
+            if isinstance(entry, dict) and isinstance(entry.get("result"), dict)}
+
+
 def _answers(server: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """Answers from earlier rounds (the verified state) plus this retry's responses to the
     questions that state says were asked; any other ``inputResponses`` key is ignored.
