@@ -29,12 +29,14 @@ from .errors import (
     MCPSyncError,
     MethodNotFoundError,
     ParseError,
+    PeerRequestError,
     ProtocolStateError,
     RequestCancelledError,
     RequestTimeoutError,
     ResourceNotFoundError,
     UnencodableMessageError,
 )
+from .server.paths import UnsafePathError, safe_join
 from .server.server import Server
 from .server.session import ServerSession
 from .types import (
@@ -98,6 +100,7 @@ __all__ = [
     "MCPSyncError",
     "MethodNotFoundError",
     "ParseError",
+    "PeerRequestError",
     "Progress",
     "Prompt",
     "PromptArgument",
@@ -120,5 +123,7 @@ __all__ = [
     "Tool",
     "ToolAnnotations",
     "UnencodableMessageError",
+    "UnsafePathError",
     "__version__",
+    "safe_join",
 ]

@@ -9,7 +9,8 @@ Every error mcpsync raises derives from :class:`MCPSyncError`::
     │   ├── InvalidRequestError   -32600
     │   ├── MethodNotFoundError   -32601
     │   ├── InvalidParamsError    -32602
-    │   └── InternalError         -32603
+    │   ├── InternalError         -32603
+    │   └── PeerRequestError      the peer answered our reverse call with an error (-32603)
     ├── ConnectionClosedError     the transport ended; pending calls fail with this
     ├── RequestCancelledError     the request was cancelled (by us, the peer, or a deadline)
     │   └── RequestTimeoutError   our own deadline expired (also a TimeoutError)
@@ -117,6 +118,41 @@ class ResourceNotFoundError(MCPError):
     negotiated revision's code (-32002 in the handshake era, -32602 in 2026-07-28)."""
 
     code = RESOURCE_NOT_FOUND
+
+
+class PeerRequestError(MCPError):
+    """The peer answered a request we sent it on behalf of a handler (``ctx.elicit``,
+    ``ctx.sample``, ``ctx.list_roots``, ``ctx.request``) with an error.
+
+    Its own ``code`` is -32603: the error is ours to report, not the peer's to relay. A
+    ``-32601`` from the client for ``elicitation/create`` must not answer the ``tools/call``
+    that asked with ``-32601``, which would say that ``tools/call`` does not exist. Left
+    uncaught, it becomes an ``isError`` result in a tool and a -32603 error elsewhere.
+    ``method`` is the reverse call's method; ``peer_error`` the peer's error as received
+    (an :class:`MCPError`), with ``peer_code``, ``peer_message`` and ``peer_data``.
+    """
+
+    code = INTERNAL_ERROR
+
+    def __init__(self, method: str, peer_error: MCPError) -> None:
+        super().__init__(
+            f"Internal error: the client answered {method} with error {peer_error.code}: "
+            f"{peer_error.message}",
+            data={"method": method, "error": peer_error.to_wire()})
+        self.method = method
+        self.peer_error = peer_error
+
+    @property
+    def peer_code(self) -> int:
+        return self.peer_error.code
+
+    @property
+    def peer_message(self) -> str:
+        return self.peer_error.message
+
+    @property
+    def peer_data(self) -> Any:
+        return self.peer_error.data
 
 
 _BY_CODE: dict[int, type[MCPError]] = {

@@ -18,7 +18,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import ContextClosedError, InvalidParamsError, RequestCancelledError
+from ..errors import (
+    ContextClosedError,
+    InvalidParamsError,
+    MCPError,
+    PeerRequestError,
+    RequestCancelledError,
+)
 from ..protocol import levels
 from ..protocol.jsonrpc import RequestId
 
@@ -221,12 +227,18 @@ class HandlerContext:
     ) -> dict[str, Any]:
         """Send a request to the client on behalf of this one, and block for its result.
 
-        Cancelling this request cancels the reverse call too.
+        Cancelling this request cancels the reverse call too. An error answer from the
+        client raises :class:`~mcpsync.errors.PeerRequestError` (an ``MCPError`` of code
+        -32603 that keeps the client's error), never the client's error itself: let
+        through, it must not answer this request with the client's code.
         """
         related = self._related()
-        return self._session.connection.request(
-            method, params, timeout=timeout, parent=related, related_request_id=related
-        )
+        try:
+            return self._session.connection.request(
+                method, params, timeout=timeout, parent=related, related_request_id=related
+            )
+        except MCPError as exc:
+            raise PeerRequestError(method, exc) from exc
 
     @contextlib.contextmanager
     def forward_logging(
@@ -409,5 +421,10 @@ class DetachedContext:
     def request(
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
     ) -> dict[str, Any]:
-        """A request to the client not tied to any request of its own."""
-        return self._session.connection.request(method, params, timeout=timeout)
+        """A request to the client not tied to any request of its own. An error answer
+        raises :class:`~mcpsync.errors.PeerRequestError`, as for
+        :meth:`HandlerContext.request`."""
+        try:
+            return self._session.connection.request(method, params, timeout=timeout)
+        except MCPError as exc:
+            raise PeerRequestError(method, exc) from exc

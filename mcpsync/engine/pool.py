@@ -9,6 +9,12 @@ requests should be answered "busy" rather than queued without limit.
 Threads are started on demand up to ``max_workers``, reused while work keeps coming (a
 fresh thread per call costs about five times a pooled one), and exit after ``idle_timeout``
 seconds without work. Thread-safe.
+
+A job that will run for a long time without being work in the cap's sense (a
+``subscriptions/listen`` stream, parked until the client leaves) gives its slot back with
+:func:`release_current_slot`: its thread leaves the capped set at once (a queued job may
+start on a new thread), ends when that job ends, and is still joined at shutdown. The
+caller bounds how many jobs do that (the server's ``max_subscriptions``): the pool does not.
 """
 
 from __future__ import annotations
@@ -29,14 +35,34 @@ class PoolFullError(RuntimeError):
 
 
 class _Worker:
-    """One pool thread's hand-off slot: a job, and the lock it sleeps on while idle."""
+    """One pool thread's hand-off slot: a job, and the lock it sleeps on while idle.
+    ``released``: its job gave the slot back, so the thread ends with that job."""
 
-    __slots__ = ("job", "wake")
+    __slots__ = ("job", "released", "wake")
 
     def __init__(self, job: Job | None) -> None:
         self.job = job
+        self.released = False
         self.wake = threading.Lock()
         self.wake.acquire()  # held while the worker has nothing to do
+
+
+#: The pool and worker of the job running on this thread (unset outside pool threads).
+_current = threading.local()
+
+
+def release_current_slot() -> bool:
+    """Give the slot of the pool job running on this thread back to its pool's cap.
+
+    For a job that parks for a long time (a subscription): from now on it does not count
+    against ``max_workers``, and its thread ends when the job does. False when this thread
+    is not running a pool job, or already gave its slot back.
+    """
+    slot: tuple[WorkerPool, _Worker] | None = getattr(_current, "slot", None)
+    if slot is None:
+        return False
+    pool, worker = slot
+    return pool._release(worker)
 
 
 class WorkerPool:
@@ -66,6 +92,8 @@ class WorkerPool:
         self._jobs: collections.deque[Job] = collections.deque()
         self._idle: list[_Worker] = []
         self._threads: set[threading.Thread] = set()
+        #: Threads whose job gave its slot back: outside the cap, still joined at shutdown.
+        self._released: set[threading.Thread] = set()
         self._serial = 0
         self._shutdown = False
 
@@ -96,8 +124,38 @@ class WorkerPool:
         elif start is not None:
             start.start()
 
+    def release_slot(self) -> bool:
+        """:func:`release_current_slot`, when the job on this thread is one of this pool's
+        (False otherwise)."""
+        slot: tuple[WorkerPool, _Worker] | None = getattr(_current, "slot", None)
+        if slot is None or slot[0] is not self:
+            return False
+        return self._release(slot[1])
+
+    def _release(self, me: _Worker) -> bool:
+        start: threading.Thread | None = None
+        with self._lock:
+            if me.released:
+                return False
+            me.released = True
+            thread = threading.current_thread()
+            self._threads.discard(thread)
+            self._released.add(thread)
+            if self._jobs and not self._shutdown and len(self._threads) < self.max_workers:
+                # Work was waiting for exactly this slot: start it now, not at the next
+                # submit.
+                self._serial += 1
+                start = threading.Thread(
+                    target=self._run, args=(_Worker(self._jobs.popleft()),),
+                    name=f"{self._name}-{self._serial}", daemon=True)
+                self._threads.add(start)
+        if start is not None:
+            start.start()
+        return True
+
     def _run(self, me: _Worker) -> None:
         thread = threading.current_thread()
+        _current.slot = (self, me)
         while True:
             job, me.job = me.job, None
             if job is None:  # shut down
@@ -107,6 +165,8 @@ class WorkerPool:
             except BaseException:  # a job must never take its thread down silently
                 logger.exception("unhandled error in %s", thread.name)
             job = None
+            if me.released:  # outside the cap now: take no more work
+                break
             with self._lock:
                 if self._jobs:
                     me.job = self._jobs.popleft()
@@ -121,14 +181,22 @@ class WorkerPool:
                     self._idle.remove(me)
                     break
             me.wake.acquire()  # picked just as it timed out: the job is on its way
+        _current.slot = None
         with self._lock:
             self._threads.discard(thread)
+            self._released.discard(thread)
 
     @property
     def size(self) -> int:
-        """Threads alive now (busy or idle)."""
+        """Threads alive now (busy or idle) that count against ``max_workers``."""
         with self._lock:
             return len(self._threads)
+
+    @property
+    def released(self) -> int:
+        """Threads running a job that gave its slot back (see :func:`release_current_slot`)."""
+        with self._lock:
+            return len(self._released)
 
     def shutdown(self, timeout: float = 5.0) -> bool:
         """Stop taking work, let running jobs finish, join for at most ``timeout`` seconds.
@@ -139,7 +207,7 @@ class WorkerPool:
         with self._lock:
             self._shutdown = True
             self._jobs.clear()
-            threads = list(self._threads)
+            threads = list(self._threads | self._released)
             idle, self._idle = self._idle, []
         for worker in idle:
             worker.job = None

@@ -4,8 +4,11 @@ The state a server hands a client in an ``InputRequiredResult`` comes back verba
 retry; the client is untrusted, so the state is integrity-protected. It is
 ``base64url(payload) "." base64url(HMAC-SHA256(key, payload))`` where the payload binds
 the method, a digest of the request's parameters (so it cannot be replayed for other
-arguments), an expiry, and the answers gathered in earlier rounds. Time is passed in, so
-this module stays free of clocks.
+arguments), an expiry, the answers gathered in earlier rounds, and the questions this round
+asked (key -> method). Only the state says which questions are open: a retry's
+``inputResponses`` counts for those keys alone, so a client can not skip a question by
+answering it before it is asked, nor rewrite an answer of an earlier round. Time is passed
+in, so this module stays free of clocks.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import base64
 import hashlib
 import hmac
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 _IGNORED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
@@ -21,6 +26,15 @@ _IGNORED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
 
 class InvalidRequestState(ValueError):
     """The state was tampered with, expired, or belongs to another request."""
+
+
+@dataclass(frozen=True)
+class RequestState:
+    """What a verified state says: the answers so far (key -> ``{"method", "result"}``) and
+    the questions still open (key -> method)."""
+
+    answers: dict[str, Any] = field(default_factory=dict)
+    asked: dict[str, str] = field(default_factory=dict)
 
 
 def _b64(data: bytes) -> str:
@@ -38,18 +52,20 @@ def params_digest(method: str, params: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def seal(key: bytes, method: str, params: dict[str, Any], answers: dict[str, Any],
-         expires_at: float) -> str:
-    """Sign the answers gathered so far for this request."""
+def seal(key: bytes, method: str, params: dict[str, Any], answers: Mapping[str, Any],
+         asked: Mapping[str, str], expires_at: float) -> str:
+    """Sign the answers gathered so far for this request and the questions now asked."""
     payload = json.dumps({"m": method, "d": params_digest(method, params), "x": expires_at,
-                          "a": answers}, separators=(",", ":"), ensure_ascii=False).encode()
+                          "a": dict(answers), "q": dict(asked)},
+                         separators=(",", ":"), ensure_ascii=False).encode()
     mac = hmac.new(key, payload, hashlib.sha256).digest()
     return f"{_b64(payload)}.{_b64(mac)}"
 
 
 def unseal(key: bytes, state: Any, method: str, params: dict[str, Any],
-           now: float) -> dict[str, Any]:
-    """The answers a state carries; :class:`InvalidRequestState` unless it is ours and fresh."""
+           now: float) -> RequestState:
+    """What a state carries; :class:`InvalidRequestState` unless it is ours, for this very
+    request (method and params), and fresh."""
     if not isinstance(state, str) or state.count(".") != 1:
         raise InvalidRequestState("requestState is malformed")
     body, mac_text = state.split(".")
@@ -57,12 +73,24 @@ def unseal(key: bytes, state: Any, method: str, params: dict[str, Any],
         payload, mac = _unb64(body), _unb64(mac_text)
     except (ValueError, UnicodeError):
         raise InvalidRequestState("requestState is malformed") from None
+    if _b64(payload) != body or _b64(mac) != mac_text:
+        # Only the canonical spelling is ours: the unused bits of a last base64 character
+        # would otherwise let one state be written several ways.
+        raise InvalidRequestState("requestState is malformed")
     if not hmac.compare_digest(mac, hmac.new(key, payload, hashlib.sha256).digest()):
         raise InvalidRequestState("requestState failed verification")
-    data = json.loads(payload)
+    try:
+        data = json.loads(payload)
+    except ValueError:  # only a holder of the key could get here
+        raise InvalidRequestState("requestState is malformed") from None
+    if not isinstance(data, dict):
+        raise InvalidRequestState("requestState is malformed")
     if data.get("m") != method or data.get("d") != params_digest(method, params):
         raise InvalidRequestState("requestState belongs to a different request")
     if not isinstance(data.get("x"), (int, float)) or now > data["x"]:
         raise InvalidRequestState("requestState has expired")
-    answers = data.get("a")
-    return answers if isinstance(answers, dict) else {}
+    answers, asked = data.get("a"), data.get("q")
+    if not isinstance(answers, dict) or not isinstance(asked, dict) or not all(
+            isinstance(v, str) for v in asked.values()):
+        raise InvalidRequestState("requestState is malformed")
+    return RequestState(answers, asked)

@@ -5,9 +5,20 @@ Supports the operators resource templates use in practice — simple ``{var}``, 
 ``{&c}`` — with one or more variables per expression (no prefix or explode modifiers).
 
 Matching is the inverse a server needs for ``resources/read``: given a concrete URI, which
-variables produce it. Values are percent-decoded; a value that would escape its path
-segment (``..``, or a ``/`` in a simple variable) does not match, so a template can never be
-used for path traversal.
+variables produce it. Values are percent-decoded, then held to one rule in every kind of
+expression (query values too), so that a template can never be used for path traversal:
+a URI does not match when a value
+
+* is an absolute path: starts with ``/`` or ``\\`` (``files:///etc/passwd``,
+  ``files://%2Fetc``, ``files:////etc``), or with a drive (one character and a colon:
+  ``C:``, ``c:\\x``);
+* has a ``..`` segment (``/`` and ``\\`` both separate segments);
+* holds a NUL character;
+* or, outside ``{+var}``, ``{#var}`` and query values, holds a ``/`` or ``\\`` at all.
+
+Matching is only the first line of defence: a handler that opens files should still
+resolve the value under its root with :func:`mcpsync.safe_join`, which also refuses
+symbolic links that lead out of the root.
 """
 
 from __future__ import annotations
@@ -122,6 +133,8 @@ class UriTemplate:
             query = found.groupdict().get("__query__") or ""
             for key, value in urllib.parse.parse_qsl(query, keep_blank_values=True):
                 if key in self._query_names:
+                    if not _safe_value(value, reserved=True):
+                        return None
                     values[key] = value
         return values
 
@@ -139,11 +152,23 @@ def _group(name: str) -> str:
     return "v_" + re.sub(r"\W", "_", name)
 
 
+def is_relative_path(value: str) -> bool:
+    """Whether ``value`` is a relative path that stays below wherever it is joined: no
+    leading ``/`` or ``\\``, no drive, no ``..`` segment, no NUL (``/`` inside is fine)."""
+    return _safe_value(value, reserved=True)
+
+
 def _safe_value(value: str, *, reserved: bool) -> bool:
-    segments = value.replace("\\", "/").split("/")
-    if any(segment == ".." for segment in segments):
+    """Whether a decoded value stays a relative path below wherever it is joined."""
+    if "\x00" in value:
         return False
-    return reserved or "/" not in value
+    path = value.replace("\\", "/")
+    # Any one character before a colon is a drive to Windows' path functions (``C:``).
+    if path.startswith("/") or path[1:2] == ":":
+        return False
+    if any(segment == ".." for segment in path.split("/")):
+        return False
+    return reserved or "/" not in path
 
 
 def is_template(uri: str) -> bool:

@@ -6,6 +6,13 @@ asked for, each tagged ``_meta["io.modelcontextprotocol/subscriptionId"]`` (the 
 request's id), until the client cancels the request or the server ends the subscription
 gracefully with a ``complete`` result.
 
+Slots: a listen parks for as long as the client keeps it, so it must not hold one of the
+``max_concurrent_handlers`` slots that tool calls, prompts and reads need (64 open listens
+would otherwise leave every other request waiting). Once registered, the handler gives its
+slot back to the pool it runs on (:func:`~mcpsync.engine.pool.release_current_slot`); the
+listens have their own bound instead, ``Server(max_subscriptions=...)`` across all
+sessions and transports, past which a new listen is refused at once.
+
 Threads: the request's own handler thread is the subscription's delivery thread. The
 server's change announcements (from any thread) only record what changed in each
 matching :class:`Listener` and wake it; the handler sends. So nothing is ever sent while
@@ -24,9 +31,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..engine.connection import CancelEvent
+from ..engine.pool import release_current_slot
 from ..errors import (
+    INTERNAL_ERROR,
     ConnectionClosedError,
     InvalidParamsError,
+    MCPError,
     MethodNotFoundError,
     RequestCancelledError,
 )
@@ -72,6 +82,12 @@ def honoured(wanted: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, 
     return granted
 
 
+#: Distinct notifications one listen holds for a client that reads slower than changes
+#: come. Past it, a resource update folds into the subscribed URI that covers it (a client
+#: told "notes://a changed" re-reads what it follows), so the backlog stays bounded.
+MAX_PENDING = 256
+
+
 class Listener:
     """One open subscription: what it follows, and what changed since it last sent."""
 
@@ -95,6 +111,10 @@ class Listener:
 
     def post(self, key: tuple[str, str], method: str, params: dict[str, Any] | None) -> None:
         with self._lock:
+            if (key not in self._pending and len(self._pending) >= MAX_PENDING
+                    and key[0] == "uri"):
+                covering = next((u for u in self.uris if uri_covers(u, key[1])), key[1])
+                key, params = ("uri", covering), {**(params or {}), "uri": covering}
             self._pending.setdefault(key, (method, params))
         self.wake.set()
 
@@ -110,17 +130,36 @@ class Listener:
         return pending
 
 
+#: How many ``subscriptions/listen`` streams one Server keeps open at most, by default.
+DEFAULT_MAX_SUBSCRIPTIONS = 1024
+
+
 class ListenRegistry:
     """Every open subscription of one Server, across sessions and transports. Thread-safe:
-    the lock guards only the set; nothing is sent by the callers of this class."""
+    the lock guards only the set; nothing is sent by the callers of this class.
 
-    def __init__(self) -> None:
+    ``max_subscriptions`` bounds the set: :meth:`add` refuses one more (-32603, "Server
+    busy") rather than let listens pile up threads without limit.
+    """
+
+    def __init__(self, max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS) -> None:
+        if max_subscriptions < 0:
+            raise ValueError("max_subscriptions must not be negative")
+        self.max_subscriptions = max_subscriptions
         self._lock = threading.Lock()
         self._gone = threading.Condition(self._lock)
         self._listeners: set[Listener] = set()
 
     def add(self, listener: Listener) -> None:
+        """Register ``listener``, or raise :class:`~mcpsync.errors.MCPError` (-32603) when
+        ``max_subscriptions`` are open already."""
         with self._lock:
+            if len(self._listeners) >= self.max_subscriptions:
+                limit = self.max_subscriptions
+                raise MCPError(
+                    f"Server busy: {limit} subscriptions are open, the most this server "
+                    "allows (max_subscriptions); close one and retry",
+                    code=INTERNAL_ERROR, data={"maxSubscriptions": limit})
             self._listeners.add(listener)
 
     def discard(self, listener: Listener) -> None:
@@ -182,9 +221,13 @@ def serve_listen(registry: ListenRegistry, capabilities: dict[str, Any],
     listener = Listener(ctx.request_id, granted, owner)
     cancelled = ctx.cancelled
     # Registered before the acknowledgement, so no change after it can be missed; the
-    # handler sends the acknowledgement before anything it collects.
+    # handler sends the acknowledgement before anything it collects. Refused at once
+    # (nothing sent) when max_subscriptions are open.
     registry.add(listener)
     try:
+        # From here the listen is bounded by max_subscriptions, not by the handler slots:
+        # give this thread's slot back so tool calls never wait behind parked listens.
+        release_current_slot()
         if isinstance(cancelled, CancelEvent):
             cancelled.add_callback(listener.wake.set)
         else:  # a context without the engine's event: the session end is all we watch

@@ -25,7 +25,7 @@ from ..protocol.uritemplate import UriTemplate, is_template
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, features
 from ..transports.base import Transport
 from ..types import Icon, ToolAnnotations
-from .listen import ListenRegistry, serve_listen
+from .listen import DEFAULT_MAX_SUBSCRIPTIONS, ListenRegistry, serve_listen
 from .prompts import Completer, PromptRegistry, RegisteredPrompt, complete
 from .resources import RegisteredResource, ResourceRegistry
 from .session import ServerSession
@@ -45,8 +45,10 @@ class Server:
 
     ``max_concurrent_handlers`` caps how many requests run at once (each on its own
     thread), per stdio or memory connection, and for the whole app over HTTP (all its
-    sessions, both eras); more wait in a bounded queue. ``request_timeout`` bounds the server's
-    own requests to the client (``ctx.request`` and friends). Thread-safe.
+    sessions, both eras); more wait in a bounded queue. Open ``subscriptions/listen``
+    streams hold no such slot: ``max_subscriptions`` bounds them across all sessions (a
+    listen past it is answered -32603 at once). ``request_timeout`` bounds the server's own
+    requests to the client (``ctx.request`` and friends). Thread-safe.
     """
 
     def __init__(
@@ -60,6 +62,7 @@ class Server:
         website_url: str | None = None,
         icons: list[Icon] | None = None,
         max_concurrent_handlers: int = 64,
+        max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS,
         request_timeout: float = 60.0,
         page_size: int = 100,
         legacy_versions: tuple[str, ...] = LEGACY_VERSIONS,
@@ -107,7 +110,7 @@ class Server:
         self._sessions: set[ServerSession] = set()
         self._sessions_lock = threading.Lock()
         #: Open ``subscriptions/listen`` streams (2026-07-28), across sessions.
-        self.listeners = ListenRegistry()
+        self.listeners = ListenRegistry(max_subscriptions)
         self._install_core_methods()
 
     @property

@@ -42,7 +42,7 @@ from ..protocol.envelope import (
     META_VERSION,
 )
 from ..protocol.jsonrpc import RequestId
-from ..protocol.request_state import InvalidRequestState, seal, unseal
+from ..protocol.request_state import InvalidRequestState, RequestState, seal, unseal
 
 if TYPE_CHECKING:
     from .session import ServerSession
@@ -65,7 +65,10 @@ MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 
 class _Rounds:
-    """The questions of one attempt, numbered in the order the handler asks them."""
+    """The questions of one attempt, numbered in the order the handler asks them.
+
+    ``answers`` maps a question's key to ``{"method", "result"}``: only answers to questions
+    this server asked (see :func:`_answers`)."""
 
     def __init__(self, answers: dict[str, Any]) -> None:
         self.answers = answers
@@ -82,9 +85,12 @@ class _Rounds:
         with self._lock:
             key = f"q{self._next}"
             self._next += 1
-        answer = self.answers.get(key)
-        if isinstance(answer, dict):
-            return answer
+        entry = self.answers.get(key)
+        # An answer counts only for the question it was given to: a handler that asks
+        # something else at this point on a later run asks it afresh.
+        if isinstance(entry, dict) and entry.get("method") == method and isinstance(
+                entry.get("result"), dict):
+            return dict(entry["result"])
         request: dict[str, Any] = {"method": method}
         if params is not None:
             request["params"] = params
@@ -189,7 +195,9 @@ def serve(session: ServerSession, inbound: InboundRequest) -> dict[str, Any]:
             result = dict(server.run_handler(handler, ctx, params))
         except InputRequired as question:
             assert rounds is not None
-            state = seal(server.request_state_key, method, params, rounds.answers,
+            asked = {key: str(request.get("method"))
+                     for key, request in question.requests.items()}
+            state = seal(server.request_state_key, method, params, rounds.answers, asked,
                          time.time() + server.request_state_ttl)
             return {"resultType": "input_required", "inputRequests": question.requests,
                     "requestState": state,
@@ -204,18 +212,35 @@ def serve(session: ServerSession, inbound: InboundRequest) -> dict[str, Any]:
     return result
 
 
+def verified_answers(server: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The answers a 2026-07-28 retry carries, by question key: each the client's result
+    object for a question this server asked (as its ``requestState`` proves). For handlers
+    that name their own questions instead of going through ``ctx.elicit`` and friends.
+    -32602 (:class:`~mcpsync.errors.InvalidParamsError`) for a bad ``requestState``."""
+    return {key: entry["result"] for key, entry in _answers(server, method, params).items()
+            if isinstance(entry, dict) and isinstance(entry.get("result"), dict)}
+
+
 def _answers(server: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """Answers from earlier rounds (the verified state) plus this retry's responses."""
-    answers: dict[str, Any] = {}
-    state = params.get("requestState")
-    if state is not None:
+    """Answers from earlier rounds (the verified state) plus this retry's responses to the
+    questions that state says were asked; any other ``inputResponses`` key is ignored.
+
+    Without a ``requestState`` no question was asked, so nothing counts as an answer: a
+    client can not skip a question by answering it up front.
+    """
+    state = RequestState()
+    raw_state = params.get("requestState")
+    if raw_state is not None:
         try:
-            answers = unseal(server.request_state_key, state, method, params, time.time())
+            state = unseal(server.request_state_key, raw_state, method, params, time.time())
         except InvalidRequestState as exc:
             raise InvalidParamsError(f"Invalid params: {exc}") from None
     responses = params.get("inputResponses")
-    if responses is not None:
-        if not isinstance(responses, dict):
-            raise InvalidParamsError('Invalid params: "inputResponses" must be an object')
-        answers.update({k: v for k, v in responses.items() if isinstance(v, dict)})
+    if responses is not None and not isinstance(responses, dict):
+        raise InvalidParamsError('Invalid params: "inputResponses" must be an object')
+    answers = dict(state.answers)
+    for key, asked_method in state.asked.items():
+        value = (responses or {}).get(key)
+        if isinstance(value, dict):
+            answers[key] = {"method": asked_method, "result": value}
     return answers

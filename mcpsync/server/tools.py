@@ -11,7 +11,7 @@ from ..codec import to_wire
 from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.typed import ToolBinding
-from ..errors import InvalidParamsError
+from ..errors import InvalidParamsError, PeerRequestError
 from ..protocol.versions import features
 from ..types import Icon, ToolAnnotations
 
@@ -113,7 +113,15 @@ class ToolRegistry:
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidParamsError('Invalid params: "arguments" must be an object')
-        result = tool.binding.call(arguments, ctx)
+        try:
+            result = tool.binding.call(arguments, ctx)
+        except PeerRequestError as exc:
+            # The client refused a question the tool asked (a bridge that answers every
+            # server request -32601, say): that is the tool's failure, reported to the
+            # model as one, not an error of tools/call.
+            return {"content": [{"type": "text", "text": (
+                f"Error executing tool {name}: the client answered {exc.method} with error "
+                f"{exc.peer_code}: {exc.peer_message}")}], "isError": True}
         version = ctx.session.protocol_version
         if version is not None and not features(version).structured_output:
             result = _without(result, "structuredContent")

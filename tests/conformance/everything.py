@@ -22,7 +22,6 @@ import json
 import os
 import struct
 import threading
-import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,7 +37,6 @@ from mcpsync import (
     EmbeddedResource,
     HandlerContext,
     ImageContent,
-    InvalidParamsError,
     MCPError,
     PromptMessage,
     Root,
@@ -49,8 +47,8 @@ from mcpsync import (
 from mcpsync.codec import from_wire
 from mcpsync.dispatch.questions import InputRequired
 from mcpsync.errors import MISSING_CLIENT_CAPABILITY
-from mcpsync.protocol.request_state import InvalidRequestState, unseal
 from mcpsync.protocol.versions import features
+from mcpsync.server.stateless import verified_answers
 
 server = Server(
     "mcpsync-conformance",
@@ -123,23 +121,10 @@ def _is_modern(ctx: HandlerContext) -> bool:
 
 
 def _earlier_answers(ctx: HandlerContext) -> dict[str, dict[str, Any]]:
-    """Answers of earlier rounds (the signed requestState) plus this retry's responses.
-
-    The server has already verified the state before the handler runs; reading it again
-    here only recovers the answers it carries.
+    """Answers of earlier rounds and this retry's responses, for the questions the server
+    asked (its signed requestState says which); anything else the client sent is ignored.
     """
-    answers: dict[str, dict[str, Any]] = {}
-    state = ctx.params.get("requestState")
-    if state is not None:
-        try:
-            answers.update(unseal(server.request_state_key, state, ctx.method, ctx.params,
-                                  time.time()))
-        except InvalidRequestState as exc:
-            raise InvalidParamsError(f"Invalid params: {exc}") from None
-    responses = ctx.params.get("inputResponses")
-    if isinstance(responses, dict):
-        answers.update({k: v for k, v in responses.items() if isinstance(v, dict)})
-    return answers
+    return verified_answers(server, ctx.method, ctx.params)
 
 
 def _decode(question: Question, answer: dict[str, Any]) -> Any:

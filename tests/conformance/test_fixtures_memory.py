@@ -719,10 +719,16 @@ def test_named_questions_need_the_capability() -> None:
 
 
 def test_extra_input_responses_are_ignored(modern: Modern) -> None:
-    result = call(modern, "test_input_required_result_elicitation", inputResponses={
-        "user_name": elicit_accept({"name": "Alice"}),
-        "unknown_extra_key": {"action": "accept", "content": {"foo": "bar"}},
-        "another_unexpected": {"action": "accept", "content": {"baz": 123}}})
+    extras = {"unknown_extra_key": {"action": "accept", "content": {"foo": "bar"}},
+              "another_unexpected": {"action": "accept", "content": {"baz": 123}}}
+    # As the suite's -ignore-extra-params sends it: answers on the first call, with no
+    # requestState. No question was asked yet, so none is answered (issue #11): the suite
+    # reports this as a WARNING, not a failure.
+    first = call(modern, "test_input_required_result_elicitation", inputResponses={
+        "user_name": elicit_accept({"name": "Alice"}), **extras})
+    assert set(_input_required(first)) == {"user_name"}
+    # Answered on the retry, the extra keys are ignored.
+    result = _retry(modern, first, {"user_name": elicit_accept({"name": "Alice"}), **extras})
     assert result["resultType"] == "complete"
     assert result["content"][0]["text"] == "Hello, Alice!"
 
