@@ -27,12 +27,15 @@ from .errors import (
     InvalidRequestError,
     MCPError,
     MCPSyncError,
+    MessageTooLargeError,
     MethodNotFoundError,
     ParseError,
     ProtocolStateError,
     RequestCancelledError,
     RequestTimeoutError,
     ResourceNotFoundError,
+    TransportError,
+    TransportTimeoutError,
 )
 from .server.server import Server
 from .server.session import ServerSession
@@ -95,6 +98,7 @@ __all__ = [
     "LogMessage",
     "MCPError",
     "MCPSyncError",
+    "MessageTooLargeError",
     "MethodNotFoundError",
     "ParseError",
     "Progress",
@@ -118,5 +122,7 @@ __all__ = [
     "TextResourceContents",
     "Tool",
     "ToolAnnotations",
+    "TransportError",
+    "TransportTimeoutError",
     "__version__",
 ]

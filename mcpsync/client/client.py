@@ -29,6 +29,7 @@ from ..errors import (
     ProtocolStateError,
     RequestCancelledError,
     RequestTimeoutError,
+    TransportError,
 )
 from ..protocol.envelope import (
     META_CAPABILITIES,
@@ -208,7 +209,9 @@ class Client:
         session: Any = None,
         headers: Mapping[str, str] | None = None,
         connect_timeout: float = 10.0,
+        read_timeout: float | None = None,
         max_in_flight: int = 256,
+        max_message_bytes: int = 16 * 1024 * 1024,
         **options: Any,
     ) -> Client:
         """Connect to a Streamable HTTP endpoint (either era; 2024-11-05 HTTP+SSE too).
@@ -217,11 +220,22 @@ class Client:
         and adapters apply; mcpsync never modifies it); ``headers`` are added to every
         request. ``protocol_version`` defaults to ``"auto"`` here: 2026-07-28 when the
         server speaks it, else the handshake.
-        """
-        from ..transports.http import HttpTransport
 
+        ``read_timeout`` is the longest the server may stay silent while answering one call
+        before that call fails with :class:`~mcpsync.errors.TransportTimeoutError` and its
+        thread is freed; it defaults to the client's ``timeout`` plus 10 s (at least 70 s).
+        ``max_message_bytes`` bounds one answer (a JSON body or one SSE event); a larger one
+        fails its call with :class:`~mcpsync.errors.MessageTooLargeError`.
+        """
+        from ..transports.http import DEFAULT_READ_TIMEOUT, HttpTransport
+
+        if read_timeout is None:
+            timeout = options.get("timeout", DEFAULT_TIMEOUT)
+            read_timeout = max(DEFAULT_READ_TIMEOUT, (timeout or 0.0) + 10.0)
         transport = HttpTransport(url, session=session, headers=headers,
-                                  connect_timeout=connect_timeout, max_in_flight=max_in_flight)
+                                  connect_timeout=connect_timeout, read_timeout=read_timeout,
+                                  max_in_flight=max_in_flight,
+                                  max_message_bytes=max_message_bytes)
         options.setdefault("name", "mcpsync-client-http")
         options.setdefault("protocol_version", "auto")
         try:
@@ -243,8 +257,10 @@ class Client:
             except MCPError as exc:
                 if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
                     raise  # a modern server that speaks none of our revisions
-            except (RequestTimeoutError, ProtocolStateError):
-                pass
+            except ConnectionClosedError:
+                raise  # nobody there: the handshake would fail the same way
+            except (RequestTimeoutError, ProtocolStateError, TransportError):
+                pass  # no answer we can read: try the handshake
             self._envelope = None
             self.requested_version = LATEST_LEGACY
         if features(self.requested_version).era == "modern":

@@ -46,7 +46,7 @@ from ..protocol.jsonrpc import (
     RequestId,
     Response,
 )
-from ..transports.base import Transport
+from ..transports.base import CallFailed, Transport
 from .pending import Pending, PendingTable
 from .pool import PoolFullError, WorkerPool
 
@@ -400,6 +400,11 @@ class Connection:
                     break
                 if isinstance(item, Invalid):
                     self._reject(item)
+                    continue
+                if isinstance(item, CallFailed):
+                    entry = self._pending.pop(item.request_id)
+                    if entry is not None:  # else: timed out or cancelled meanwhile
+                        _fail(entry, item.error)
                     continue
                 try:
                     self._recv(item)

@@ -163,7 +163,9 @@ def decode(data: bytes | str) -> list[Message | Invalid]:
     """
     try:
         obj = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        # RecursionError: JSON nested deeper than the interpreter's stack (a few thousand
+        # levels). It is bad input like any other, not a crash of the thread reading it.
         reason = f"Parse error: {exc}"
         return [Invalid(reason, ErrorResponse(None, {"code": PARSE_ERROR, "message": reason}))]
     if isinstance(obj, list):
