@@ -18,7 +18,14 @@ from typing import IO, TYPE_CHECKING, Any, Union
 
 from .._version import __version__
 from ..codec import from_wire, to_wire
-from ..engine.connection import DEFAULT_TIMEOUT, Connection, InboundRequest, Middleware
+from ..engine.connection import (
+    DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
+    DEFAULT_MAX_QUEUED_NOTIFICATIONS,
+    DEFAULT_TIMEOUT,
+    Connection,
+    InboundRequest,
+    Middleware,
+)
 from ..errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     ConnectionClosedError,
@@ -85,7 +92,9 @@ class Client:
     ``timeout`` is the default deadline (seconds) of every request; each method takes its
     own ``timeout=`` too. ``on_log`` receives the server's log messages and
     ``on_notification(method, params)`` every other notification; both run on the
-    connection's notification thread, in arrival order.
+    connection's notification thread, in arrival order. Notifications waiting for a slow
+    callback are bounded (``max_queued_notifications``, ``max_queued_notification_bytes``):
+    past either, new ones are dropped with one warning per burst.
     """
 
     def __init__(
@@ -109,6 +118,8 @@ class Client:
         input_mode: str = "auto",
         cache: bool | ResponseCache = True,
         extra_capabilities: Mapping[str, Any] | None = None,
+        max_queued_notifications: int = DEFAULT_MAX_QUEUED_NOTIFICATIONS,
+        max_queued_notification_bytes: int = DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
     ) -> None:
         self.client_info = client_info or Implementation("mcpsync", __version__)
         known = (*LEGACY_VERSIONS, *MODERN_VERSIONS, "auto")
@@ -148,6 +159,8 @@ class Client:
             max_handlers=max_handlers,
             default_timeout=timeout,
             name=name,
+            max_queued_notifications=max_queued_notifications,
+            max_queued_notification_bytes=max_queued_notification_bytes,
         )
         self._init: InitializeResult | None = None
         self._connection.start()

@@ -8,7 +8,10 @@ Anatomy (both directions use the same machinery):
   block on the peer for the same reason);
 * inbound **requests** run on a bounded :class:`~mcpsync.engine.pool.WorkerPool`;
 * inbound **notifications** and progress callbacks run in arrival order on one
-  ``{name}-notify`` thread;
+  ``{name}-notify`` thread, behind a bounded queue: past ``max_queued_notifications``
+  (count) or ``max_queued_notification_bytes`` (their encoded size), new ones are dropped
+  with one warning per burst, so a slow callback can not make a chatty peer cost unbounded
+  memory (answers queued behind them for ordering are never dropped);
 * outbound **requests** wait on a :class:`~concurrent.futures.Future` in the
   :class:`~mcpsync.engine.pending.PendingTable`, always with a deadline;
 * writes are serialized by one write lock held only around ``transport.send``.
@@ -45,6 +48,7 @@ from ..protocol.jsonrpc import (
     Request,
     RequestId,
     Response,
+    encode,
 )
 from ..transports.base import CallFailed, Transport
 from .pending import Pending, PendingTable
@@ -57,6 +61,9 @@ logger = logging.getLogger("mcpsync.engine")
 Middleware = Callable[[Message, Callable[[Message], None]], None]
 
 DEFAULT_TIMEOUT = 60.0
+#: Inbound notifications waiting for the notification thread, at most (count and bytes).
+DEFAULT_MAX_QUEUED_NOTIFICATIONS = 1000
+DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES = 64 * 1024 * 1024
 #: Methods whose timeout must not send ``notifications/cancelled`` (the spec forbids it).
 _NOT_CANCELLABLE = frozenset({"initialize"})
 
@@ -153,6 +160,8 @@ class Connection:
         name: str = "mcpsync",
         on_closed: Callable[[], None] | None = None,
         on_closing: Callable[[], None] | None = None,
+        max_queued_notifications: int = DEFAULT_MAX_QUEUED_NOTIFICATIONS,
+        max_queued_notification_bytes: int = DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
     ) -> None:
         self.transport = transport
         self.name = name
@@ -171,7 +180,12 @@ class Connection:
         self._ids = IdAllocator()
         self._inflight: InflightTable[InboundRequest] = InflightTable()
         self._pending = PendingTable()
-        self._notify_queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        #: Jobs for the notification thread, each with the bytes it holds (-1: an answer
+        #: queued for ordering, which is not counted and never dropped).
+        self._notify_queue: queue.SimpleQueue[tuple[Callable[[], None], int] | None] = (
+            queue.SimpleQueue())
+        self._queued = _QueueBound(max_queued_notifications, max_queued_notification_bytes,
+                                   name)
         self._reader: threading.Thread | None = None
         self._notifier: threading.Thread | None = None
         self._closing = False
@@ -442,7 +456,7 @@ class Connection:
         if entry.ordered:
             # Resolve behind the progress callbacks already queued, so the caller has seen
             # every progress update before its call returns.
-            self._notify_queue.put(lambda: _resolve(entry, message))
+            self._notify_queue.put((lambda: _resolve(entry, message), -1))
         else:
             _resolve(entry, message)
 
@@ -510,11 +524,16 @@ class Connection:
             entry = self._pending.by_progress_token(params.get("progressToken"))
             if entry is not None and entry.on_progress is not None:
                 callback = entry.on_progress
-                self._notify_queue.put(lambda: callback(params))
+                self._enqueue(lambda: callback(params), message)
             return
         if self._on_notification is not None:
             handler = self._on_notification
-            self._notify_queue.put(lambda: handler(message))
+            self._enqueue(lambda: handler(message), message)
+
+    def _enqueue(self, job: Callable[[], None], message: Notification) -> None:
+        size = len(encode(message))
+        if self._queued.admit(size):
+            self._notify_queue.put((job, size))
 
     def _cancel_inbound(self, request_id: RequestId | None) -> None:
         if request_id is None:
@@ -533,9 +552,12 @@ class Connection:
 
     def _notify_loop(self) -> None:
         while True:
-            job = self._notify_queue.get()
-            if job is None:
+            item = self._notify_queue.get()
+            if item is None:
                 return
+            job, size = item
+            if size >= 0:
+                self._queued.release(size)
             try:
                 job()
             except Exception:
@@ -553,6 +575,61 @@ class Connection:
     def pending_count(self) -> int:
         """Outbound requests awaiting an answer."""
         return len(self._pending)
+
+    @property
+    def queued_notifications(self) -> int:
+        """Inbound notifications waiting for the notification thread."""
+        return self._queued.count
+
+    @property
+    def dropped_notifications(self) -> int:
+        """Inbound notifications dropped because the queue was full, since the start."""
+        return self._queued.dropped
+
+
+class _QueueBound:
+    """The notification queue's bound: admits a notification or drops it, warning once per
+    burst (from the first drop until the queue has drained to half)."""
+
+    def __init__(self, max_count: int, max_bytes: int, name: str) -> None:
+        self._lock = threading.Lock()
+        self._max_count = max_count
+        self._max_bytes = max_bytes
+        self._name = name
+        self.count = 0
+        self._bytes = 0
+        self.dropped = 0
+        self._burst = 0  # dropped in the current burst; 0 when not dropping
+
+    def admit(self, size: int) -> bool:
+        with self._lock:
+            if self.count < self._max_count and self._bytes + size <= self._max_bytes:
+                self.count += 1
+                self._bytes += size
+                return True
+            self.dropped += 1
+            self._burst += 1
+            first = self._burst == 1
+            count, held = self.count, self._bytes
+        if first:
+            logger.warning(
+                "%s: dropping inbound notifications: %d (%d bytes) are waiting for a slow "
+                "notification callback (bounds: %d, %d bytes)", self._name, count, held,
+                self._max_count, self._max_bytes)
+        return False
+
+    def release(self, size: int) -> None:
+        with self._lock:
+            self.count -= 1
+            self._bytes -= size
+            burst = self._burst
+            drained = burst and self.count <= self._max_count // 2 and (
+                self._bytes <= self._max_bytes // 2)
+            if drained:
+                self._burst = 0
+        if drained:
+            logger.warning("%s: the notification queue drained; %d notifications were dropped",
+                           self._name, burst)
 
 
 def _resolve(entry: Pending, message: Response | ErrorResponse) -> None:
