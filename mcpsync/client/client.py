@@ -383,6 +383,11 @@ class Client:
     def closed(self) -> bool:
         return self._connection.closed
 
+    @property
+    def dropped_notifications(self) -> int:
+        """Notifications dropped because the queue in front of the callbacks was full."""
+        return self._connection.dropped_notifications
+
     # -- what the server said at initialize ------------------------------------------------
 
     @property

@@ -82,7 +82,7 @@ def test_a_slow_on_log_drops_past_the_bound_and_warns_once(transport, bound, lim
         assert slow.last.wait(WAIT)
         # One blocked in on_log, the bound queued behind it, "last": the rest were dropped.
         assert slow.seen <= limit + 2, slow.seen
-        assert client._connection.dropped_notifications >= FLOOD - limit - 1
+        assert client.dropped_notifications >= FLOOD - limit - 1
     drops = [r for r in caplog.records if "dropping inbound notifications" in r.getMessage()]
     assert len(drops) == 1  # one warning for the burst, not one per notification
     assert any("drained" in r.getMessage() for r in caplog.records)
@@ -97,4 +97,4 @@ def test_below_the_bound_nothing_is_dropped():
         assert client.call_tool("last").text == "ok"
         assert slow.last.wait(WAIT)
         assert slow.seen == 501
-        assert client._connection.dropped_notifications == 0
+        assert client.dropped_notifications == 0
