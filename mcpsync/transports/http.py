@@ -144,8 +144,9 @@ class HttpTransport:
 
     @property
     def era(self) -> str:
-        """``probing``, ``modern``, ``streamable`` or ``legacy-sse``."""
-        return self._state.era
+        """``probing``, ``modern``, ``streamable``, ``legacy-sse``, or ``reinitializing``
+        while a new session replaces an expired one."""
+        return "reinitializing" if self._state.reinitializing else self._state.era
 
     # -- Transport -----------------------------------------------------------------------
 
@@ -573,9 +574,13 @@ class HttpTransport:
             headers = {**self._session_headers(snap), "Accept": "text/event-stream"}
             if parser.last_event_id:
                 headers["Last-Event-ID"] = parser.last_event_id
+            opened = time.monotonic()
             try:
+                # A read timeout here too: a server that accepts the GET and never answers
+                # would otherwise hold this thread past close(). A quiet healthy stream
+                # is just reopened (with Last-Event-ID), at the base delay.
                 response = self._http.get(self._post_url, headers=headers, stream=True,
-                                          timeout=(self._connect_timeout, None))
+                                          timeout=(self._connect_timeout, self._read_timeout))
             except requests.RequestException as exc:
                 failures += 1
                 logger.debug("GET stream failed: %s", exc)
@@ -603,7 +608,8 @@ class HttpTransport:
                             self._read_sse(None, response, parser)
                         except STREAM_ERRORS as exc:
                             logger.debug("GET stream broke: %s", exc)
-                        if parser.dispatched > before:
+                        lasted = time.monotonic() - opened
+                        if parser.dispatched > before or lasted >= backoff.cap:
                             backoff.reset()  # a good stream: reconnect at the base delay
             if self._closed.wait(backoff.next_delay(parser.retry_ms)):
                 return

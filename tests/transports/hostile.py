@@ -14,6 +14,7 @@ import json
 import socket
 import socketserver
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -152,8 +153,16 @@ class RawHttpServer:
                     and (rpc_method is None or r.rpc_method == rpc_method)]
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Wait (bounded) until ``predicate()``; it is checked on every request that
+        arrives and every 50 ms, since scripts change state without telling."""
+        deadline = time.monotonic() + timeout
         with self._changed:
-            return self._changed.wait_for(predicate, timeout)
+            while not predicate():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(min(left, 0.05))
+            return True
 
     def stop(self) -> None:
         self.stopping.set()

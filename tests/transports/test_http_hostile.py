@@ -5,6 +5,7 @@ each misbehaviour fails the one call it concerns, quickly, with a clear local er
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import pytest
@@ -187,3 +188,20 @@ def test_backoff_floor_doubling_cap_and_reset():
     backoff.reset()
     assert backoff.next_delay(3000) == 3.0  # the server's retry: above the floor
     assert backoff.next_delay(None) == 2.0  # no retry: 1 s, doubled once
+
+
+def test_a_get_stream_that_never_answers_does_not_outlive_close(client_for):
+    hung_up: list[bool] = []
+
+    def never_answers(request: RawRequest) -> None:
+        hung_up.append(request.wait_for_hangup(WAIT))
+
+    server, client = client_for(legacy_script(never_answers), protocol_version=LEGACY,
+                                read_timeout=1.0)
+    assert client.call_tool("anything").text == "ok"
+    client.close()
+    assert server.wait_for(lambda: bool(hung_up) and all(hung_up), WAIT)
+    getters = [t for t in threading.enumerate() if t.name == "mcpsync-http-client-get"]
+    for thread in getters:
+        thread.join(WAIT)
+    assert not any(t.is_alive() for t in getters)

@@ -69,3 +69,13 @@ def test_concurrent_calls_after_expiry_reinitialize_once(spy, rounds):
             assert texts == [f"{round_}-{i}" for i in range(CALLERS)]
             assert len(wrapper.app.sessions) == 1
         assert wrapper.count("initialize") == 1 + rounds
+
+
+@pytest.mark.parametrize(("version", "era"), [
+    ("2026-07-28", "modern"), ("auto", "modern"), ("2025-11-25", "streamable")])
+def test_the_era_is_settled_by_the_first_answers(spy, version, era):
+    _, url = spy
+    with Client.http(url, protocol_version=version, timeout=WAIT) as client:
+        transport = client._connection.transport
+        assert transport.era == era  # type: ignore[attr-defined]
+        assert (transport.session_id is None) == (era == "modern")  # type: ignore[attr-defined]
