@@ -16,7 +16,9 @@ The engine sees an ordinary :class:`~mcpsync.transports.base.Transport`. Underne
 
 The era, session id and protocol version live in one lock-guarded
 :class:`~mcpsync.transports.http_state.SessionState` with a single-flight re-initialize;
-reading and bounding bytes is :mod:`mcpsync.transports.http_io`; the tool-header map is
+reading and bounding bytes is :mod:`mcpsync.transports.http_io`; long-lived SSE streams
+(resumption, the standalone GET stream, 2024-11-05 HTTP+SSE) are
+:mod:`mcpsync.transports.http_streams`; the tool-header map is
 :mod:`mcpsync.transports.http_tools`.
 
 The server is not trusted: an answer (a JSON body, one SSE event) larger than
@@ -38,7 +40,6 @@ import threading
 import time
 from collections.abc import Mapping
 from typing import Any, Final
-from urllib.parse import urljoin
 
 import requests
 
@@ -56,12 +57,10 @@ from ..protocol.jsonrpc import (
     RequestId,
     Response,
 )
-from ..protocol.sse import SseParser
 from .base import CallFailed, Received
 from .http_io import (
     DEFAULT_MAX_MESSAGE_BYTES,
     STREAM_ERRORS,
-    Backoff,
     abort,
     chunks,
     local_error,
@@ -70,23 +69,22 @@ from .http_io import (
     read_some,
 )
 from .http_state import LEGACY_SSE, MODERN, PROBING, NewSession, SessionState, Snapshot
+from .http_streams import SseStreams
 from .http_tools import ToolHeaders
 
 logger = logging.getLogger("mcpsync.http.client")
 
 TRANSPORT_ERROR: Final = -32000
 _ACCEPT: Final = "application/json, text/event-stream"
-_MAX_RESUMES: Final = 5
 _ACK_TIMEOUT: Final = 30.0  # seconds for the 202 to a posted notification or response
 _GET_OPEN_WAIT: Final = 2.0  # seconds connect waits for the standalone GET's answer
 #: The read timeout when none is given: generous, since a server may think long before
 #: its first byte; mcpsync's own server sends an SSE keep-alive every 15 s.
 DEFAULT_READ_TIMEOUT: Final = 70.0
 _MODERN_CODES: Final = frozenset({-32020, -32021, -32022, -32601, -32602})
-_GET_KEY: Final = "mcpsync-get"
 
 
-class HttpTransport:
+class HttpTransport(SseStreams):
     """The client end of Streamable HTTP. See the module docstring. Thread-safe.
 
     ``max_message_bytes`` bounds one answer (a JSON body, or one SSE event);
@@ -437,65 +435,6 @@ class HttpTransport:
             self._fail_local(request.id, TransportError(
                 f"the server's JSON answer to {request.method} is no answer to it{why}"))
 
-    def _parser(self) -> SseParser:
-        return SseParser(max_event_bytes=self.max_message_bytes)
-
-    def _read_sse(self, request: Request | None, response: requests.Response,
-                  parser: SseParser | None = None) -> bool:
-        """Hand a stream's messages to the engine; True once ``request`` is answered."""
-        parser = parser or self._parser()
-        response._mcpsync_parser = parser  # type: ignore[attr-defined]
-        for chunk in chunks(response):
-            for event in parser.feed(chunk):
-                if event.event == "endpoint":
-                    if self._state.era == LEGACY_SSE:  # only that stream may move it
-                        self._post_url = urljoin(self.url, event.data.strip())
-                        self._endpoint_ready.set()
-                    continue
-                if not event.data.strip():
-                    continue  # a priming event
-                for item in jsonrpc.decode(event.data):
-                    if isinstance(item, (Request, Notification, Response, ErrorResponse)):
-                        self._feed(item)
-                        if request is not None and isinstance(
-                                item, (Response, ErrorResponse)) and item.id == request.id:
-                            return True
-        return False
-
-    def _resume(self, request: Request, response: requests.Response) -> None:
-        """A handshake-era stream broke before its answer: reconnect with Last-Event-ID."""
-        parser: SseParser = getattr(response, "_mcpsync_parser", None) or self._parser()
-        if self._gave_up(request.id) or self._closed.is_set():
-            return
-        if self._state.session_id is None or parser.last_event_id is None:
-            self._fail_local(request.id, ConnectionClosedError(
-                f"the stream of {request.method} ended before its answer"))
-            return
-        backoff = Backoff()
-        for _ in range(_MAX_RESUMES):
-            if self._closed.wait(backoff.next_delay(parser.retry_ms)):
-                return
-            headers = {**self._session_headers(self._state.snapshot()),
-                       "Accept": "text/event-stream", "Last-Event-ID": parser.last_event_id}
-            try:
-                resumed = self._http.get(self._post_url, headers=headers, stream=True,
-                                         timeout=(self._connect_timeout, self._read_timeout))
-            except requests.RequestException as exc:
-                logger.debug("resuming %s failed: %s", request.method, exc)
-                continue
-            with self._lock:
-                if request.id in self._cancelled:
-                    resumed.close()
-                    return
-                self._open[request.id] = resumed
-            with resumed:
-                if resumed.status_code != 200:
-                    break
-                if self._read_sse(request, resumed, parser):
-                    return
-        self._fail_local(request.id, ConnectionClosedError(
-            f"the stream of {request.method} broke and could not be resumed"))
-
     # -- sessions ------------------------------------------------------------------------
 
     def _new_session(self) -> NewSession:
@@ -538,121 +477,3 @@ class HttpTransport:
             return None
         items = jsonrpc.decode(read_body(response, self.max_message_bytes))
         return items[0] if items and not isinstance(items[0], Invalid) else None
-
-    def _start_get_stream(self) -> None:
-        snap = self._state.snapshot()
-        with self._lock:
-            running = self._get_thread is not None
-            if not (snap.era == LEGACY_SSE or snap.session_id is None or running
-                    or self._closed.is_set()):
-                self._get_thread = threading.Thread(target=self._get_loop, daemon=True,
-                                                    name="mcpsync-http-client-get")
-                self._started.append(self._get_thread)
-                self._get_thread.start()
-                return
-        self._get_ready.set()
-
-    def _get_loop(self) -> None:
-        """The standalone stream: server requests and notifications not tied to a request."""
-        try:
-            self._get_streams()
-        finally:
-            with self._lock:
-                if self._get_thread is threading.current_thread():
-                    self._get_thread = None
-
-    def _get_streams(self) -> None:
-        session = self._state.session_id
-        parser = self._parser()
-        backoff = Backoff()
-        failures = 0
-        while not self._closed.is_set() and failures < _MAX_RESUMES:
-            snap = self._state.snapshot()
-            if snap.session_id != session:  # re-initialized: the new session's stream
-                session, parser, failures = snap.session_id, self._parser(), 0
-                backoff.reset()
-            headers = {**self._session_headers(snap), "Accept": "text/event-stream"}
-            if parser.last_event_id:
-                headers["Last-Event-ID"] = parser.last_event_id
-            opened = time.monotonic()
-            try:
-                # A read timeout here too: a server that accepts the GET and never answers
-                # would otherwise hold this thread past close(). A quiet healthy stream
-                # is just reopened (with Last-Event-ID), at the base delay.
-                response = self._http.get(self._post_url, headers=headers, stream=True,
-                                          timeout=(self._connect_timeout, self._read_timeout))
-            except requests.RequestException as exc:
-                failures += 1
-                logger.debug("GET stream failed: %s", exc)
-                self._get_ready.set()
-            else:
-                with self._lock:
-                    self._open[_GET_KEY] = response
-                self._get_ready.set()
-                with response:
-                    if response.status_code in (404, 405):
-                        # No standalone stream here, or the session is gone. Decided under
-                        # the lock that _start_get_stream takes, so that a re-initialize
-                        # either finds this thread gone or is seen by it.
-                        with self._lock:
-                            if self._state.session_id == session:
-                                self._get_thread = None
-                                return
-                        continue
-                    if response.status_code != 200:
-                        failures += 1
-                    else:
-                        failures = 0
-                        before = parser.dispatched
-                        try:
-                            self._read_sse(None, response, parser)
-                        except STREAM_ERRORS as exc:
-                            logger.debug("GET stream broke: %s", exc)
-                        lasted = time.monotonic() - opened
-                        if parser.dispatched > before or lasted >= backoff.cap:
-                            backoff.reset()  # a good stream: reconnect at the base delay
-            if self._closed.wait(backoff.next_delay(parser.retry_ms)):
-                return
-
-    def _try_legacy_sse(self, request: Request) -> bool:
-        """Try the 2024-11-05 transport: GET the URL, wait for the ``endpoint`` event."""
-        try:
-            response = self._http.get(self.url, headers={**self._headers,
-                                                         "Accept": "text/event-stream"},
-                                      stream=True, timeout=(self._connect_timeout, None))
-        except requests.RequestException:
-            return False
-        if response.status_code != 200 or not response.headers.get(
-                "Content-Type", "").startswith("text/event-stream"):
-            response.close()
-            return False
-        self._state.set_era(LEGACY_SSE)
-        with self._lock:
-            self._open[_GET_KEY] = response
-
-        def read() -> None:
-            with response:
-                try:
-                    self._read_sse(None, response)
-                except STREAM_ERRORS as exc:
-                    logger.debug("HTTP+SSE stream ended: %s", exc)
-            if not self._closed.is_set():
-                self._inbox.put(None)  # the one stream is the connection: it is over
-
-        self._get_thread = threading.Thread(target=read, daemon=True,
-                                            name="mcpsync-http-client-sse")
-        self._started.append(self._get_thread)
-        self._get_thread.start()
-        if not self._endpoint_ready.wait(self._connect_timeout):
-            return False
-        self._deliver_legacy(request)
-        return True
-
-    def _deliver_legacy(self, request: Request) -> None:
-        try:
-            response = self._post(request, self._state.snapshot())
-            response.close()
-        except requests.RequestException as exc:
-            self._fail_local(request.id, local_error(
-                exc, f"{request.method} to {self._post_url} failed"))
-            self._forget(request.id)
