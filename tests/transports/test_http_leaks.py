@@ -56,3 +56,20 @@ def test_timed_out_calls_leave_nothing_behind(version):
         assert wait_until(lambda: tables(client) == (0, 0, 0)), tables(client)
     release.set()
     app.close()
+
+
+def test_timed_out_calls_over_http_sse_leave_nothing_behind():
+    # 2024-11-05 HTTP+SSE: the POST is answered 202 and the answer is awaited on the one
+    # GET stream; a call given up on must not stay in the tables waiting for it.
+    from tests.server.fixture_server import server as fixture_server
+
+    app = fixture_server.wsgi_app(path="/mcp")
+    with RunningServer(app) as running, Client.http(
+            running.base + "/sse", protocol_version="2024-11-05", timeout=WAIT) as client:
+        assert client._connection.transport.era == "legacy-sse"  # type: ignore[attr-defined]
+        for _ in range(5):
+            with pytest.raises(RequestTimeoutError):
+                client.call_tool("slow", {"seconds": WAIT}, timeout=0.2)
+        assert client.call_tool("echo", {"text": "x"}).text == "x"
+        assert wait_until(lambda: tables(client) == (0, 0, 0)), tables(client)
+    app.close()
