@@ -195,8 +195,10 @@ class HttpTransport(SseStreams):
         session_id = self._state.session_id
         if session_id is not None:
             try:
+                # stream=True, closed unread: no body of a server's is read whole.
                 self._http.delete(self._post_url, headers=self._session_headers(
-                    self._state.snapshot()), timeout=(self._connect_timeout, 5.0))
+                    self._state.snapshot()), stream=True,
+                    timeout=(self._connect_timeout, 5.0)).close()
             except requests.RequestException as exc:
                 logger.debug("DELETE of the session failed: %s", exc)
         self._pool.shutdown(2.0)
@@ -458,7 +460,7 @@ class HttpTransport(SseStreams):
             fresh = Snapshot(self._state.era, session_id, version, -1)
             initialized = Notification("notifications/initialized")
             self._http.post(self._post_url, data=jsonrpc.encode(initialized),
-                            headers=self._headers_for(initialized, fresh),
+                            headers=self._headers_for(initialized, fresh), stream=True,
                             timeout=(self._connect_timeout, _ACK_TIMEOUT)).close()
         except (*STREAM_ERRORS, TransportError) as exc:
             logger.warning("re-initializing the expired session failed: %s", exc)

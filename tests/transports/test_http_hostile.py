@@ -205,3 +205,24 @@ def test_a_get_stream_that_never_answers_does_not_outlive_close(client_for):
     for thread in getters:
         thread.join(WAIT)
     assert not any(t.is_alive() for t in getters)
+
+
+def test_close_does_not_read_a_huge_answer_to_delete(client_for):
+    def script(request: RawRequest) -> None:
+        if request.method == "DELETE":
+            request.send_head(200, "application/json", length=300 * MiB)
+            try:
+                for _ in range(50):
+                    request.sock.sendall(b"x" * MiB)
+            except OSError:
+                return
+            request.wait_for_hangup(WAIT)
+        else:
+            legacy_script(lambda get: get.send_body(b"", status=405))(request)
+
+    server, client = client_for(script, protocol_version=LEGACY)
+    assert client.call_tool("anything").text == "ok"
+    started = time.monotonic()
+    client.close()
+    assert len(server.seen("DELETE")) == 1
+    assert time.monotonic() - started < 3.0  # reading it (until the 5 s timeout) took longer
