@@ -27,6 +27,7 @@ from .errors import (
     InvalidRequestError,
     MCPError,
     MCPSyncError,
+    MessageTooLargeError,
     MethodNotFoundError,
     ParseError,
     PeerRequestError,
@@ -34,6 +35,8 @@ from .errors import (
     RequestCancelledError,
     RequestTimeoutError,
     ResourceNotFoundError,
+    TransportError,
+    TransportTimeoutError,
     UnencodableMessageError,
 )
 from .server.paths import UnsafePathError, safe_join
@@ -98,6 +101,7 @@ __all__ = [
     "LogMessage",
     "MCPError",
     "MCPSyncError",
+    "MessageTooLargeError",
     "MethodNotFoundError",
     "ParseError",
     "PeerRequestError",
@@ -122,6 +126,8 @@ __all__ = [
     "TextResourceContents",
     "Tool",
     "ToolAnnotations",
+    "TransportError",
+    "TransportTimeoutError",
     "UnencodableMessageError",
     "UnsafePathError",
     "__version__",

@@ -11,15 +11,22 @@ Every error mcpsync raises derives from :class:`MCPSyncError`::
     │   ├── InvalidParamsError    -32602
     │   ├── InternalError         -32603
     │   └── PeerRequestError      the peer answered our reverse call with an error (-32603)
-    ├── ConnectionClosedError     the transport ended; pending calls fail with this
+    ├── TransportError            a local failure: the peer could not be reached, or its
+    │   │                         answer could not be read (also an OSError)
+    │   ├── ConnectionClosedError     the connection ended or was refused (also a ConnectionError)
+    │   ├── TransportTimeoutError     the peer sent nothing for too long (also a TimeoutError)
+    │   └── MessageTooLargeError      the peer's message exceeds our size bound
     ├── RequestCancelledError     the request was cancelled (by us, the peer, or a deadline)
     │   └── RequestTimeoutError   our own deadline expired (also a TimeoutError)
     ├── ContextClosedError        a HandlerContext was used after its request ended
     ├── UnencodableMessageError   a message we were to send is not JSON (nothing was sent)
     └── ProtocolStateError        a call that the negotiated session does not allow
 
-A local failure (timeout, closed connection) is never an ``MCPError``, so it can not be
-mistaken for something the peer said.
+``MCPError`` means *the peer said so*; ``TransportError`` means *we could not hear it*. A
+local failure (a refused or broken connection, a silent peer, an answer too large or too
+deep to read, our own deadline) is never an ``MCPError``, so ``except MCPError`` can not
+mistake a dead server for a refusal, on any transport: stdio, memory and HTTP fail the same
+way for the same failure.
 """
 
 from __future__ import annotations
@@ -162,8 +169,31 @@ _BY_CODE: dict[int, type[MCPError]] = {
 }
 
 
-class ConnectionClosedError(MCPSyncError, ConnectionError):
-    """The connection to the peer ended; the call can not complete."""
+class TransportError(MCPSyncError, OSError):
+    """A local failure to exchange a message with the peer; nothing the peer said.
+
+    Raised for the one call it concerns (an HTTP answer that could not be read) or, as
+    :class:`ConnectionClosedError`, for every call waiting on a connection that ended. An
+    ``OSError`` like the socket and pipe failures it stands for.
+    """
+
+
+class ConnectionClosedError(TransportError, ConnectionError):
+    """The connection to the peer ended, or could not be made; the call can not complete."""
+
+
+class TransportTimeoutError(TransportError, TimeoutError):
+    """The peer sent nothing for longer than the transport's read timeout.
+
+    Distinct from :class:`RequestTimeoutError`, which is the caller's own deadline.
+    """
+
+
+class MessageTooLargeError(TransportError):
+    """A message from the peer exceeds the transport's size bound; it was not read whole.
+
+    Only the call that it answers fails; the connection stays usable.
+    """
 
 
 class UnencodableMessageError(MCPSyncError, ValueError):

@@ -18,7 +18,14 @@ from typing import IO, TYPE_CHECKING, Any, Union
 
 from .._version import __version__
 from ..codec import from_wire, to_wire
-from ..engine.connection import DEFAULT_TIMEOUT, Connection, InboundRequest, Middleware
+from ..engine.connection import (
+    DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
+    DEFAULT_MAX_QUEUED_NOTIFICATIONS,
+    DEFAULT_TIMEOUT,
+    Connection,
+    InboundRequest,
+    Middleware,
+)
 from ..errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     ConnectionClosedError,
@@ -29,6 +36,7 @@ from ..errors import (
     ProtocolStateError,
     RequestCancelledError,
     RequestTimeoutError,
+    TransportError,
 )
 from ..protocol.envelope import (
     META_CAPABILITIES,
@@ -84,7 +92,9 @@ class Client:
     ``timeout`` is the default deadline (seconds) of every request; each method takes its
     own ``timeout=`` too. ``on_log`` receives the server's log messages and
     ``on_notification(method, params)`` every other notification; both run on the
-    connection's notification thread, in arrival order.
+    connection's notification thread, in arrival order. Notifications waiting for a slow
+    callback are bounded (``max_queued_notifications``, ``max_queued_notification_bytes``):
+    past either, new ones are dropped with one warning per burst.
     """
 
     def __init__(
@@ -108,6 +118,8 @@ class Client:
         input_mode: str = "auto",
         cache: bool | ResponseCache = True,
         extra_capabilities: Mapping[str, Any] | None = None,
+        max_queued_notifications: int = DEFAULT_MAX_QUEUED_NOTIFICATIONS,
+        max_queued_notification_bytes: int = DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
     ) -> None:
         self.client_info = client_info or Implementation("mcpsync", __version__)
         known = (*LEGACY_VERSIONS, *MODERN_VERSIONS, "auto")
@@ -147,6 +159,8 @@ class Client:
             max_handlers=max_handlers,
             default_timeout=timeout,
             name=name,
+            max_queued_notifications=max_queued_notifications,
+            max_queued_notification_bytes=max_queued_notification_bytes,
         )
         self._init: InitializeResult | None = None
         self._connection.start()
@@ -208,7 +222,9 @@ class Client:
         session: Any = None,
         headers: Mapping[str, str] | None = None,
         connect_timeout: float = 10.0,
+        read_timeout: float | None = None,
         max_in_flight: int = 256,
+        max_message_bytes: int = 16 * 1024 * 1024,
         **options: Any,
     ) -> Client:
         """Connect to a Streamable HTTP endpoint (either era; 2024-11-05 HTTP+SSE too).
@@ -217,11 +233,22 @@ class Client:
         and adapters apply; mcpsync never modifies it); ``headers`` are added to every
         request. ``protocol_version`` defaults to ``"auto"`` here: 2026-07-28 when the
         server speaks it, else the handshake.
-        """
-        from ..transports.http import HttpTransport
 
+        ``read_timeout`` is the longest the server may stay silent while answering one call
+        before that call fails with :class:`~mcpsync.errors.TransportTimeoutError` and its
+        thread is freed; it defaults to the client's ``timeout`` plus 10 s (at least 70 s).
+        ``max_message_bytes`` bounds one answer (a JSON body or one SSE event); a larger one
+        fails its call with :class:`~mcpsync.errors.MessageTooLargeError`.
+        """
+        from ..transports.http import DEFAULT_READ_TIMEOUT, HttpTransport
+
+        if read_timeout is None:
+            timeout = options.get("timeout", DEFAULT_TIMEOUT)
+            read_timeout = max(DEFAULT_READ_TIMEOUT, (timeout or 0.0) + 10.0)
         transport = HttpTransport(url, session=session, headers=headers,
-                                  connect_timeout=connect_timeout, max_in_flight=max_in_flight)
+                                  connect_timeout=connect_timeout, read_timeout=read_timeout,
+                                  max_in_flight=max_in_flight,
+                                  max_message_bytes=max_message_bytes)
         options.setdefault("name", "mcpsync-client-http")
         options.setdefault("protocol_version", "auto")
         try:
@@ -243,8 +270,10 @@ class Client:
             except MCPError as exc:
                 if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
                     raise  # a modern server that speaks none of our revisions
-            except (RequestTimeoutError, ProtocolStateError):
-                pass
+            except ConnectionClosedError:
+                raise  # nobody there: the handshake would fail the same way
+            except (RequestTimeoutError, ProtocolStateError, TransportError):
+                pass  # no answer we can read: try the handshake
             self._envelope = None
             self.requested_version = LATEST_LEGACY
         if features(self.requested_version).era == "modern":
@@ -353,6 +382,11 @@ class Client:
     @property
     def closed(self) -> bool:
         return self._connection.closed
+
+    @property
+    def dropped_notifications(self) -> int:
+        """Notifications dropped because the queue in front of the callbacks was full."""
+        return self._connection.dropped_notifications
 
     # -- what the server said at initialize ------------------------------------------------
 

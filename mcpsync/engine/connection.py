@@ -8,7 +8,10 @@ Anatomy (both directions use the same machinery):
   block on the peer for the same reason);
 * inbound **requests** run on a bounded :class:`~mcpsync.engine.pool.WorkerPool`;
 * inbound **notifications** and progress callbacks run in arrival order on one
-  ``{name}-notify`` thread;
+  ``{name}-notify`` thread, behind a bounded queue: past ``max_queued_notifications``
+  (count) or ``max_queued_notification_bytes`` (their encoded size), new ones are dropped
+  with one warning per burst, so a slow callback can not make a chatty peer cost unbounded
+  memory (answers queued behind them for ordering are never dropped);
 * outbound **requests** wait on a :class:`~concurrent.futures.Future` in the
   :class:`~mcpsync.engine.pending.PendingTable`, always with a deadline;
 * writes are serialized by one write lock held only around ``transport.send``.
@@ -36,6 +39,7 @@ from ..errors import (
     MCPError,
     RequestCancelledError,
     RequestTimeoutError,
+    TransportError,
     UnencodableMessageError,
 )
 from ..protocol.bookkeeping import IdAllocator, InflightTable, cancelled_request_id
@@ -47,9 +51,10 @@ from ..protocol.jsonrpc import (
     Request,
     RequestId,
     Response,
+    encode,
     unencodable_answer,
 )
-from ..transports.base import Transport
+from ..transports.base import CallFailed, Received, Transport
 from .pending import Pending, PendingTable
 from .pool import PoolFullError, WorkerPool
 
@@ -60,6 +65,12 @@ logger = logging.getLogger("mcpsync.engine")
 Middleware = Callable[[Message, Callable[[Message], None]], None]
 
 DEFAULT_TIMEOUT = 60.0
+#: Inbound notifications waiting for the notification thread, at most (count and bytes).
+DEFAULT_MAX_QUEUED_NOTIFICATIONS = 1000
+DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES = 64 * 1024 * 1024
+
+#: A notification job and the encoded bytes it holds (-1: not counted against the bound).
+_Job = tuple[Callable[[], None], int]
 #: Methods whose timeout must not send ``notifications/cancelled`` (the spec forbids it).
 _NOT_CANCELLABLE = frozenset({"initialize"})
 
@@ -158,6 +169,8 @@ class Connection:
         on_closing: Callable[[], None] | None = None,
         pool: WorkerPool | None = None,
         push: bool = False,
+        max_queued_notifications: int = DEFAULT_MAX_QUEUED_NOTIFICATIONS,
+        max_queued_notification_bytes: int = DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
     ) -> None:
         self.transport = transport
         self.name = name
@@ -182,8 +195,14 @@ class Connection:
         self._ids = IdAllocator()
         self._inflight: InflightTable[InboundRequest] = InflightTable()
         self._pending = PendingTable()
-        self._notify_queue: queue.SimpleQueue[Callable[[], None] | None] | _SerialJobs = (
-            _SerialJobs(self._pool, name) if push else queue.SimpleQueue())
+        self._queued = _QueueBound(max_queued_notifications, max_queued_notification_bytes,
+                                   name)
+        #: Jobs for the notification thread (or, in push mode, the shared pool), each with
+        #: the bytes it holds (-1: an answer queued for ordering, which is not counted and
+        #: never dropped).
+        self._notify_queue: queue.SimpleQueue[_Job | None] | _SerialJobs = (
+            _SerialJobs(self._pool, name, self._queued.release) if push
+            else queue.SimpleQueue())
         self._reader: threading.Thread | None = None
         self._notifier: threading.Thread | None = None
         self._closing = False
@@ -425,36 +444,46 @@ class Connection:
                     break
                 if item is None:
                     break
-                if isinstance(item, Invalid):
-                    self._reject(item)
-                    continue
-                try:
-                    self._recv(item)
-                except ConnectionClosedError:
+                if not self._take(item):
                     break
-                except Exception:
-                    logger.exception("%s: failed to route %r", self.name, item)
         finally:
             self._shutdown(reason, drain=self.drain_timeout)
 
-    def deliver(self, item: Message | Invalid | None) -> None:
+    def deliver(self, item: Received | None) -> None:
         """Push mode: route one message its owner received on a thread of its own (an HTTP
         request's), as the reader thread would; ``None`` is the end of input."""
         if item is None:
             self._shutdown("peer closed the connection", drain=self.drain_timeout)
             return
+        if not self._take(item):
+            self._shutdown("connection closed", drain=0.0)
+
+    def _take(self, item: Received) -> bool:
+        """Route one received item, from the reader thread or :meth:`deliver`; ``False``
+        when the connection turned out to be closed."""
         if isinstance(item, Invalid):
             self._reject(item)
-            return
+            return True
+        if isinstance(item, CallFailed):
+            entry = self._pending.pop(item.request_id)
+            if entry is not None:  # else: timed out or cancelled meanwhile
+                _fail(entry, item.error)
+            return True
         try:
             self._recv(item)
         except ConnectionClosedError:
-            self._shutdown("connection closed", drain=0.0)
+            return False
         except Exception:
             logger.exception("%s: failed to route %r", self.name, item)
+        return True
 
     def _reject(self, item: Invalid) -> None:
         logger.debug("%s: invalid message: %s", self.name, item.reason)
+        if item.answer_to is not None:
+            entry = self._pending.pop(item.answer_to)
+            if entry is not None:  # an answer we could not read: a local failure
+                _fail(entry, TransportError(f"{entry.method}: the answer could not be read: "
+                                            f"{item.reason}"))
         if item.reply is not None:
             try:
                 self._send(item.reply)
@@ -480,7 +509,7 @@ class Connection:
         if entry.ordered:
             # Resolve behind the progress callbacks already queued, so the caller has seen
             # every progress update before its call returns.
-            self._notify_queue.put(lambda: _resolve(entry, message))
+            self._notify_queue.put((lambda: _resolve(entry, message), -1))
         else:
             _resolve(entry, message)
 
@@ -555,11 +584,16 @@ class Connection:
             entry = self._pending.by_progress_token(token)
             if entry is not None and entry.on_progress is not None:
                 callback = entry.on_progress
-                self._notify_queue.put(lambda: callback(params))
+                self._enqueue(lambda: callback(params), message)
             return
         if self._on_notification is not None:
             handler = self._on_notification
-            self._notify_queue.put(lambda: handler(message))
+            self._enqueue(lambda: handler(message), message)
+
+    def _enqueue(self, job: Callable[[], None], message: Notification) -> None:
+        size = len(encode(message))
+        if self._queued.admit(size):
+            self._notify_queue.put((job, size))
 
     def _cancel_inbound(self, request_id: RequestId | None) -> None:
         if request_id is None:
@@ -580,9 +614,12 @@ class Connection:
         jobs = self._notify_queue
         assert isinstance(jobs, queue.SimpleQueue)  # the thread exists only outside push mode
         while True:
-            job = jobs.get()
-            if job is None:
+            item = jobs.get()
+            if item is None:
                 return
+            job, size = item
+            if size >= 0:
+                self._queued.release(size)
             try:
                 job()
             except Exception:
@@ -601,26 +638,82 @@ class Connection:
         """Outbound requests awaiting an answer."""
         return len(self._pending)
 
+    @property
+    def queued_notifications(self) -> int:
+        """Inbound notifications waiting for the notification thread."""
+        return self._queued.count
+
+    @property
+    def dropped_notifications(self) -> int:
+        """Inbound notifications dropped because the queue was full, since the start."""
+        return self._queued.dropped
+
+
+class _QueueBound:
+    """The notification queue's bound: admits a notification or drops it, warning once per
+    burst (from the first drop until the queue has drained to half)."""
+
+    def __init__(self, max_count: int, max_bytes: int, name: str) -> None:
+        self._lock = threading.Lock()
+        self._max_count = max_count
+        self._max_bytes = max_bytes
+        self._name = name
+        self.count = 0
+        self._bytes = 0
+        self.dropped = 0
+        self._burst = 0  # dropped in the current burst; 0 when not dropping
+
+    def admit(self, size: int) -> bool:
+        with self._lock:
+            if self.count < self._max_count and self._bytes + size <= self._max_bytes:
+                self.count += 1
+                self._bytes += size
+                return True
+            self.dropped += 1
+            self._burst += 1
+            first = self._burst == 1
+            count, held = self.count, self._bytes
+        if first:
+            logger.warning(
+                "%s: dropping inbound notifications: %d (%d bytes) are waiting for a slow "
+                "notification callback (bounds: %d, %d bytes)", self._name, count, held,
+                self._max_count, self._max_bytes)
+        return False
+
+    def release(self, size: int) -> None:
+        with self._lock:
+            self.count -= 1
+            self._bytes -= size
+            burst = self._burst
+            drained = burst and self.count <= self._max_count // 2 and (
+                self._bytes <= self._max_bytes // 2)
+            if drained:
+                self._burst = 0
+        if drained:
+            logger.warning("%s: the notification queue drained; %d notifications were dropped",
+                           self._name, burst)
+
 
 class _SerialJobs:
     """The notification jobs of a push-mode connection, run in arrival order on its
     (shared) handler pool rather than on a thread of its own: an idle connection then
     holds no thread at all. Same ``put`` as the queue it replaces. Thread-safe."""
 
-    def __init__(self, pool: WorkerPool, name: str) -> None:
+    def __init__(self, pool: WorkerPool, name: str, release: Callable[[int], None]) -> None:
         self._pool = pool
         self._name = name
-        self._jobs: collections.deque[Callable[[], None]] = collections.deque()
+        self._release = release
+        self._jobs: collections.deque[_Job] = collections.deque()
         self._lock = threading.Lock()
         self._running = False
         #: The thread draining the jobs now (``None`` when none is).
         self.thread: threading.Thread | None = None
 
-    def put(self, job: Callable[[], None] | None) -> None:
-        if job is None:
+    def put(self, item: _Job | None) -> None:
+        if item is None:
             return  # the end: nothing is parked, nothing to stop
         with self._lock:
-            self._jobs.append(job)
+            self._jobs.append(item)
             if self._running:
                 return
             self._running = True
@@ -636,8 +729,10 @@ class _SerialJobs:
                     self._running = False
                     self.thread = None
                     return
-                job = self._jobs.popleft()
+                job, size = self._jobs.popleft()
                 self.thread = threading.current_thread()
+            if size >= 0:
+                self._release(size)
             try:
                 job()
             except Exception:

@@ -124,14 +124,19 @@ class Invalid:
     """Something that arrived but is not a valid message: answer it with ``reply``.
 
     ``reply`` is ``None`` when the spec says to stay silent (an invalid *response* or a
-    malformed notification has nobody to answer).
+    malformed notification has nobody to answer). ``answer_to`` is the id of one of our
+    own requests whose answer this was meant to be, when that much could be read: the
+    engine fails that call at once, locally (we could not read the answer; the peer did
+    not refuse), instead of leaving it to its deadline.
     """
 
-    __slots__ = ("reason", "reply")
+    __slots__ = ("answer_to", "reason", "reply")
 
-    def __init__(self, reason: str, reply: ErrorResponse | None) -> None:
+    def __init__(self, reason: str, reply: ErrorResponse | None,
+                 answer_to: RequestId | None = None) -> None:
         self.reason = reason
         self.reply = reply
+        self.answer_to = answer_to
 
     def __repr__(self) -> str:
         return f"Invalid({self.reason!r})"
@@ -238,7 +243,7 @@ def _deeper(container: Any, budget: int) -> bool:
 
 def _too_deep(obj: Any) -> Message | Invalid:
     """A message nested deeper than the limit: answer a request with ``-32600`` and its id;
-    fail an awaited response locally (its caller learns why at once instead of at its
+    mark a response with the id it answers (its caller learns why at once instead of at its
     deadline); drop anything else (a notification has nobody to answer)."""
     reason = f"Invalid request: nested deeper than {MAX_DEPTH} levels"
     if not isinstance(obj, dict):
@@ -250,9 +255,8 @@ def _too_deep(obj: Any) -> Message | Invalid:
             return Invalid(reason, None)
         return _invalid(reason, raw_id if id_ok else None)
     if ("result" in obj or "error" in obj) and id_ok:
-        return ErrorResponse(raw_id, {
-            "code": INVALID_REQUEST,
-            "message": f"Invalid response: nested deeper than {MAX_DEPTH} levels"})
+        return Invalid(f"Invalid response: nested deeper than {MAX_DEPTH} levels", None,
+                       answer_to=raw_id)
     return _invalid(reason, raw_id if id_ok else None)
 
 

@@ -54,15 +54,29 @@ class Event:
     retry_ms: int | None = None
 
 
+class EventTooLarge(ValueError):
+    """An event (or one line of it) exceeds the parser's bound; the stream can not go on."""
+
+
+#: The default bound on one event, and on one line: the same as a stdio message.
+DEFAULT_MAX_EVENT_BYTES: Final = 16 * 1024 * 1024
+
+
 class SseParser:
     """Feed bytes as they arrive; get whole events back. Not thread-safe (one per stream).
 
     ``last_event_id`` and ``retry_ms`` keep the latest values seen, as a reconnecting
-    client needs them.
+    client needs them; ``dispatched`` counts the events returned so far.
+
+    Linear in the bytes fed, however they are split: the unfinished line is kept in a
+    ``bytearray`` that grows in place, and each byte is searched for a line end once.
+    An event or a line longer than ``max_event_bytes`` raises :class:`EventTooLarge` as
+    soon as it is that long, not when it ends (a stream that never ends a line).
     """
 
-    def __init__(self, max_event_bytes: int = 64 * 1024 * 1024) -> None:
-        self._buffer = b""
+    def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
+        self._buffer = bytearray()
+        self._scanned = 0  # bytes of the buffer known to hold no line end
         self._data: list[str] = []
         self._event = ""
         self._id_seen = False
@@ -70,17 +84,18 @@ class SseParser:
         self._max = max_event_bytes
         self.last_event_id: str | None = None
         self.retry_ms: int | None = None
+        self.dispatched = 0
         self._strip_bom = True
         self._after_cr = False
 
     def feed(self, chunk: bytes) -> list[Event]:
         """Parse ``chunk``; return the events it completes."""
         if self._strip_bom and chunk:
-            pending = self._buffer + chunk
+            pending = bytes(self._buffer) + chunk
             if len(pending) < 3 and b"\xef\xbb\xbf".startswith(pending):
-                self._buffer = pending  # maybe the first bytes of a BOM: wait for more
+                self._buffer = bytearray(pending)  # maybe the first bytes of a BOM: wait
                 return []
-            self._buffer = b""
+            self._buffer = bytearray()
             chunk = pending[3:] if pending.startswith(b"\xef\xbb\xbf") else pending
             self._strip_bom = False
         if self._after_cr and chunk:
@@ -88,13 +103,15 @@ class SseParser:
             self._after_cr = False
             if chunk.startswith(b"\n"):
                 chunk = chunk[1:]
-        buffer = self._buffer + chunk
+        buffer = self._buffer
+        buffer += chunk
         events: list[Event] = []
         start = 0
+        scan = self._scanned
         length = len(buffer)
-        while start < length:
-            cr = buffer.find(b"\r", start)
-            lf = buffer.find(b"\n", start)
+        while scan < length:
+            cr = buffer.find(b"\r", scan)
+            lf = buffer.find(b"\n", scan)
             if cr == -1 and lf == -1:
                 break
             if cr != -1 and (lf == -1 or cr < lf):
@@ -105,13 +122,15 @@ class SseParser:
                     end, nxt = cr, cr + 2 if buffer[cr + 1:cr + 2] == b"\n" else cr + 1
             else:
                 end, nxt = lf, lf + 1
-            event = self._line(buffer[start:end])
+            event = self._line(bytes(buffer[start:end]))
             if event is not None:
                 events.append(event)
-            start = nxt
-        self._buffer = buffer[start:]
-        if len(self._buffer) + self._size > self._max:
-            raise ValueError(f"SSE event larger than {self._max} bytes")
+            start = scan = nxt
+        if start:
+            del buffer[:start]  # at most the bytes after the last line end of this chunk
+        self._scanned = len(buffer)
+        if len(buffer) + self._size > self._max:
+            raise EventTooLarge(f"SSE event larger than {self._max} bytes")
         return events
 
     def _line(self, raw: bytes) -> Event | None:
@@ -128,7 +147,7 @@ class SseParser:
             self._data.append(text)
             self._size += len(value)
             if self._size > self._max:
-                raise ValueError(f"SSE event larger than {self._max} bytes")
+                raise EventTooLarge(f"SSE event larger than {self._max} bytes")
         elif field == "event":
             self._event = text
         elif field == "id":
@@ -145,6 +164,7 @@ class SseParser:
         id_seen, self._id_seen = self._id_seen, False
         if not data:
             return None
+        self.dispatched += 1
         return Event("\n".join(data), event_type or "message",
                      self.last_event_id if id_seen or self.last_event_id else None,
                      self.retry_ms)

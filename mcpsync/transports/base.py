@@ -12,7 +12,28 @@ from typing import Protocol
 
 from ..protocol.jsonrpc import Invalid, Message, RequestId
 
-Received = Message | Invalid
+
+class CallFailed:
+    """A transport's report that one outbound request failed *here*, not at the peer.
+
+    HTTP carries each request on its own exchange, so a refused connection, a silent
+    server or an oversized answer fails that one call and no other. The transport hands
+    this to the engine in the place of the answer, and the caller gets ``error`` (a
+    :class:`~mcpsync.errors.TransportError`), never an ``MCPError`` the peer did not send.
+    It bypasses the receive middleware: it is not a message.
+    """
+
+    __slots__ = ("error", "request_id")
+
+    def __init__(self, request_id: RequestId, error: BaseException) -> None:
+        self.request_id = request_id
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"CallFailed({self.request_id!r}, {self.error!r})"
+
+
+Received = Message | Invalid | CallFailed
 
 
 class Transport(Protocol):
