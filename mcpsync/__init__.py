@@ -33,6 +33,7 @@ from .errors import (
     RequestCancelledError,
     RequestTimeoutError,
     ResourceNotFoundError,
+    ServerExitedError,
 )
 from .server.server import Server
 from .server.session import ServerSession
@@ -112,6 +113,7 @@ __all__ = [
     "Root",
     "SamplingMessage",
     "Server",
+    "ServerExitedError",
     "ServerSession",
     "SessionInfo",
     "TextContent",
