@@ -229,9 +229,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="a request's line and headers must arrive within it (so an idle "
                             "connection lasts no longer); a read or write that stalls that "
                             "long ends the connection (default 10)")
-    serve.add_argument("--max-connections", type=_count, default=64, metavar="N",
+    serve.add_argument("--max-connections", type=_count, default=256, metavar="N",
                        help="connections served at once, a thread each; more get 503 "
-                            "(default 64)")
+                            "(default 256)")
     tools = sub.add_parser("tools", help="list the tools of a server")
     tools.add_argument("target")
     call = sub.add_parser("call", help="call a tool")

@@ -44,7 +44,7 @@ def mount(app: Any, mcp: Server | McpWsgiApp, prefix: str = "/mcp", **options: A
 
 
 def serve(server: Server, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp",
-          ready: Any = None, timeout: float = 10.0, max_connections: int = 64,
+          ready: Any = None, timeout: float = 10.0, max_connections: int = 256,
           **options: Any) -> None:
     """Serve ``server`` at ``http://host:port{path}`` on a threaded development server
     (werkzeug's) until interrupted. For production use a WSGI server (see docs/wsgi.md).

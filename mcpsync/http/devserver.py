@@ -24,7 +24,7 @@ from typing import Any
 from werkzeug.serving import ThreadedWSGIServer, WSGIRequestHandler
 
 DEFAULT_TIMEOUT = 10.0
-DEFAULT_MAX_CONNECTIONS = 64
+DEFAULT_MAX_CONNECTIONS = 256
 
 _BUSY_BODY = b"too many connections at once"
 _BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
