@@ -7,6 +7,7 @@ Every server here is a real child process: small scripts written for the test, o
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import stat
@@ -228,3 +229,19 @@ def test_the_documented_stderr_logging_shows_the_lines(tmp_path):
                           env=dict(os.environ, **ENV), timeout=WAIT)
     assert done.returncode == 0, done.stderr
     assert "explicit stderr" in done.stderr
+
+
+def test_lines_go_whole_to_a_stderr_file_and_the_tail_is_kept_too(tmp_path):
+    """With ``stderr=`` every line reaches the file, split at newlines only (chunked reads
+    must not cut lines), and the error still carries the tail."""
+    noisy = script(tmp_path, "lines.py", """\
+        import os, sys
+        os.write(2, b"".join(b"line %d\\n" % i for i in range(3000)) + b"partial")
+        sys.exit(6)
+    """)
+    sink = io.StringIO()
+    with pytest.raises(ServerExitedError) as info:
+        Client.stdio([sys.executable, str(noisy)], stderr=sink, timeout=WAIT)
+    assert sink.getvalue().splitlines() == [f"line {i}" for i in range(3000)] + ["partial"]
+    assert info.value.stderr_tail.splitlines()[-2:] == ["line 2999", "partial"]
+    assert info.value.returncode == 6
