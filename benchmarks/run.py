@@ -467,7 +467,7 @@ TARGETS = [
            lambda port: [PY_MCPSYNC, "serve_waitress.py", str(port)], block_env=MAX256),
     Target("mcpsync-werkzeug", "mcpsync werkzeug threaded", "http", "mcpsync",
            lambda port: [PY_MCPSYNC, "-m", "mcpsync", "serve", "bench_mcpsync.py:server",
-                         "--port", str(port)], block_env=MAX256),
+                         "--port", str(port), "--max-connections", "1024"], block_env=MAX256),
     Target("official-uvicorn", "official uvicorn (h11)", "http", "official",
            _uvicorn(PY_OFFICIAL, "bench_official:app", [])),
     Target("official-uvicorn-fast", "official uvicorn (httptools+uvloop)", "http", "official",

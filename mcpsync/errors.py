@@ -14,6 +14,7 @@ Every error mcpsync raises derives from :class:`MCPSyncError`::
     ├── TransportError            a local failure: the peer could not be reached, or its
     │   │                         answer could not be read (also an OSError)
     │   ├── ConnectionClosedError     the connection ended or was refused (also a ConnectionError)
+    │   │   └── ServerExitedError     ... because the stdio server process ended (status, stderr)
     │   ├── TransportTimeoutError     the peer sent nothing for too long (also a TimeoutError)
     │   └── MessageTooLargeError      the peer's message exceeds our size bound
     ├── RequestCancelledError     the request was cancelled (by us, the peer, or a deadline)
@@ -31,6 +32,9 @@ way for the same failure.
 
 from __future__ import annotations
 
+import shlex
+import signal
+from collections.abc import Sequence
 from typing import Any
 
 PARSE_ERROR = -32700
@@ -204,6 +208,50 @@ class UnencodableMessageError(MCPSyncError, ValueError):
     Raised by sending a request or notification; an *answer* that cannot be encoded is
     replaced by an encodable ``-32603`` error for the same id instead.
     """
+
+
+class ServerExitedError(ConnectionClosedError):
+    """The stdio server process ended (or closed its stdout), so the call can not complete.
+
+    The message says what was run, how it ended and what it last wrote to stderr, because
+    "the connection closed" alone hides an import error, a syntax error or a wrong
+    interpreter. ``command`` is the argument list, ``returncode`` the exit status (negative:
+    the signal that killed it, as in :mod:`subprocess`; ``None``: it closed its pipes but
+    had not exited a moment later) and ``stderr_tail`` its last lines of stderr (bounded).
+    """
+
+    def __init__(self, reason: str, *, command: Sequence[str], returncode: int | None,
+                 stderr_tail: str) -> None:
+        self.reason = reason
+        self.command = list(command)
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+        lines = [reason, f"  command: {shlex.join(self.command)}"]
+        if stderr_tail:
+            lines.append("  last lines of its stderr:")
+            lines.extend(f"    {line}" for line in stderr_tail.splitlines())
+        else:
+            lines.append("  (nothing on its stderr)")
+        super().__init__("\n".join(lines))
+
+    @staticmethod
+    def describe(returncode: int | None) -> str:
+        """How a process ended, in words: ``exited with status 1``, ``was killed by
+        signal 9 (SIGKILL)``."""
+        if returncode is None:
+            return "closed its pipes but has not exited"
+        if returncode >= 0:
+            return f"exited with status {returncode}"
+        try:
+            name = f" ({signal.Signals(-returncode).name})"
+        except ValueError:
+            name = ""
+        return f"was killed by signal {-returncode}{name}"
+
+    def retitled(self, reason: str) -> ServerExitedError:
+        """The same details under another first line: one fresh exception per failed call."""
+        return ServerExitedError(reason, command=self.command, returncode=self.returncode,
+                                 stderr_tail=self.stderr_tail)
 
 
 class RequestCancelledError(MCPSyncError):

@@ -39,6 +39,7 @@ from ..errors import (
     MCPError,
     RequestCancelledError,
     RequestTimeoutError,
+    ServerExitedError,
     TransportError,
     UnencodableMessageError,
 )
@@ -207,6 +208,9 @@ class Connection:
         self._notifier: threading.Thread | None = None
         self._closing = False
         self._closed = threading.Event()
+        #: Set when the transport ended because the server process did: every call that
+        #: fails afterwards carries its exit status and stderr tail, not just "closed".
+        self._exited: ServerExitedError | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -260,7 +264,8 @@ class Connection:
                 logger.exception("on_closing callback failed")
         # Outbound calls can never be answered now.
         for entry in self._pending.close():
-            _fail(entry, ConnectionClosedError(f"{reason} while waiting for {entry.method}"))
+            _fail(entry, self._closed_error(f"{reason} while waiting for {entry.method}",
+                                            suffix=False))
         if drain > 0:
             # Let running handlers finish and write their answers (a piped-in script).
             deadline = time.monotonic() + drain
@@ -293,6 +298,14 @@ class Connection:
 
         compose(self._send_middleware, terminal)(message)
 
+    def _closed_error(self, what: str, *, suffix: bool = True) -> ConnectionClosedError:
+        """A fresh error for a call that can not complete: ``what: connection closed``, or
+        (when the server process ended) ``what: <how it ended>`` with its details."""
+        exited = self._exited
+        if exited is None:
+            return ConnectionClosedError(f"{what}: connection closed" if suffix else what)
+        return exited.retitled(f"{what}: {exited.reason}" if suffix else what)
+
     def _write(self, message: Message, related_request_id: RequestId | None) -> None:
         try:
             with self._write_lock:
@@ -321,7 +334,7 @@ class Connection:
     ) -> None:
         """Send a notification. Raises ``ConnectionClosedError`` once closed."""
         if self._closed.is_set():
-            raise ConnectionClosedError(f"cannot send {method}: connection closed")
+            raise self._closed_error(f"cannot send {method}")
         self._send(Notification(method, params), related_request_id)
 
     def request(
@@ -383,7 +396,7 @@ class Connection:
         notification thread, after every notification that arrived before the answer.
         """
         if self._closing:
-            raise ConnectionClosedError(f"cannot send {method}: connection closed")
+            raise self._closed_error(f"cannot send {method}")
         if request_id is None:
             request_id = self.new_request_id()
         token = None
@@ -400,7 +413,7 @@ class Connection:
                 self._notify_queue, "thread", None)):
             entry.ordered = False
         if not self._pending.add(request_id, entry):
-            raise ConnectionClosedError(f"cannot send {method}: connection closed")
+            raise self._closed_error(f"cannot send {method}")
         try:
             self._send(Request(request_id, method, params), related_request_id)
         except BaseException:
@@ -437,6 +450,10 @@ class Connection:
             while True:
                 try:
                     item = self.transport.receive()
+                except ServerExitedError as exc:
+                    self._exited = exc
+                    reason = exc.reason
+                    break
                 except Exception as exc:
                     if not self._closing:
                         logger.warning("%s: receive failed: %s", self.name, exc)

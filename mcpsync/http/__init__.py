@@ -44,19 +44,28 @@ def mount(app: Any, mcp: Server | McpWsgiApp, prefix: str = "/mcp", **options: A
 
 
 def serve(server: Server, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp",
-          ready: Any = None, **options: Any) -> None:
-    """Serve ``server`` at ``http://host:port{path}`` on werkzeug's threaded development
-    server until interrupted. For production use a WSGI server (see docs/wsgi.md).
-    ``ready(url)`` is called once the socket listens."""
-    from werkzeug.serving import WSGIRequestHandler, make_server
+          ready: Any = None, timeout: float = 10.0, max_connections: int = 256,
+          **options: Any) -> None:
+    """Serve ``server`` at ``http://host:port{path}`` on a threaded development server
+    (werkzeug's) until interrupted. For production use a WSGI server (see docs/wsgi.md).
 
-    class KeepAliveHandler(WSGIRequestHandler):
-        # HTTP/1.1: connections are reused (werkzeug's default, HTTP/1.0, closes each one),
-        # and streamed responses go out chunked.
-        protocol_version = "HTTP/1.1"
+    ``port`` is 1..65535, or 0 for any free port (``ready`` gets the real one).
+    ``timeout``: a request's line and headers must arrive within that many seconds (so an
+    idle connection lasts no longer), and a read or write that stalls that long ends the
+    connection; waiting for a tool or a quiet SSE stream is not limited.
+    ``max_connections``: connections served at once (a thread each); more are answered 503.
+    ``ready(url)`` is called once the socket listens.
+    """
+    from .devserver import DevServer
 
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"port must be 0..65535 (0: any free port), got {port!r}")
     app = McpWsgiApp(server, path=path, **options)
-    httpd = make_server(host, port, app, threaded=True, request_handler=KeepAliveHandler)
+    try:
+        httpd = DevServer(host, port, app, timeout=timeout, max_connections=max_connections)
+    except BaseException:
+        app.close()
+        raise
     url = f"http://{host}:{httpd.server_port}{path}"
     if ready is not None:
         ready(url)
@@ -67,6 +76,7 @@ def serve(server: Server, host: str = "127.0.0.1", port: int = 8000, *, path: st
     finally:
         httpd.server_close()
         app.close()
+        httpd.join_connections(timeout)
 
 
 __all__ = ["Environ", "EventStore", "FileSessionStore", "HostPolicy", "InMemoryEventStore",

@@ -1,25 +1,47 @@
 """The client side of stdio: a server running as a child process.
 
-The child's stdout is the protocol stream; its stderr is drained line by line on a thread
-into the ``mcpsync.server_stderr`` logger (or a file you pass), so a chatty server can never
-block on a full stderr pipe — and nothing needs ``sys.stderr.fileno()``, which Jupyter does
-not have. Closing follows the spec: close the child's stdin, wait, terminate, then kill.
+The child's stdout is the protocol stream. Its stderr is drained on a thread in 64 KiB
+reads (a read per byte managed ~1 MiB/s and a full core, so a server that logs megabytes
+before answering stalled the call) and split into lines for the ``mcpsync.server_stderr``
+logger (or a file you pass). A chatty server can never block on a full stderr pipe, and
+nothing needs ``sys.stderr.fileno()``, which Jupyter does not have.
+
+The last lines of stderr are kept (bounded) so that when the child ends on its own, the
+error says what was run, how it ended and what it said: an import error, a syntax error or
+a wrong interpreter otherwise shows up only as "peer closed the connection". Closing
+follows the spec: close the child's stdin, wait, terminate, then kill.
 """
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
+import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
+from ..errors import ConnectionClosedError, ServerExitedError
 from ..protocol.jsonrpc import Message, RequestId
 from .base import Received
 from .stream import StreamTransport
 
 stderr_logger = logging.getLogger("mcpsync.server_stderr")
+
+#: At most this many of the child's last stderr lines go into a :class:`ServerExitedError`...
+STDERR_TAIL_LINES = 20
+#: ... and at most this many bytes of them (UTF-8); a longer single line keeps its end.
+STDERR_TAIL_BYTES = 4096
+#: One read of the child's stderr.
+_STDERR_READ = 65536
+#: A stderr "line" longer than this without a newline is passed on in pieces of this size.
+_STDERR_MAX_LINE = 65536
+#: After the child's stdout ends: how long to wait for it to exit and for its stderr to end,
+#: so that the error can carry the exit status and the last lines.
+_EXIT_WAIT = 2.0
 
 
 class SubprocessTransport:
@@ -38,6 +60,8 @@ class SubprocessTransport:
     ) -> None:
         if isinstance(command, str):
             raise TypeError("command must be a list of arguments, not a string")
+        if not command:
+            raise ValueError("command is empty")
         child_env: dict[str, str] | None = None
         if env is not None or not inherit_env:
             child_env = dict(os.environ) if inherit_env else {}
@@ -45,15 +69,25 @@ class SubprocessTransport:
         self.command = list(command)
         self.close_timeout = close_timeout
         self._stderr_sink = stderr
-        self.process = subprocess.Popen(
-            self.command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=child_env,
-            cwd=cwd,
-            bufsize=0,
-        )
+        self._tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        self._tail_lock = threading.Lock()
+        self._exit_error: ServerExitedError | None = None
+        self._exit_lock = threading.Lock()  # the reader and a writer may both see the end
+        _check_executable(self.command[0], child_env, cwd)
+        try:
+            self.process = subprocess.Popen(
+                self.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=child_env,
+                cwd=cwd,
+                bufsize=0,
+            )
+        except OSError as exc:
+            # e.g. ENOEXEC: a script without a "#!" line. Same type, but say what was run.
+            raise type(exc)(f"cannot start the stdio server {self.command!r}: "
+                            f"{exc.strerror or exc}") from exc
         assert self.process.stdin and self.process.stdout and self.process.stderr
         options: dict[str, Any] = {}
         if max_message_bytes is not None:
@@ -74,23 +108,83 @@ class SubprocessTransport:
         return self.process.pid
 
     def send(self, message: Message, related_request_id: RequestId | None = None) -> None:
-        self._stream.send(message, related_request_id)
+        try:
+            self._stream.send(message, related_request_id)
+        except ConnectionClosedError:
+            # A broken pipe: the child is gone. Say how it went, unless we closed it.
+            if self._closed:
+                raise
+            raise self._exited("the stdio server") from None
 
     def receive(self) -> Received | None:
-        return self._stream.receive()
+        """The next message; ``None`` once closed by us. When the child's stdout ends
+        without our asking, raises :class:`ServerExitedError` with its exit status and the
+        tail of its stderr."""
+        item = self._stream.receive()
+        if item is None and not self._closed:
+            raise self._exited("the stdio server")
+        return item
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines the child wrote to stderr (bounded, see ``STDERR_TAIL_*``)."""
+        with self._tail_lock:
+            lines = list(self._tail)
+        return _bounded_tail(lines)
+
+    def _exited(self, what: str) -> ServerExitedError:
+        """The error for a child that ended: waits (bounded) for its exit and its stderr."""
+        with self._exit_lock:
+            if self._exit_error is None:
+                self._exit_error = self._wait_for_exit(what)
+        return self._exit_error.retitled(self._exit_error.reason)
+
+    def _wait_for_exit(self, what: str) -> ServerExitedError:
+        try:
+            self.process.wait(_EXIT_WAIT)
+        except subprocess.TimeoutExpired:
+            pass
+        returncode = self.process.poll()
+        if returncode is not None:
+            # Its stderr ends with it (unless a grandchild holds it open: bounded).
+            self._stderr_thread.join(_EXIT_WAIT)
+        return ServerExitedError(
+            f"{what} {ServerExitedError.describe(returncode)}", command=self.command,
+            returncode=returncode, stderr_tail=self.stderr_tail)
 
     def _drain_stderr(self) -> None:
         stream = self.process.stderr
         assert stream is not None
-        for raw in iter(stream.readline, b""):
-            line = raw.decode("utf-8", "replace").rstrip("\n")
-            if self._stderr_sink is not None:
-                try:
-                    self._stderr_sink.write(line + "\n")
-                    self._stderr_sink.flush()
-                except (OSError, ValueError):
-                    pass
-            else:
+        fd = stream.fileno()
+        partial = b""
+        while True:
+            try:
+                chunk = os.read(fd, _STDERR_READ)
+            except OSError:
+                break
+            if not chunk:
+                break
+            *lines, partial = (partial + chunk).split(b"\n")
+            while len(partial) > _STDERR_MAX_LINE:
+                lines.append(partial[:_STDERR_MAX_LINE])
+                partial = partial[_STDERR_MAX_LINE:]
+            if lines:
+                self._emit(lines)
+        if partial:
+            self._emit([partial])
+
+    def _emit(self, raw_lines: list[bytes]) -> None:
+        lines = [raw.decode("utf-8", "replace").rstrip("\r") for raw in raw_lines]
+        with self._tail_lock:
+            self._tail.extend(_clip(line) for line in lines[-STDERR_TAIL_LINES:])
+        if self._stderr_sink is not None:
+            try:
+                self._stderr_sink.write("".join(line + "\n" for line in lines))
+                self._stderr_sink.flush()
+            except (OSError, ValueError):
+                pass
+        elif stderr_logger.isEnabledFor(logging.INFO):
+            for line in lines:
                 stderr_logger.info("[%s] %s", self.process.pid, line)
 
     def close(self) -> None:
@@ -128,3 +222,45 @@ class SubprocessTransport:
     @property
     def returncode(self) -> int | None:
         return self.process.poll()
+
+
+def _check_executable(program: str, env: Mapping[str, str] | None,
+                      cwd: str | os.PathLike[str] | None) -> None:
+    """Fail before spawning when ``program`` can not be run, saying why: Popen's own
+    "[Errno 2] No such file or directory" does not say whether the program, the working
+    directory or an interpreter named on a ``#!`` line is missing."""
+    if os.path.dirname(program):
+        path = program if cwd is None else os.path.join(cwd, program)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"stdio server command not found: {program!r} "
+                                    f"(no such file{'' if cwd is None else f' in {cwd}'})")
+        if not os.access(path, os.X_OK):
+            raise PermissionError(f"stdio server command is not executable: {program!r} "
+                                  f"(run it with an interpreter, e.g. "
+                                  f"[{sys.executable!r}, {program!r}])")
+        return
+    search = os.pathsep.join(os.get_exec_path(None if env is None else dict(env)))
+    if shutil.which(program, path=search) is None:
+        raise FileNotFoundError(f"stdio server command not found: {program!r} is not on "
+                                f"PATH ({search or 'empty'})")
+
+
+def _clip(line: str) -> str:
+    """One line cut to the tail's byte budget, keeping its end (where the error usually is)."""
+    data = line.encode("utf-8")
+    if len(data) <= STDERR_TAIL_BYTES:
+        return line
+    return "…" + data[-(STDERR_TAIL_BYTES - 4):].decode("utf-8", "ignore")
+
+
+def _bounded_tail(lines: list[str]) -> str:
+    """The last ``lines`` that fit in ``STDERR_TAIL_BYTES`` (newlines included)."""
+    kept: list[str] = []
+    size = 0
+    for line in reversed(lines):
+        cost = len(line.encode("utf-8")) + (1 if kept else 0)
+        if size + cost > STDERR_TAIL_BYTES:
+            break
+        kept.append(line)
+        size += cost
+    return "\n".join(reversed(kept))

@@ -1,0 +1,187 @@
+"""The ``mcpsync`` command, run as a real subprocess (``python -m mcpsync``).
+
+A TARGET or SERVER that can not be used is one line on stderr and exit status 2: never a
+traceback, never a silent attempt to run the text as a command. A stdio server that dies
+is reported with its command, exit status and last stderr lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+WAIT = 60.0
+
+
+def mcpsync(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "mcpsync", *args], capture_output=True,
+                          text=True, env=env, cwd=cwd, timeout=WAIT, stdin=subprocess.DEVNULL)
+
+
+def assert_usage_error(done: subprocess.CompletedProcess[str], *phrases: str) -> None:
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("mcpsync: ")
+    for phrase in phrases:
+        assert phrase in lines[0]
+    assert done.stdout == ""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A folder with a good server file, a helper that is not a Server, and broken files."""
+    (tmp_path / "good.py").write_text(textwrap.dedent("""\
+        from mcpsync import Server
+
+        server = Server("good")
+        helper = "not a server"
+
+        def make_other():
+            return 42
+
+        def make_failing():
+            raise RuntimeError("the factory failed")
+
+        @server.tool()
+        def add(a: int, b: int) -> int:
+            return a + b
+    """))
+    (tmp_path / "raises.py").write_text("raise RuntimeError('boom at import')\n")
+    (tmp_path / "syntax.py").write_text("def broken(:\n")
+    (tmp_path / "dies.py").write_text(textwrap.dedent("""\
+        import sys
+        print("dies.py: about to fail", file=sys.stderr)
+        import mcpsync_no_such_module_for_the_cli_test
+    """))
+    return tmp_path
+
+
+COMMANDS = [("tools",), ("call", "-", "add")]  # "-" is replaced by the target
+
+
+def run_with(command: tuple[str, ...], target: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    if command[0] == "tools":
+        return mcpsync("tools", target, cwd=cwd)
+    return mcpsync("call", target, "add", '{"a": 1, "b": 2}', cwd=cwd)
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=["tools", "call"])
+def test_missing_file(project, command):
+    assert_usage_error(run_with(command, "nope.py:server", project), "no such file: nope.py")
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=["tools", "call"])
+def test_file_without_the_object(project, command):
+    assert_usage_error(run_with(command, "good.py:missing", project),
+                       "good.py has no attribute 'missing'", "it has: server")
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=["tools", "call"])
+def test_object_that_is_not_a_server(project, command):
+    assert_usage_error(run_with(command, "good.py:helper", project), "is a str, not a")
+
+
+def test_factory_that_returns_something_else(project):
+    assert_usage_error(mcpsync("tools", "good.py:make_other", cwd=project),
+                       "returned a int, not a")
+
+
+def test_factory_that_raises(project):
+    assert_usage_error(mcpsync("tools", "good.py:make_failing", cwd=project),
+                       "RuntimeError: the factory failed", "line 10")
+
+
+def test_module_that_raises_at_import(project):
+    assert_usage_error(mcpsync("tools", "raises.py:server", cwd=project),
+                       "importing raises.py failed: RuntimeError: boom at import", "line 1")
+
+
+def test_module_with_a_syntax_error(project):
+    assert_usage_error(mcpsync("tools", "syntax.py:server", cwd=project), "SyntaxError")
+
+
+def test_missing_module(project):
+    assert_usage_error(mcpsync("tools", "no_such_module_xyz:server", cwd=project),
+                       "no module named 'no_such_module_xyz'")
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=["tools", "call"])
+def test_text_without_a_colon_is_not_run_as_a_command(project, command):
+    assert_usage_error(run_with(command, "weather_thing", project),
+                       "'weather_thing' is neither a command on PATH nor MODULE_OR_FILE:OBJ",
+                       "weather_thing:server")
+
+
+def test_a_command_line_whose_program_is_missing(project):
+    assert_usage_error(mcpsync("tools", "mcpsync-no-such-program-xyz --stdio", cwd=project),
+                       "stdio server command not found", "mcpsync-no-such-program-xyz")
+
+
+def test_a_plain_py_file_without_a_colon_is_loaded_and_says_so(project):
+    done = mcpsync("call", "good.py", "add", '{"a": 1, "b": 2}', cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["structuredContent"] == {"result": 3}
+    assert done.stderr.strip() == ('mcpsync: loading good.py:server in this process (to run '
+                                   'it as a command instead, write "python good.py")')
+
+
+def test_an_executable_py_file_without_a_colon_is_run_and_says_so(project):
+    script = project / "exe.py"
+    script.write_text(f"#!{sys.executable}\n" + (project / "good.py").read_text()
+                      + "\nif __name__ == '__main__':\n    server.run_stdio()\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    done = mcpsync("tools", "./exe.py", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert [t["name"] for t in json.loads(done.stdout)] == ["add"]
+    assert "mcpsync: running ./exe.py as a command" in done.stderr
+
+
+def test_a_good_in_process_target(project):
+    done = mcpsync("tools", "good.py:server", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert [t["name"] for t in json.loads(done.stdout)] == ["add"]
+
+
+def test_a_server_that_dies_at_start_is_reported_with_status_command_and_stderr(project):
+    done = mcpsync("tools", f"{sys.executable} dies.py", cwd=project)
+    assert done.returncode == 1
+    assert "Traceback (most recent call last)" in done.stderr  # the server's, quoted
+    first = done.stderr.splitlines()[0]
+    assert first == ("mcpsync: the stdio server exited with status 1 while waiting for "
+                     "initialize")
+    assert f"command: {sys.executable} dies.py" in done.stderr
+    assert "dies.py: about to fail" in done.stderr
+    assert ("ModuleNotFoundError: No module named 'mcpsync_no_such_module_for_the_cli_test'"
+            in done.stderr)
+
+
+@pytest.mark.parametrize("server", ["nope.py:server", "good.py:helper", "python good.py",
+                                    "good.py:missing", "raises.py:server"])
+def test_run_rejects_what_is_not_a_server(project, server):
+    done = mcpsync("run", server, cwd=project)
+    assert_usage_error(done)
+
+
+def test_serve_rejects_what_is_not_a_server(project):
+    assert_usage_error(mcpsync("serve", "good.py:helper", "--port", "0", cwd=project),
+                       "is a str, not a")
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "65536", "http"])
+def test_serve_rejects_a_port_out_of_range(project, port):
+    done = mcpsync("serve", "good.py:server", "--port", port, cwd=project)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "--port" in done.stderr
+    assert "0..65535" in done.stderr
