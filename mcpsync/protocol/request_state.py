@@ -49,7 +49,9 @@ def params_digest(method: str, params: dict[str, Any]) -> str:
     """A digest of what the request asks for (``_meta`` and MRTR fields left out)."""
     core = {k: v for k, v in params.items() if k not in _IGNORED_PARAMS}
     blob = json.dumps([method, core], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    # surrogatepass: params may hold a lone surrogate (JSON allows "\ud800"); it must
+    # digest like any other text, not fail the request with an internal error.
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def seal(key: bytes, method: str, params: dict[str, Any], answers: Mapping[str, Any],
@@ -57,7 +59,7 @@ def seal(key: bytes, method: str, params: dict[str, Any], answers: Mapping[str, 
     """Sign the answers gathered so far for this request and the questions now asked."""
     payload = json.dumps({"m": method, "d": params_digest(method, params), "x": expires_at,
                           "a": dict(answers), "q": dict(asked)},
-                         separators=(",", ":"), ensure_ascii=False).encode()
+                         separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
     mac = hmac.new(key, payload, hashlib.sha256).digest()
     return f"{_b64(payload)}.{_b64(mac)}"
 
@@ -80,7 +82,7 @@ def unseal(key: bytes, state: Any, method: str, params: dict[str, Any],
     if not hmac.compare_digest(mac, hmac.new(key, payload, hashlib.sha256).digest()):
         raise InvalidRequestState("requestState failed verification")
     try:
-        data = json.loads(payload)
+        data = json.loads(payload.decode("utf-8", "surrogatepass"))
     except ValueError:  # only a holder of the key could get here
         raise InvalidRequestState("requestState is malformed") from None
     if not isinstance(data, dict):

@@ -93,3 +93,13 @@ def test_a_validly_signed_payload_of_the_wrong_shape_is_refused():
     for payload in (b"not json", b"[1,2]", b'"s"'):
         with pytest.raises(InvalidRequestState, match="malformed"):
             unseal(KEY, sign(payload), "tools/call", {}, NOW)
+
+
+def test_lone_surrogates_in_params_and_answers_round_trip():
+    # JSON may carry "\ud800"; it used to fail seal/params_digest with UnicodeEncodeError,
+    # which reached the client as -32603 with a logged traceback.
+    params = {"name": "echo", "arguments": {"text": "a\ud800b"}}
+    answers = {"q\udfff": {"method": "elicitation/create", "result": {"v": "\udc00"}}}
+    asked = {"q\udfff": "elicitation/create"}
+    state = seal(KEY, "tools/call", params, answers, asked, NOW + 60)
+    assert unseal(KEY, state, "tools/call", params, NOW) == RequestState(answers, asked)
