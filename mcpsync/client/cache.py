@@ -11,11 +11,17 @@ contain it.
 
 One cache belongs to one Client, i.e. one authorization context, so ``"private"`` and
 ``"public"`` results are kept alike. Thread-safe; the clock is injectable for tests.
+
+Bounded: at most ``max_entries`` results of at most ``max_bytes`` in all (their encoded
+JSON size). A server that hands out long ``ttlMs`` on many distinct reads would otherwise
+make the cache grow for as long as the client lives; past the bound the oldest entries go
+first, and a single result larger than the whole bound is simply not kept.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -36,6 +42,10 @@ _INVALIDATES: Final = {
 }
 
 Key = tuple[str, Any]
+
+#: Default bounds of one client's cache.
+DEFAULT_MAX_ENTRIES: Final = 1024
+DEFAULT_MAX_BYTES: Final = 16 * 1024 * 1024
 
 
 def cache_key(method: str, params: dict[str, Any] | None) -> Key | None:
@@ -65,10 +75,16 @@ def ttl_of(result: dict[str, Any]) -> float:
 class ResponseCache:
     """Fresh results by request key. ``clock`` defaults to :func:`time.monotonic`."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic, *,
+                 max_entries: int = DEFAULT_MAX_ENTRIES,
+                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self._clock = clock
         self._lock = threading.Lock()
-        self._entries: dict[Key, tuple[float, dict[str, Any]]] = {}
+        #: key -> (expires at, result, encoded size); insertion order is age order.
+        self._entries: dict[Key, tuple[float, dict[str, Any], int]] = {}
+        self._bytes = 0
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
         self._generation = 0
 
     def generation(self) -> int:
@@ -83,9 +99,9 @@ class ResponseCache:
             entry = self._entries.get(key)
             if entry is None:
                 return None
-            expires, result = entry
+            expires, result, _ = entry
             if self._clock() >= expires:
-                del self._entries[key]
+                self._drop(key)
                 return None
         return copy.deepcopy(result)
 
@@ -97,12 +113,34 @@ class ResponseCache:
         ttl = ttl_of(result)
         if ttl <= 0:
             return False
+        try:
+            size = len(json.dumps(result, separators=(",", ":")))
+        except (TypeError, ValueError):
+            return False
+        if size > self.max_bytes or self.max_entries < 1:
+            return False
         kept = copy.deepcopy(result)
         with self._lock:
             if generation != self._generation:
                 return False
-            self._entries[key] = (self._clock() + ttl, kept)
+            self._drop(key)
+            while self._entries and (len(self._entries) >= self.max_entries
+                                     or self._bytes + size > self.max_bytes):
+                self._drop(next(iter(self._entries)))  # the oldest
+            self._entries[key] = (self._clock() + ttl, kept, size)
+            self._bytes += size
         return True
+
+    def _drop(self, key: Key) -> None:
+        entry = self._entries.pop(key, None)  # the caller holds the lock
+        if entry is not None:
+            self._bytes -= entry[2]
+
+    @property
+    def size_bytes(self) -> int:
+        """The encoded size of the results kept now."""
+        with self._lock:
+            return self._bytes
 
     def invalidate(self, method: str, *, uri: str | None = None) -> None:
         """Drop every entry of ``method`` (every page), or only the reads of ``uri`` and of
@@ -112,7 +150,7 @@ class ResponseCache:
             for key in [k for k in self._entries if k[0] == method]:
                 if uri is None or (isinstance(key[1], str) and (
                         uri_covers(uri, key[1]) or uri_covers(key[1], uri))):
-                    del self._entries[key]
+                    self._drop(key)
 
     def on_notification(self, method: str, params: dict[str, Any]) -> None:
         """Apply a server notification: list_changed and resources/updated invalidate."""
@@ -128,6 +166,7 @@ class ResponseCache:
         with self._lock:
             self._generation += 1
             self._entries.clear()
+            self._bytes = 0
 
     def __len__(self) -> int:
         with self._lock:

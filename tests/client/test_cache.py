@@ -147,3 +147,25 @@ def test_keys_hold_only_result_affecting_params():
     assert cache_key("resources/read", {"uri": "a://b", **meta}) == ("resources/read", "a://b")
     assert cache_key("server/discover", meta) == ("server/discover", None)
     assert cache_key("resources/read", {"uri": "a://b", "requestState": "s"}) is None
+
+
+def test_reads_of_many_uris_stay_within_the_bound(clock):
+    # A server handing out long ttlMs on many distinct reads used to grow the cache for as
+    # long as the client lived; now the oldest entries go first, by count and by bytes.
+    server, recorder = make_server()
+    cache = ResponseCache(clock, max_entries=8, max_bytes=10_000)
+    with Client.memory(server, protocol_version=MODERN, cache=cache) as client:
+        for n in range(50):
+            client.read_resource(f"notes://{n}")
+        assert len(cache) == 8 and 0 < cache.size_bytes <= 10_000
+        client.read_resource("notes://49")  # the newest is still kept...
+        assert asked(recorder, "resources/read") == 50
+        client.read_resource("notes://0")  # ...the oldest is gone
+        assert asked(recorder, "resources/read") == 51
+
+
+def test_a_result_larger_than_the_whole_bound_is_not_kept(clock):
+    cache = ResponseCache(clock, max_bytes=100)
+    big = {"ttlMs": 1000, "contents": [{"uri": "a://b", "text": "x" * 200}]}
+    assert not cache.store(("resources/read", "a://b"), big, cache.generation())
+    assert len(cache) == 0 and cache.size_bytes == 0
