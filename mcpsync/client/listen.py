@@ -29,6 +29,11 @@ _LIST_METHODS: Final = {f"notifications/{kind}/list_changed": field
 _UPDATED: Final = "notifications/resources/updated"
 _END = object()
 
+#: Notifications a subscription holds for a consumer that does not keep up, at most; past
+#: it new ones are dropped (counted in ``Subscription.dropped``; a warning at the first
+#: drop and at every 1000th).
+MAX_BACKLOG: Final = 1000
+
 
 @dataclass(frozen=True)
 class SubscriptionNotification:
@@ -70,6 +75,9 @@ class Subscription:
         self.ended_by_server = False
         self._closer = closer
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._backlog = 0
+        #: Notifications dropped because :data:`MAX_BACKLOG` were waiting unread.
+        self.dropped = 0
         self._settled = threading.Event()
         self._ended = threading.Event()
         self._lock = threading.Lock()
@@ -91,8 +99,7 @@ class Subscription:
         if item is _END:
             self._queue.put(_END)  # every later call sees the end too
             raise StopIteration
-        assert isinstance(item, SubscriptionNotification)
-        return item
+        return self._taken(item)
 
     def get(self, timeout: float | None = None) -> SubscriptionNotification | None:
         """The next notification, waiting at most ``timeout`` seconds (None: no bound).
@@ -104,7 +111,12 @@ class Subscription:
         if item is _END:
             self._queue.put(_END)
             return None
+        return self._taken(item)
+
+    def _taken(self, item: object) -> SubscriptionNotification:
         assert isinstance(item, SubscriptionNotification)
+        with self._lock:
+            self._backlog -= 1
         return item
 
     @property
@@ -153,8 +165,21 @@ class Subscription:
         self._settled.set()
 
     def _deliver(self, method: str, params: dict[str, Any]) -> None:
-        if not self._ended.is_set():
-            self._queue.put(SubscriptionNotification(method, params))
+        if self._ended.is_set():
+            return
+        with self._lock:
+            full = self._backlog >= MAX_BACKLOG
+            if full:
+                self.dropped += 1
+            else:
+                self._backlog += 1
+            warn = full and self.dropped % MAX_BACKLOG == 1  # the first, then every 1000th
+        if full:
+            if warn:
+                logger.warning("subscription %r: %d notifications are unread; dropping new "
+                               "ones (%d so far)", self.id, MAX_BACKLOG, self.dropped)
+            return
+        self._queue.put(SubscriptionNotification(method, params))
 
     def _finish(self, error: BaseException | None = None, *, by_server: bool = False) -> None:
         with self._lock:

@@ -101,3 +101,19 @@ def test_handshake_era_maps_onto_session_notifications_and_subscribe():
         assert sub.get(WAIT).uri == "notes://a"
         sub.close()
         assert "notes://a" not in session._subscriptions
+
+
+def test_an_unread_subscription_holds_a_bounded_backlog(caplog):
+    # A subscription nobody reads used to queue every notification for as long as it lived.
+    from mcpsync.client.listen import MAX_BACKLOG, Subscription
+
+    sub = Subscription(7, {}, lambda: None, None, "t")
+    for n in range(MAX_BACKLOG + 500):
+        sub._deliver("notifications/resources/updated", {"uri": f"notes://{n}"})
+    assert sub.dropped == 500
+    assert sum(1 for r in caplog.records if "dropping new" in r.getMessage()) == 1
+    assert sub.get(0).uri == "notes://0"  # the oldest are kept, in order
+    sub._deliver("notifications/resources/updated", {"uri": "notes://late"})  # room again
+    sub._finish()
+    rest = list(sub)
+    assert len(rest) == MAX_BACKLOG and rest[-1].uri == "notes://late"
