@@ -84,7 +84,13 @@ TEMPLATES: dict[str, list[Callable[[], dict[str, Any]]]] = {
             "toolsListChanged": True, "resourceSubscriptions": ["fuzz://doc"]}}),
         lambda: _modern("tools/call", {"name": "echo", "arguments": {"text": "x"},
                                        "_meta": {META_LOG: "debug"}}),
+        lambda: _modern("tools/call", {"name": "echo", "arguments": {"text": "x"},
+                                       "inputResponses": {"q1": {"action": "accept",
+                                                                 "content": {"a": 1}}},
+                                       "requestState": "bm90LWEtc3RhdGU"}),
+        lambda: _modern("resources/subscribe", {"uri": "fuzz://doc"}),
         lambda: _notification("notifications/cancelled", {"requestId": 1, "reason": "r"}),
+        lambda: _notification("notifications/progress", {"progressToken": "t", "progress": 1}),
         lambda: _legacy("ping"),
     ],
     HANDSHAKE: [
@@ -104,6 +110,9 @@ TEMPLATES: dict[str, list[Callable[[], dict[str, Any]]]] = {
         lambda: _notification("notifications/cancelled", {"requestId": 1, "reason": "r"}),
         lambda: _notification("notifications/initialized", {}),
         lambda: _notification("notifications/roots/list_changed", {}),
+        lambda: _notification("notifications/progress", {"progressToken": "t", "progress": 1}),
+        lambda: {"jsonrpc": "2.0", "id": 1, "result": {"roots": []}},
+        lambda: {"jsonrpc": "2.0", "id": 1, "error": {"code": -1, "message": "no"}},
         lambda: _modern("server/discover"),
     ],
 }
@@ -161,6 +170,8 @@ BAD_PARAM_PATHS: dict[tuple[str, ...], list[Any]] = {
     ("params", "context", "arguments"): [["a"], "text", 5, {"a": 1}, [["k", "v"]], True],
     ("params", "context"): [[], "ctx", 3],
     ("params", "_meta", "progressToken"): [["t"], {"t": 1}, 1.5, True, None, 2**70],
+    # A client's notifications/progress: the token is looked up in the pending table.
+    ("params", "progressToken"): [["t"], {"t": 1}, 1.5, True, None],
 }
 
 
@@ -241,6 +252,15 @@ def _set(tree: Any, path: tuple[Any, ...], value: Any) -> Any:
     return tree
 
 
+def _exists(tree: Any, path: tuple[Any, ...]) -> bool:
+    node = tree
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return True
+
+
 def _delete(tree: Any, path: tuple[Any, ...]) -> None:
     node = tree
     for key in path[:-1]:
@@ -274,12 +294,14 @@ class _Splices:
 @st.composite
 def mutated(draw: st.DrawFn, era: str, family: Family, splices: _Splices) -> Any:
     """A template of ``era`` with one to three mutations of ``family``."""
-    tree = draw(st.sampled_from(TEMPLATES[era]))()
     if family.targeted:
-        applicable = [p for p in family.targeted
-                      if p[0] in tree and (len(p) < 3 or isinstance(tree.get(p[0]), dict))]
-        path = draw(st.sampled_from(applicable or list(family.targeted)))
+        # Only templates that have one of the targeted fields, replaced where it is.
+        trees = [t() for t in TEMPLATES[era]]
+        trees = [t for t in trees if any(_exists(t, p) for p in family.targeted)]
+        tree = draw(st.sampled_from(trees))
+        path = draw(st.sampled_from([p for p in family.targeted if _exists(tree, p)]))
         return _set(tree, path, draw(st.sampled_from(family.targeted[path])))
+    tree = draw(st.sampled_from(TEMPLATES[era]))()
     for _ in range(draw(st.integers(1, 3))):
         paths = [p for p in _paths(tree) if not _is_frozen(p, family)]
         path = draw(st.sampled_from(paths))

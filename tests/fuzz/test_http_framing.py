@@ -126,8 +126,9 @@ def still_answers(target: HttpTarget) -> None:
     assert not problems, "\n".join(problems)
 
 
-def _request(headers: dict[str, str], body: bytes, framing: bytes | None = None) -> bytes:
-    lines = [b"POST /mcp HTTP/1.1"]
+def _request(headers: dict[str, str], body: bytes, framing: bytes | None = None,
+             method: str = "POST") -> bytes:
+    lines = [f"{method} /mcp HTTP/1.1".encode()]
     if not any(k.lower() == "host" for k in headers):
         lines.append(b"Host: 127.0.0.1")
     lines += [f"{k}: {v}".encode("latin-1") for k, v in headers.items()]
@@ -138,8 +139,9 @@ def _request(headers: dict[str, str], body: bytes, framing: bytes | None = None)
 
 @fuzz_settings(60)
 @given(changes=st.dictionaries(_header_names, st.one_of(st.none(), _header_values),
-                               max_size=4))
-def test_headers(target: HttpTarget, changes: dict[str, str | None]) -> None:
+                               max_size=4),
+       method=st.sampled_from(["POST", "POST", "POST", "GET", "DELETE", "PUT", "OPTIONS"]))
+def test_headers(target: HttpTarget, changes: dict[str, str | None], method: str) -> None:
     target.log.take()
     headers = dict(GOOD_HEADERS)
     for name, value in changes.items():
@@ -147,7 +149,7 @@ def test_headers(target: HttpTarget, changes: dict[str, str | None]) -> None:
             headers.pop(name, None)
         else:
             headers[name] = value
-    head = _request(headers, BODY)
+    head = _request(headers, BODY, method=method)
     check_answer(exchange(target.running.port, head, BODY), head + BODY)
     still_answers(target)
 
