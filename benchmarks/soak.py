@@ -185,6 +185,8 @@ class Load:
         self.stop = stop
         self.counts: dict[str, int] = {}
         self.errors: dict[str, int] = {}
+        #: The slowest run of each action (seconds).
+        self.slowest: dict[str, float] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count()
         self._threads = [threading.Thread(target=self._run, args=(i,), daemon=True,
@@ -201,8 +203,9 @@ class Load:
             if thread.is_alive():
                 print(f"warning: {thread.name} did not stop", file=sys.stderr)
 
-    def _count(self, name: str, error: BaseException | None = None) -> None:
+    def _count(self, name: str, seconds: float, error: BaseException | None = None) -> None:
         with self._lock:
+            self.slowest[name] = max(self.slowest.get(name, 0.0), seconds)
             if error is None:
                 self.counts[name] = self.counts.get(name, 0) + 1
             else:
@@ -228,11 +231,13 @@ class Load:
         try:
             while not self.stop.is_set():
                 action = rng.choice(actions)
+                name = action.__name__.strip("_")
+                began = time.monotonic()
                 try:
                     action(client, era)
-                    self._count(action.__name__.strip("_"))
+                    self._count(name, time.monotonic() - began)
                 except Exception as exc:
-                    self._count(action.__name__.strip("_"), exc)
+                    self._count(name, time.monotonic() - began, exc)
         finally:
             if http:
                 client.close()
@@ -259,7 +264,8 @@ class Load:
         with client.listen(tools=False, prompts=False, resources=False,
                            resource_uris=["soak://feed"], timeout=WAIT) as subscription:
             client.call_tool("bump")
-            subscription.get(WAIT)
+            if subscription.get(WAIT) is None:
+                raise TimeoutError(f"no resources/updated within {WAIT}s of a bump")
 
     def _disconnect(self, client: Client, era: str) -> None:
         """POST a slow call on a raw socket and hang up once the server has it."""
@@ -435,16 +441,22 @@ def main() -> int:
     finally:
         for target in targets:
             target.stop()
-    print("\nactions (ok / failed):")
+    print("\nactions: how many succeeded (slowest, seconds), and failures:")
     totals: dict[str, dict[str, int]] = {}
+    slowest: dict[str, dict[str, float]] = {}
     for load in loads:
         entry = totals.setdefault(load.target.label, {})
+        worst = slowest.setdefault(load.target.label, {})
         for name, n in load.counts.items():
             entry[name] = entry.get(name, 0) + n
         for name, n in load.errors.items():
             entry["FAILED " + name] = entry.get("FAILED " + name, 0) + n
+        for name, seconds in load.slowest.items():
+            worst[name] = max(worst.get(name, 0.0), seconds)
     for label, entry in totals.items():
-        print(f"  {label}: " + ", ".join(f"{k} {v}" for k, v in sorted(entry.items())))
+        print(f"  {label}: " + ", ".join(
+            f"{k} {v}" + (f" ({slowest[label][k]:.2f})" if k in slowest[label] else "")
+            for k, v in sorted(entry.items())))
     failures = verdict(rows, args)
     if failures:
         print("\nNOT BACK TO BASELINE:\n  " + "\n  ".join(failures))

@@ -13,15 +13,17 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from .checks import WAIT, answer_problems, leaks
 from .http_target import HttpTarget
 from .settings import fuzz_settings
 from .stdio_target import probe
-from .strategies import MODERN, envelope
+from .strategies import HANDSHAKE, MODERN, envelope
 
+#: How long the start of an SSE answer (a GET stream) is read before hanging up.
+SSE_READ = 0.5
 BODY = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                    "params": {"name": "echo", "arguments": {"text": "hi"},
                               "_meta": envelope()}}).encode()
@@ -61,26 +63,38 @@ def exchange(port: int, head: bytes, body: bytes) -> bytes:
             pass  # the server may answer and close before reading it all
         chunks: list[bytes] = []
         deadline = time.monotonic() + WAIT
+        streaming = False
         while time.monotonic() < deadline:
+            sock.settimeout(max(deadline - time.monotonic(), 0.01))
             try:
                 chunk = sock.recv(65536)
-            except TimeoutError:
-                break
-            except OSError:
+            except OSError:  # a timeout, or a reset
                 break
             if not chunk:
                 break
             chunks.append(chunk)
+            if not streaming and b"text/event-stream" in b"".join(chunks).partition(
+                    b"\r\n\r\n")[0]:
+                # A stream (a GET): read its start only, then hang up.
+                streaming = True
+                deadline = min(deadline, time.monotonic() + SSE_READ)
         else:
-            raise AssertionError(f"no end of the answer within {WAIT}s to {head!r:.500}")
+            if not streaming:
+                raise AssertionError(f"no end of the answer within {WAIT}s to {head!r:.500}")
     return b"".join(chunks)
 
 
-def _dechunk(body: bytes) -> bytes:
+def _dechunk(body: bytes, *, partial: bool = False) -> bytes:
+    """The payload of a chunked body (``partial``: a stream cut short, keep what came)."""
     out = b""
     while body:
         size_line, _, rest = body.partition(b"\r\n")
-        size = int(size_line.split(b";")[0], 16)
+        try:
+            size = int(size_line.split(b";")[0], 16)
+        except ValueError:
+            if partial:
+                break
+            raise
         if size == 0:
             break
         out += rest[:size]
@@ -99,7 +113,8 @@ def check_answer(raw: bytes, sent: bytes) -> None:
                (line.partition(":") for line in header_lines)}
     problems = leaks(raw.decode("utf-8", "replace"))
     if headers.get("transfer-encoding") == "chunked":
-        body = _dechunk(body)
+        body = _dechunk(body, partial=headers.get("content-type", "").startswith(
+            "text/event-stream"))
     if status >= 500 and status != 503:
         problems.append(f"HTTP {status}")
     if b"<html" in body.lower() or b"<!doctype" in body.lower():
@@ -119,7 +134,8 @@ def check_answer(raw: bytes, sent: bytes) -> None:
 def still_answers(target: HttpTarget) -> None:
     problems: list[str] = []
     seen: list[dict] = []
-    target._exchange(json.dumps(probe(MODERN, "probe")).encode(), problems, seen)
+    era = MODERN if target.era == MODERN else HANDSHAKE
+    target._exchange(json.dumps(probe(era, "probe")).encode(), problems, seen)
     assert not problems and any(m.get("id") == "probe" and "result" in m for m in seen), (
         problems, seen)
     problems.extend(f"a logged traceback:\n{text[-3000:]}" for text in target.log.take())
@@ -129,6 +145,8 @@ def still_answers(target: HttpTarget) -> None:
 def _request(headers: dict[str, str], body: bytes, framing: bytes | None = None,
              method: str = "POST") -> bytes:
     lines = [f"{method} /mcp HTTP/1.1".encode()]
+    if method == "GET" and framing is None:
+        framing = b"X-No-Body: 1"
     if not any(k.lower() == "host" for k in headers):
         lines.append(b"Host: 127.0.0.1")
     lines += [f"{k}: {v}".encode("latin-1") for k, v in headers.items()]
@@ -187,5 +205,53 @@ def test_body_framing(target: HttpTarget, framing: tuple[bytes, bytes]) -> None:
     target.log.take()
     line, body = framing
     head = _request(GOOD_HEADERS, body, line)
+    check_answer(exchange(target.running.port, head, body), head + body)
+    still_answers(target)
+
+
+@pytest.fixture(scope="module")
+def session_target() -> Iterator[HttpTarget]:
+    server = HttpTarget(HANDSHAKE)
+    yield server
+    server.close()
+
+
+_event_ids = st.one_of(
+    st.sampled_from(["", "0", "_", "_1", "x_1", "abc_0", "abc_\xb2", "\xb2", "x_\xb9\xb2",
+                     "x_" + "9" * 5000, "x_-1", "x_1_2", "x_ 1", "x_00001"]),
+    st.tuples(st.text(st.characters(min_codepoint=0x21, max_codepoint=0xFF), max_size=12),
+              st.text(st.characters(min_codepoint=0x21, max_codepoint=0xFF), max_size=6)
+              ).map(lambda t: f"{t[0]}_{t[1]}"),
+)
+
+
+@fuzz_settings(50)
+@example(last_event_id="abc_\xb2", changes={}, method="GET")  # a digit int() refuses
+@example(last_event_id="x_" + "9" * 5000, changes={}, method="GET")  # int-string limit
+@given(last_event_id=st.one_of(st.none(), _event_ids),
+       changes=st.dictionaries(_header_names, st.one_of(st.none(), _header_values),
+                               max_size=2),
+       method=st.sampled_from(["GET", "GET", "POST"]))
+def test_session_headers(session_target: HttpTarget, last_event_id: str | None,
+                         changes: dict[str, str | None], method: str) -> None:
+    """A handshake-era session's GET (resumption with ``Last-Event-ID``) and POST, with
+    fuzzed headers; the session itself survives (no DELETE here)."""
+    target = session_target
+    target.log.take()
+    assert target.session_id is not None
+    headers = {"Accept": "text/event-stream" if method == "GET" else GOOD_HEADERS["Accept"],
+               "Content-Type": "application/json", "Mcp-Session-Id": target.session_id,
+               "MCP-Protocol-Version": HANDSHAKE}
+    if last_event_id is not None:
+        headers["Last-Event-ID"] = last_event_id
+    for name, value in changes.items():
+        if name == "Mcp-Session-Id":
+            continue  # another session id is the same 404 every time; keep ours
+        if value is None:
+            headers.pop(name, None)
+        else:
+            headers[name] = value
+    body = b"" if method == "GET" else b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    head = _request(headers, body, method=method)
     check_answer(exchange(target.running.port, head, body), head + body)
     still_answers(target)
