@@ -12,6 +12,8 @@ import threading
 from collections import OrderedDict, deque
 from typing import Protocol
 
+from ..protocol.numerals import parse_decimal
+
 
 class EventStore(Protocol):
     """Where SSE events wait for a reconnecting client. Implementations must be thread-safe.
@@ -106,9 +108,9 @@ class InMemoryEventStore:
 
     def events_after(self, last_event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
         stream_id, _, seq_text = last_event_id.rpartition("_")
-        if not stream_id or not seq_text.isdigit():
+        seq = parse_decimal(seq_text)
+        if not stream_id or seq is None:
             return None
-        seq = int(seq_text)
         with self._lock:
             entry = self._streams.get(stream_id)
             if entry is None:

@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable
 
 from ..protocol.jsonrpc import ErrorResponse, Message, Response
+from ..protocol.numerals import parse_decimal
 
 Item = tuple[str | None, Message | None]  # (event id, message); None message: priming event
 
@@ -117,5 +118,5 @@ class ResponseStream:
 def _seq(event_id: str | None) -> int:
     if not event_id:
         return 0
-    tail = event_id.rpartition("_")[2]
-    return int(tail) if tail.isdigit() else 0
+    seq = parse_decimal(event_id.rpartition("_")[2])
+    return 0 if seq is None else seq

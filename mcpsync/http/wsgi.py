@@ -52,6 +52,7 @@ from ..protocol import envelope, jsonrpc
 from ..protocol import sse as sse_codec
 from ..protocol.http_headers import header_params, mismatch
 from ..protocol.jsonrpc import ErrorResponse, Invalid, Message, Notification, Request, Response
+from ..protocol.numerals import parse_decimal
 from ..protocol.versions import features
 from ..server import stateless
 from .events import EventStore, InMemoryEventStore
@@ -362,10 +363,10 @@ class McpWsgiApp:
         if length_text:
             # Digits only: int() would take "-1" (which some servers then read as "to
             # EOF"), "+5" or "1_0".
-            if not (length_text.isascii() and length_text.isdigit()):
+            length = parse_decimal(length_text)
+            if length is None:
                 raise _HttpError("400 Bad Request", INVALID_REQUEST,
                                  "Bad request: invalid Content-Length")
-            length = int(length_text)
             if length > self.max_body_bytes:
                 raise _HttpError("413 Content Too Large", INVALID_REQUEST,
                                  f"Request body larger than {self.max_body_bytes} bytes")

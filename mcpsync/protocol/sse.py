@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from .numerals import parse_decimal
+
 KEEPALIVE: Final = b":\n\n"
 
 
@@ -154,8 +156,8 @@ class SseParser:
             if "\0" not in text:
                 self.last_event_id = text
                 self._id_seen = True
-        elif field == "retry" and text.isdigit():
-            self.retry_ms = int(text)
+        elif field == "retry" and (retry := parse_decimal(text, max_digits=9)) is not None:
+            self.retry_ms = retry
         return None
 
     def _dispatch(self) -> Event | None:

@@ -25,6 +25,7 @@ from ..errors import (
     TransportTimeoutError,
 )
 from ..protocol.framing import DEFAULT_MAX_LINE_BYTES
+from ..protocol.numerals import parse_decimal
 from ..protocol.sse import EventTooLarge
 
 #: The bound on one HTTP answer (a JSON body, or one SSE event): the same as a stdio line.
@@ -69,10 +70,10 @@ def _is_timeout(exc: BaseException) -> bool:
 def read_body(response: requests.Response, limit: int) -> bytes:
     """The (decoded) body, read in chunks; :class:`MessageTooLargeError` past ``limit``
     bytes, which is raised before more than ``limit`` + one chunk is held."""
-    declared = response.headers.get("Content-Length", "")
-    if declared.isdigit() and int(declared) > limit:
+    declared = parse_decimal(response.headers.get("Content-Length", "").strip())
+    if declared is not None and declared > limit:
         raise MessageTooLargeError(
-            f"the server's answer is {int(declared)} bytes, over the {limit}-byte bound")
+            f"the server's answer is {declared} bytes, over the {limit}-byte bound")
     body = bytearray()
     for chunk in response.iter_content(65536):
         body += chunk

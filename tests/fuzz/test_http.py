@@ -2,8 +2,8 @@
 2024-11-05 ``/messages`` endpoint. After every case the app still answers, no status is
 500, no body is HTML, and every answer is valid JSON-RPC with no traceback or path.
 
-One test per mutation family (``strategies.py``); the families that hit a known defect of
-issue #11 are marked ``xfail(strict=False)`` until its fix is merged.
+One test per mutation family (``strategies.py``), so that a regression names its family
+(general mutations, lone surrogates, deep nesting, bad params).
 """
 
 from __future__ import annotations
@@ -46,8 +46,6 @@ def test_general(targets: dict[str, HttpTarget], era: str, data: st.DataObject) 
 
 
 @pytest.mark.parametrize("era", ENDPOINTS)
-@pytest.mark.xfail(strict=False, reason="issue #11 defect 2: lone surrogates in ids/results "
-                   "are never answered")
 @fuzz_settings(25)
 @given(data=st.data())
 def test_lone_surrogates(targets: dict[str, HttpTarget], era: str,
@@ -56,8 +54,6 @@ def test_lone_surrogates(targets: dict[str, HttpTarget], era: str,
 
 
 @pytest.mark.parametrize("era", ENDPOINTS)
-@pytest.mark.xfail(strict=False, reason="issue #11 defect 1: deeply nested JSON "
-                   "(an HTML 500 over HTTP)")
 @fuzz_settings(10)
 @given(data=st.data())
 def test_deep_nesting(targets: dict[str, HttpTarget], era: str, data: st.DataObject) -> None:
@@ -65,9 +61,6 @@ def test_deep_nesting(targets: dict[str, HttpTarget], era: str, data: st.DataObj
 
 
 @pytest.mark.parametrize("era", ENDPOINTS)
-@pytest.mark.xfail(strict=False, reason="issue #11 defect 3: bad params (5000-digit cursor, "
-                   "non-object context.arguments, list progressToken) answered -32603 with a "
-                   "logged traceback")
 @fuzz_settings(30)
 @given(data=st.data())
 def test_bad_params(targets: dict[str, HttpTarget], era: str, data: st.DataObject) -> None:

@@ -192,8 +192,6 @@ _chunk_sizes = st.lists(st.sampled_from([b"zz", b"-1", b"ffffffffffffffff", b"0"
                         min_size=1, max_size=4)
 
 
-@pytest.mark.xfail(strict=False, reason="issue #11 defect 4: Content-Length: -1 / bad chunk "
-                   "sizes on werkzeug")
 @fuzz_settings(40)
 @given(framing=st.one_of(
     _lengths.map(lambda n: (b"Content-Length: " + n, BODY)),

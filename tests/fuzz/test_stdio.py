@@ -1,8 +1,8 @@
 """Fuzz a real ``run_stdio`` server subprocess, both eras: after every case the server
 still answers, and everything it wrote is valid JSON-RPC with no traceback or path.
 
-One test per mutation family (``strategies.py``); the families that hit a known defect of
-issue #11 are marked ``xfail(strict=False)`` until its fix is merged.
+One test per mutation family (``strategies.py``), so that a regression names its family
+(general mutations, lone surrogates, deep nesting, bad params).
 """
 
 from __future__ import annotations
@@ -51,8 +51,6 @@ def test_general_handshake(handshake: StdioTarget, case: Case) -> None:
 
 
 @pytest.mark.parametrize("era", ERAS)
-@pytest.mark.xfail(strict=False, reason="issue #11 defect 2: lone surrogates in ids/results "
-                   "are never answered")
 @fuzz_settings(25)
 @given(data=st.data())
 def test_lone_surrogates(modern: StdioTarget, handshake: StdioTarget, era: str,
@@ -61,8 +59,6 @@ def test_lone_surrogates(modern: StdioTarget, handshake: StdioTarget, era: str,
 
 
 @pytest.mark.parametrize("era", ERAS)
-@pytest.mark.xfail(strict=False, reason="issue #11 defect 1: deeply nested JSON "
-                   "(RecursionError kills the stdio server)")
 @fuzz_settings(10)
 @given(data=st.data())
 def test_deep_nesting(modern: StdioTarget, handshake: StdioTarget, era: str,
@@ -71,9 +67,6 @@ def test_deep_nesting(modern: StdioTarget, handshake: StdioTarget, era: str,
 
 
 @pytest.mark.parametrize("era", ERAS)
-@pytest.mark.xfail(strict=False, reason="issue #11 defect 3: bad params (5000-digit cursor, "
-                   "non-object context.arguments, list progressToken) answered -32603 with a "
-                   "logged traceback")
 @fuzz_settings(30)
 @given(data=st.data())
 def test_bad_params(modern: StdioTarget, handshake: StdioTarget, era: str,
