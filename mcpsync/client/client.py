@@ -141,6 +141,9 @@ class Client:
         self.cache: ResponseCache | None = (
             cache if isinstance(cache, ResponseCache) else ResponseCache() if cache else None)
         self._listens = Listens()
+        #: Held across a handshake-era subscribe/unsubscribe and the count change that
+        #: called for it, so that the server applies them in the order the counts changed.
+        self._subscribe_lock = threading.Lock()
         self.timeout = timeout
         self._on_log = on_log
         self._on_notification = on_notification
@@ -687,17 +690,19 @@ class Client:
         holder: list[Subscription] = []
 
         def closer() -> None:
-            for uri in self._listens.remove_legacy(holder[0], uris):
-                if not self.closed:
-                    self.unsubscribe(uri, timeout=wait)
+            with self._subscribe_lock:
+                for uri in self._listens.remove_legacy(holder[0], uris):
+                    if not self.closed:
+                        self.unsubscribe(uri, timeout=wait)
 
         subscription = Subscription(None, wanted, closer, on_notification,
                                     self._connection.name)
         holder.append(subscription)
         subscription._acknowledge(granted)
         try:
-            for uri in self._listens.add_legacy(subscription, uris):
-                self.subscribe(uri, timeout=wait)
+            with self._subscribe_lock:
+                for uri in self._listens.add_legacy(subscription, uris):
+                    self.subscribe(uri, timeout=wait)
         except BaseException:
             subscription.close()
             raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import queue
+import threading
 
 import pytest
 
@@ -117,3 +118,35 @@ def test_an_unread_subscription_holds_a_bounded_backlog(caplog):
     sub._finish()
     rest = list(sub)
     assert len(rest) == MAX_BACKLOG and rest[-1].uri == "notes://late"
+
+
+def test_threads_sharing_a_client_never_lose_a_resource_subscription():
+    # Handshake era: one thread closing the last listen on a URI (unsubscribe) and another
+    # opening one (subscribe) used to send both at once; a server that ran the unsubscribe
+    # last left the session unsubscribed while the client counted it subscribed, so that
+    # listen, and every later one for the URI, missed every update. The server here holds
+    # an unsubscribe until a subscribe has been applied (at most 2 s) to force that order.
+    server = make_server()
+    holding, subscribed = threading.Event(), threading.Event()
+
+    @server.request_scope
+    def hold_unsubscribe(ctx):
+        if ctx.method == "resources/unsubscribe":
+            holding.set()
+            subscribed.wait(2.0)
+        yield
+        if ctx.method == "resources/subscribe":
+            subscribed.set()
+
+    with Client.memory(server, protocol_version="2025-11-25") as client:
+        first = client.listen(tools=False, prompts=False, resources=False,
+                              resource_uris=["notes://a"])
+        subscribed.clear()
+        closing = threading.Thread(target=first.close, name="test-closer")
+        closing.start()
+        assert holding.wait(WAIT)  # the unsubscribe is on the server, not yet applied
+        with client.listen(tools=False, prompts=False, resources=False,
+                           resource_uris=["notes://a"]) as second:
+            closing.join(WAIT)
+            server.notify_resource_updated("notes://a")
+            assert second.get(WAIT) is not None, "the subscription was lost"
