@@ -23,6 +23,7 @@ wire-robustness rules live here once:
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, MCPError, UnencodableMessageError
@@ -192,14 +193,19 @@ def decode(data: bytes | str) -> list[Message | Invalid]:
     invalid. Malformed JSON yields a parse error to send with ``id: null``. A message nested
     deeper than :data:`MAX_DEPTH` is refused (see :func:`_too_deep`).
     """
+    limit = MAX_DEPTH
     try:
         obj = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         return [_parse_error(f"Parse error: {exc}")]
     except RecursionError:
-        # The C parser gives up near Python's recursion limit: far past MAX_DEPTH.
-        return [_parse_error(f"Parse error: JSON nested deeper than {MAX_DEPTH} levels")]
-    limit = MAX_DEPTH
+        # The C parser gives up near Python's recursion limit (about 1000 levels, a few
+        # less on some threads than on others). Read the message with everything deeper
+        # than the limit cut away, so that it is refused with its id like any message
+        # nested past MAX_DEPTH, the same way on every thread and however deep it goes.
+        obj = _loads_pruned(data, limit)
+        if obj is None:
+            return [_parse_error(f"Parse error: JSON nested deeper than {limit} levels")]
     # Each level needs a bracket: with no more brackets than the limit, no walk is needed.
     deep = _brackets(data) > limit
     if isinstance(obj, list):
@@ -210,6 +216,51 @@ def decode(data: bytes | str) -> list[Message | Invalid]:
     if deep and _nests_deeper(obj, limit):
         return [_too_deep(obj)]
     return [parse_object(obj)]
+
+
+#: A JSON string (escapes included) or a bracket: what :func:`_prune` looks at.
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
+
+
+def _loads_pruned(data: bytes | str, limit: int) -> Any:
+    """``data`` parsed with every array/object deeper than ``limit + 2`` levels replaced by
+    ``0``; None if that is not JSON either. Only for input the C parser could not take.
+
+    What is cut is never read as data: a message (or a batch element, one level down)
+    that had anything cut still nests past ``limit`` and is refused as too deep."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        pruned = _prune(text, limit + 2)
+        return None if pruned is None else json.loads(pruned)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _prune(text: str, keep: int) -> str | None:
+    """``text`` with each container that opens at depth ``keep + 1`` replaced by ``0``, in
+    one linear pass that skips strings; None when such a container never closes."""
+    out: list[str] = []
+    copied = depth = 0
+    cut: int | None = None
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token[0] == '"':
+            continue
+        if token in "[{":
+            depth += 1
+            if depth == keep + 1 and cut is None:
+                out.append(text[copied:match.start()])
+                out.append("0")
+                cut = match.start()
+        else:
+            if depth == keep + 1 and cut is not None:
+                cut = None
+                copied = match.end()
+            depth -= 1
+    if cut is not None:
+        return None
+    out.append(text[copied:])
+    return "".join(out)
 
 
 def _parse_error(reason: str) -> Invalid:

@@ -332,8 +332,10 @@ def _nested_list(request_id: int, levels: int) -> bytes:
 
 
 def test_deep_nesting_is_refused_on_every_endpoint(peer):
-    reply = peer.post(_nested_list(1, 1000), None, "tools/list")
-    assert reply["error"]["code"] == -32700  # deeper than the parser goes: werkzeug's 500
+    reply = peer.post(_nested_list(1, 1000), 1, "tools/list")
+    assert reply["error"]["code"] == -32600  # deeper than the parser goes: werkzeug's 500
+    reply = peer.post(b'{"x":' * 5000, None, "tools/list")
+    assert reply["error"]["code"] == -32700  # and not JSON at all
     reply = peer.post(_nested_list(2, MAX_DEPTH - 1), 2, "tools/list")
     assert reply["error"]["code"] == -32600
     x: list[Any] = []

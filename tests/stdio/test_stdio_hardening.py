@@ -127,11 +127,17 @@ def nested(levels: int) -> bytes:
 
 def test_deep_nesting_is_refused_at_any_depth_and_the_server_keeps_serving(child):
     child.initialize()
-    # 1000 levels: deeper than the JSON parser goes (it used to end the server).
+    # 1000 levels: deeper than the JSON parser goes (it used to end the server). Still
+    # answered by id, like any message nested past the limit.
     child.send(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":' + nested(1000) + b"}}")
     reply = child.recv()
-    assert reply["id"] is None and reply["error"]["code"] == -32700
+    assert reply["id"] == 1 and reply["error"]["code"] == -32600
     assert str(MAX_DEPTH) in reply["error"]["message"]
+    child.still_serving()
+    # Deep and not JSON at all: a parse error with id null.
+    child.send(b'{"x":' * 5000)
+    reply = child.recv()
+    assert reply["id"] is None and reply["error"]["code"] == -32700
     child.still_serving()
     # One level over the limit (message object 1, params 2, then the arrays): -32600, by id.
     child.send(b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":'
@@ -142,13 +148,12 @@ def test_deep_nesting_is_refused_at_any_depth_and_the_server_keeps_serving(child
     child.send(b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":'
                + nested(MAX_DEPTH - 2) + b"}}")
     assert child.recv() == {"jsonrpc": "2.0", "id": 3, "result": {}}
-    # A notification too deep has nobody to answer (unless the parser could not even see
-    # it was one); a tool call's arguments too deep do.
+    # A notification too deep has nobody to answer, however deep it is; a tool call's
+    # arguments too deep do.
     child.send(b'{"jsonrpc":"2.0","method":"notifications/x","params":{"x":'
                + nested(MAX_DEPTH) + b"}}")
     child.send(b'{"jsonrpc":"2.0","method":"notifications/x","params":{"x":'
                + nested(5000) + b"}}")
-    assert child.recv()["error"]["code"] == -32700
     arguments = {"text": "a"}
     for _ in range(MAX_DEPTH):
         arguments = {"text": arguments}  # type: ignore[dict-item]

@@ -1,4 +1,4 @@
-"""JSON nested deeper than Python's stack is bad input like any other: a parse error, on
+"""JSON nested deeper than Python's stack is bad input like any other: an error answer, on
 every transport, never an exception that kills the thread reading it."""
 
 from __future__ import annotations
@@ -17,8 +17,11 @@ DEEP = '{"a":' * 100_000 + "1" + "}" * 100_000
 WAIT = 10.0
 
 
-def test_decode_reports_a_parse_error():
-    [item] = jsonrpc.decode(DEEP)
+def test_decode_reports_an_invalid_message_not_an_exception():
+    [item] = jsonrpc.decode(DEEP)  # valid JSON, no id, far too deep
+    assert isinstance(item, Invalid)
+    assert item.reply is not None and item.reply.error["code"] == -32600
+    [item] = jsonrpc.decode(DEEP[:-1000])  # and cut short: not JSON
     assert isinstance(item, Invalid)
     assert item.reply is not None and item.reply.error["code"] == -32700
 
