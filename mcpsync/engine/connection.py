@@ -608,7 +608,12 @@ class Connection:
             self._enqueue(lambda: handler(message), message)
 
     def _enqueue(self, job: Callable[[], None], message: Notification) -> None:
-        size = len(encode(message))
+        try:
+            size = len(encode(message))
+        except UnencodableMessageError:
+            # It arrived as JSON, so it has a size; a lone surrogate only stops *us* from
+            # writing it back out. Its repr is as long, near enough, for the bound.
+            size = len(message.method) + len(repr(message.params))
         if self._queued.admit(size):
             self._notify_queue.put((job, size))
 

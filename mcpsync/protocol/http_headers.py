@@ -43,7 +43,10 @@ def encode_value(value: str | int | bool) -> str:
         text = value
     if _SAFE.match(text) and not (text.startswith("=?base64?") and text.endswith("?=")):
         return text
-    return "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
+    # surrogatepass: JSON can carry a lone surrogate ("\ud800"); its header must still
+    # match the body, so it round-trips through decode_value instead of failing the call.
+    return "=?base64?" + base64.b64encode(text.encode("utf-8", "surrogatepass")).decode(
+        "ascii") + "?="
 
 
 def decode_value(header: str) -> str:
@@ -51,7 +54,8 @@ def decode_value(header: str) -> str:
     header = header.strip(" \t")  # RFC 9110 §5.5: optional whitespace is not the value
     if header.startswith("=?base64?") and header.endswith("?=") and len(header) >= 11:
         try:
-            return base64.b64decode(header[9:-2], validate=True).decode("utf-8")
+            return base64.b64decode(header[9:-2], validate=True).decode("utf-8",
+                                                                       "surrogatepass")
         except (binascii.Error, UnicodeDecodeError) as exc:
             raise HeaderValueError(f"invalid base64 header value {header!r}") from exc
     if header and not _SAFE.match(header):

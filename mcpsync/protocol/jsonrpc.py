@@ -380,9 +380,18 @@ def _problem(message: Message, exc: BaseException) -> str:
     return f"cannot encode {what} as JSON: {why}"
 
 
-def unencodable_answer(message: Response | ErrorResponse, problem: str) -> ErrorResponse:
-    """The encodable stand-in for an answer :func:`encode` refused: a result becomes
-    ``-32603``; an error keeps its code, with its text made encodable and its data dropped."""
+def unencodable_answer(message: Response | ErrorResponse,
+                       problem: str) -> Response | ErrorResponse:
+    """The encodable stand-in for an answer :func:`encode` refused: a tool's result (one
+    with a ``content`` list) becomes an ``isError`` result, which the model can read and
+    act on, as for any other tool failure; another result becomes ``-32603``; an error
+    keeps its code, with its text made encodable and its data dropped."""
+    if isinstance(message, Response) and isinstance(message.result.get("content"), list):
+        result: dict[str, Any] = {"content": [{"type": "text", "text": f"Error: {problem}"}],
+                                  "isError": True}
+        if message.result.get("resultType") == "complete":
+            result["resultType"] = "complete"
+        return Response(message.id, result)
     code: Any = INTERNAL_ERROR
     text = f"Internal error: {problem}"
     if isinstance(message, ErrorResponse):

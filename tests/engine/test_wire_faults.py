@@ -31,6 +31,8 @@ def pairs():
 
 @pytest.mark.parametrize("result", [{"t": "\ud800"}, {"n": math.nan}, {"o": object()}])
 def test_unencodable_result_becomes_an_internal_error_answer(pairs, result):
+    # (A tool's result, one with a "content" list, becomes an isError result instead:
+    # see test_unencodable_tool_result_becomes_an_is_error_result.)
     p = pairs(lambda r: result)
     with pytest.raises(MCPError) as info:
         p.a.request("x", timeout=WAIT)
@@ -93,3 +95,11 @@ def test_progress_with_a_malformed_token_is_ignored_quietly(pairs, caplog, token
         p.b.notify("notifications/progress", {"progressToken": token, "progress": 1})
         assert p.a.request("x", timeout=WAIT) == {"ok": True}  # after the notification
     assert not [r for r in caplog.records if r.exc_info]
+
+
+def test_unencodable_tool_result_becomes_an_is_error_result(pairs):
+    p = pairs(lambda r: {"content": [{"type": "text", "text": "\ud800"}],
+                         "resultType": "complete"})
+    result = p.a.request("tools/call", timeout=WAIT)
+    assert result["isError"] is True and result["resultType"] == "complete"
+    assert "surrogate" in result["content"][0]["text"]

@@ -212,3 +212,11 @@ def test_mismatch_param_headers(arguments, params, ok):
     headers.update({f"mcp-param-{k.lower()}": v for k, v in params.items()})
     problem = mismatch(headers, call(**arguments), MAP)
     assert (problem is None) is ok, problem
+
+
+@pytest.mark.parametrize("text", ["\ud800", "a\udfffb", "\ude00\ud83d"])
+def test_lone_surrogates_round_trip(text):
+    # JSON may carry a lone surrogate in a tool name or URI; its mirrored header used to
+    # raise UnicodeEncodeError in the client instead of matching the body.
+    header = encode_value(text)
+    assert header.isascii() and decode_value(header) == text

@@ -168,16 +168,18 @@ def test_deep_nesting_is_refused_at_any_depth_and_the_server_keeps_serving(child
 
 def test_unencodable_answers_become_errors_and_the_connection_lives(child):
     child.initialize()
-    # A lone surrogate in a result, in an isError text, in an error message.
+    # A lone surrogate in a tool's result or isError text: an isError result saying so
+    # (the model reads it like any tool failure); in an error message: escaped.
     reply = child.call(1, "tools/call", {"name": "echo", "arguments": {"text": "a\ud800b"}})
-    assert reply["error"]["code"] == -32603 and "surrogate" in reply["error"]["message"]
+    assert reply["result"]["isError"] is True
+    assert "surrogate" in reply["result"]["content"][0]["text"]
     reply = child.call(2, "tools/call", {"name": "fail", "arguments": {"text": "\ud800"}})
-    assert reply["error"]["code"] == -32603
+    assert reply["result"]["isError"] is True
     reply = child.call(3, "tools/call", {"name": "refuse", "arguments": {"text": "x\ud800"}})
     assert reply["error"] == {"code": -32602, "message": "x\\ud800"}
     # NaN, and a log message that cannot be sent (its tool learns, and says so).
     reply = child.call(4, "tools/call", {"name": "not_a_number"})
-    assert reply["error"]["code"] == -32603
+    assert reply["result"]["isError"] is True
     reply = child.call(5, "tools/call", {"name": "say", "arguments": {"text": "\udfff"}})
     assert reply["result"]["isError"] is True
     assert "surrogate" in reply["result"]["content"][0]["text"]
