@@ -42,20 +42,6 @@ def _no_methods(inbound):
     raise MethodNotFoundError(f"Method not found: {inbound.method}")
 
 
-@pytest.fixture
-def pairs():
-    made = []
-
-    def make(*args, **kwargs):
-        pair = Pair(*args, **kwargs)
-        made.append(pair)
-        return pair
-
-    yield make
-    for pair in made:
-        pair.close()
-
-
 def test_request_response(pairs):
     p = pairs(lambda r: {"echo": r.params, "method": r.method})
     assert p.a.request("x/y", {"k": 1}) == {"echo": {"k": 1}, "method": "x/y"}

@@ -12,21 +12,7 @@ import pytest
 from mcpsync.errors import MCPError, UnencodableMessageError
 from mcpsync.protocol.jsonrpc import Request
 
-from .test_connection import WAIT, Pair
-
-
-@pytest.fixture
-def pairs():
-    made = []
-
-    def make(*args, **kwargs):
-        pair = Pair(*args, **kwargs)
-        made.append(pair)
-        return pair
-
-    yield make
-    for pair in made:
-        pair.close()
+from .test_connection import WAIT
 
 
 @pytest.mark.parametrize("result", [{"t": "\ud800"}, {"n": math.nan}, {"o": object()}])
