@@ -289,8 +289,18 @@ class Connection:
             self._write(final, related_request_id)
 
         if transport is None and current_transport() is None:
-            transport = self.transport_context
+            transport = self._context_of(related_request_id)
         self._executor.send(message, transport, terminal)
+
+    def _context_of(self, related_request_id: RequestId | None) -> TransportContext | None:
+        """The context of the inbound request a message belongs to (sent from a thread of
+        the handler's own, say), else the connection's."""
+        if related_request_id is not None:
+            with self._lock:
+                inbound = self._inflight.get(related_request_id)
+            if inbound is not None and inbound.transport is not None:
+                return inbound.transport
+        return self.transport_context
 
     def _closed_error(self, what: str, *, suffix: bool = True) -> ConnectionClosedError:
         """A fresh error for a call that can not complete: ``what: connection closed``, or

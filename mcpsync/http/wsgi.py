@@ -640,10 +640,12 @@ class McpWsgiApp:
         def run() -> None:
             out = executor.answer(inbound, lambda: stateless.serve(host, inbound))  # type: ignore[arg-type]
             inbound.done = True
-            if out is None:
-                stream.end()
-            else:
-                channel.answer(out)
+            try:
+                if out is not None:
+                    channel.answer(out)
+            finally:
+                if not stream.finished:  # no answer, or send middleware dropped it
+                    stream.end()
 
         if request.method in _THREADED and not self._inline_tool(request):
             try:
@@ -724,8 +726,8 @@ class McpWsgiApp:
         transport = self._transport(environ, headers, session.id)
         for item in items:
             if isinstance(item, Invalid):
-                if item.reply is not None:
-                    replies.append(item.reply)
+                if item.reply is not None:  # answered in this POST's body, as sent
+                    self._executor().send(item.reply, transport, replies.append)
                 continue
             if isinstance(item, Request):
                 stream = session.open_stream(item.id)

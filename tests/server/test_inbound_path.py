@@ -9,9 +9,22 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from mcpsync import Client, Server
-from mcpsync.protocol.jsonrpc import Message
+import pytest
+import requests
+
+from mcpsync import (
+    Client,
+    HandlerContext,
+    InvalidRequestError,
+    MCPError,
+    Server,
+    TransportContext,
+    current_transport,
+)
+from mcpsync.errors import INTERNAL_ERROR, INVALID_REQUEST
+from mcpsync.protocol.jsonrpc import Message, Request
 from mcpsync.protocol.versions import MODERN_VERSIONS
+from tests.http.raw import BOTH, envelope, modern_headers, post_modern
 from tests.serving import RunningServer
 
 from .traffic_server import build
@@ -141,3 +154,206 @@ def test_same_middleware_sees_the_same_traffic_on_every_transport_and_era(
         else:
             assert seen["remote"] is None and seen["agent"] is None
             assert seen["session"] is None
+
+
+# -- refusing in receive middleware, and the auth slot -------------------------------------
+
+
+def _api_key_server() -> Server:
+    """The docs' example: over HTTP, no X-Api-Key header, no service."""
+    server = Server("keyed", modern_versions=MODERN_VERSIONS, request_state_key="keyed")
+
+    def require_api_key(message: Message, next_: Any) -> None:
+        transport = current_transport()
+        if transport is not None and transport.kind == "http" and isinstance(message, Request):
+            key = transport.headers.get("X-Api-Key")
+            if key is None:
+                raise InvalidRequestError("Unauthorized: send an X-Api-Key header")
+            transport.auth = {"key": key, "from": transport.remote_addr}
+        next_(message)
+
+    server.recv_middleware.append(require_api_key)
+
+    @server.tool()
+    def whoami(ctx: HandlerContext) -> str:
+        return json.dumps(ctx.auth)
+
+    return server
+
+
+@pytest.mark.parametrize("version", [MODERN, HANDSHAKE])
+def test_receive_middleware_refuses_over_http_and_fills_the_auth_slot(version: str) -> None:
+    app = _api_key_server().wsgi_app(path="/mcp")
+    with RunningServer(app, on_stop=app.close) as running:
+        url = running.base + "/mcp"
+        if version == MODERN:
+            refused = post_modern(url, "tools/list", {})
+        else:
+            refused = requests.post(url, timeout=WAIT, headers={
+                "Content-Type": "application/json", "Accept": BOTH}, data=json.dumps({
+                    "jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {
+                        "protocolVersion": version, "capabilities": {},
+                        "clientInfo": {"name": "raw", "version": "0"}}}))
+        # An answer for that request, the middleware's error: no hang, no 500.
+        assert refused.status_code == 400
+        body = refused.json()
+        assert body["error"] == {"code": INVALID_REQUEST,
+                                 "message": "Unauthorized: send an X-Api-Key header"}
+        assert body["id"] == (1 if version == MODERN else 7)
+        with Client.http(url, protocol_version=version, timeout=WAIT,
+                         headers={"X-Api-Key": "k-1"}) as client:
+            assert json.loads(client.call_tool("whoami").text) == {"key": "k-1",
+                                                                    "from": "127.0.0.1"}
+
+
+def test_the_auth_slot_is_per_message_and_nothing_else_can_change() -> None:
+    server = _api_key_server()
+    with Client.memory(server, timeout=WAIT) as client:  # not HTTP: no key asked for
+        assert json.loads(client.call_tool("whoami").text) is None
+    transport = TransportContext("http", headers={"X-Api-Key": "k"}, session_id="s")
+    assert transport.headers["x-api-key"] == "k" and "X-API-KEY" in transport.headers
+    for name in ("kind", "headers", "remote_addr", "session_id", "can_receive_requests"):
+        with pytest.raises(AttributeError):
+            setattr(transport, name, None)
+    with pytest.raises(TypeError):
+        transport.headers["x-api-key"] = "other"  # type: ignore[index]
+    transport.auth = "someone"
+    fresh = transport.for_message(Request(1, "tools/list", {}))
+    assert fresh is not transport and fresh.auth == "someone" and fresh.session_id == "s"
+    fresh.auth = "someone else"
+    assert transport.auth == "someone"
+    stateless = transport.for_message(Request(2, "tools/list", {"_meta": envelope()}))
+    assert stateless.session_id is None and not stateless.can_receive_requests
+    assert current_transport() is None  # nothing is left bound on this thread
+
+
+def _refusing_server(seen: list[tuple[str, str, Any]]) -> Server:
+    """Refuses ``tools/call`` of ``secret`` in receive middleware; records what the send
+    middleware sees."""
+    server = build(lambda entry: None)
+
+    def refuse(message: Message, next_: Any) -> None:
+        if isinstance(message, Request) and (message.params or {}).get("name") == "secret":
+            raise MCPError("Forbidden: secret", code=-32050)
+        if isinstance(message, Request) and (message.params or {}).get("name") == "boom":
+            raise RuntimeError("a middleware bug, with a secret in its text")
+        next_(message)
+
+    def send(message: Message, next_: Any) -> None:
+        transport = current_transport()
+        seen.append((type(message).__name__, transport.kind if transport else None,
+                     getattr(message, "error", None)))
+        next_(message)
+
+    server.recv_middleware.insert(0, refuse)
+    server.send_middleware.insert(0, send)
+    return server
+
+
+@pytest.mark.parametrize("transport,version", [("memory", HANDSHAKE), ("memory", MODERN),
+                                                ("http", HANDSHAKE), ("http", MODERN)])
+def test_a_request_refused_by_middleware_is_answered_through_send_middleware(
+        transport: str, version: str) -> None:
+    seen: list[tuple[str, str, Any]] = []
+    server = _refusing_server(seen)
+    app = server.wsgi_app(path="/mcp")
+    with RunningServer(app, on_stop=app.close) as running:
+        client = (Client.memory(server, protocol_version=version, timeout=WAIT)
+                  if transport == "memory" else
+                  Client.http(running.base + "/mcp", protocol_version=version, timeout=WAIT))
+        with client:
+            with pytest.raises(MCPError) as refused:
+                client.call_tool("secret")
+            assert refused.value.code == -32050 and "Forbidden" in str(refused.value)
+            with pytest.raises(MCPError) as failed:
+                client.call_tool("boom")
+            assert failed.value.code == INTERNAL_ERROR and "secret" not in str(failed.value)
+            assert client.call_tool("work", {"steps": 1}).text  # the session lives on
+    errors = [error for name, kind, error in seen if name == "ErrorResponse"]
+    assert errors == [{"code": -32050, "message": "Forbidden: secret"},
+                      {"code": INTERNAL_ERROR, "message": "Internal error"}]
+    assert {kind for _, kind, _ in seen} == {transport}
+
+
+def test_a_2026_07_28_notification_posted_over_http_runs_through_recv_middleware() -> None:
+    seen: list[tuple[str, Any, Any]] = []
+    server = Server("notes", modern_versions=MODERN_VERSIONS, request_state_key="notes")
+
+    def recv(message: Message, next_: Any) -> None:
+        transport = current_transport()
+        assert transport is not None
+        seen.append((getattr(message, "method", None), transport.session_id,
+                     transport.can_receive_requests))
+        next_(message)
+
+    server.recv_middleware.append(recv)
+    app = server.wsgi_app(path="/mcp")
+    with RunningServer(app, on_stop=app.close) as running:
+        note = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 5, "_meta": envelope()}}
+        answer = requests.post(running.base + "/mcp", data=json.dumps(note), timeout=WAIT,
+                               headers=modern_headers("notifications/cancelled"))
+    assert answer.status_code == 202
+    assert seen == [("notifications/cancelled", None, False)]
+
+
+@pytest.mark.parametrize("stack", ["recv", "send"])
+def test_a_2026_07_28_request_dropped_by_middleware_is_answered_at_once_over_http(
+        stack: str) -> None:
+    server = Server("drops", modern_versions=MODERN_VERSIONS, request_state_key="drops")
+    # Drops everything: the request (nothing runs), or its answer (there is no other).
+    getattr(server, f"{stack}_middleware").append(lambda message, next_: None)
+    app = server.wsgi_app(path="/mcp", keepalive_interval=60.0)
+    with RunningServer(app, on_stop=app.close) as running:
+        answer = post_modern(running.base + "/mcp", "tools/list", {},
+                             headers={"Accept": "application/json"})
+    assert answer.status_code == 503
+    assert answer.json()["error"]["code"] == INTERNAL_ERROR
+
+
+def test_messages_sent_from_a_handlers_own_thread_carry_its_requests_context() -> None:
+    agents: list[tuple[str, Any]] = []
+    server = Server("threads", request_state_key="threads")
+
+    def send(message: Message, next_: Any) -> None:
+        transport = current_transport()
+        agents.append((getattr(message, "method", "answer"),
+                       transport.headers.get("User-Agent") if transport else None))
+        next_(message)
+
+    server.send_middleware.append(send)
+
+    @server.tool()
+    def helper(ctx: HandlerContext) -> str:
+        worker = threading.Thread(target=lambda: ctx.progress(1, 1), name="test-helper")
+        worker.start()
+        worker.join(WAIT)
+        return "done"
+
+    app = server.wsgi_app(path="/mcp")
+    with RunningServer(app, on_stop=app.close) as running, Client.http(
+            running.base + "/mcp", protocol_version=HANDSHAKE, timeout=WAIT,
+            headers={"User-Agent": "threads-test"}) as client:
+        assert client.call_tool("helper", on_progress=lambda p: None).text == "done"
+    assert ("notifications/progress", "threads-test") in agents
+
+
+def test_the_transport_context_example_in_the_docs_runs() -> None:
+    text = (ROOT / "docs" / "server.md").read_text(encoding="utf-8")
+    section = text.split("## Transport context", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {"__name__": "docs_example"}
+    exec(compile(code, "docs/server.md", "exec"), namespace)
+    app = namespace["server"].wsgi_app(path="/mcp")
+    with RunningServer(app, on_stop=app.close) as running:
+        url = running.base + "/mcp"
+        for version in (MODERN, HANDSHAKE):
+            with Client.http(url, protocol_version=version, timeout=WAIT,
+                             headers={"X-Api-Key": "k-1"}) as client:
+                assert client.call_tool("whoami").text == "alice via http"
+        refused = post_modern(url, "tools/call", {"name": "whoami", "arguments": {}},
+                              headers={"X-Api-Key": "wrong"})
+        assert refused.status_code == 400
+        assert refused.json()["error"]["code"] == INVALID_REQUEST
+    with Client.memory(namespace["server"], timeout=WAIT) as client:
+        assert client.call_tool("whoami").text == "None via memory"
