@@ -357,3 +357,42 @@ def test_the_transport_context_example_in_the_docs_runs() -> None:
         assert refused.json()["error"]["code"] == INVALID_REQUEST
     with Client.memory(namespace["server"], timeout=WAIT) as client:
         assert client.call_tool("whoami").text == "None via memory"
+
+
+@pytest.mark.parametrize("transport", ["memory", "http"])
+def test_listen_notifications_go_through_send_middleware_with_the_listens_context(
+        transport: str) -> None:
+    sent: list[tuple[str, Any, Any]] = []
+    lock = threading.Lock()
+    server = Server("listens", modern_versions=MODERN_VERSIONS, request_state_key="listens")
+
+    def send(message: Message, next_: Any) -> None:
+        seen = current_transport()
+        with lock:
+            sent.append((getattr(message, "method", "answer"), seen and seen.kind,
+                         seen and seen.can_receive_requests))
+        next_(message)
+
+    server.send_middleware.append(send)
+
+    @server.resource("notes://{name}")
+    def note(name: str) -> str:
+        return name
+
+    updated = threading.Event()
+    app = server.wsgi_app(path="/mcp")
+    with RunningServer(app, on_stop=app.close) as running:
+        client = (Client.http(running.base + "/mcp", protocol_version=MODERN, timeout=WAIT)
+                  if transport == "http" else
+                  Client.memory(server, protocol_version=MODERN, timeout=WAIT))
+        with client:
+            subscription = client.listen(resource_uris=["notes://a"], timeout=WAIT,
+                                         on_notification=lambda note: updated.set())
+            # From this thread, not the listen's handler thread: still the listen's context.
+            server.notify_resource_updated("notes://a")
+            assert updated.wait(WAIT)
+            subscription.close()
+    kind = "http" if transport == "http" else "memory"
+    with lock:
+        updates = [entry for entry in sent if entry[0] == "notifications/resources/updated"]
+    assert updates == [("notifications/resources/updated", kind, False)]
