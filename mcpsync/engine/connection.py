@@ -14,7 +14,11 @@ Anatomy (both directions use the same machinery):
   memory (answers queued behind them for ordering are never dropped);
 * outbound **requests** wait on a :class:`~concurrent.futures.Future` in the
   :class:`~mcpsync.engine.pending.PendingTable`, always with a deadline;
-* writes are serialized by one write lock held only around ``transport.send``.
+* writes are serialized by one write lock held only around ``transport.send``;
+* what happens to a message between the transport and the handler (receive middleware,
+  the handler call, the one exception→wire mapping, send middleware, each with the
+  message's :class:`~mcpsync.dispatch.transport.TransportContext` bound) is
+  :class:`~mcpsync.dispatch.inbound.InboundExecutor`'s, shared with the HTTP app.
 
 :class:`Connection` is thread-safe: any thread may call :meth:`request`, :meth:`notify` and
 :meth:`close` at any time.
@@ -35,7 +39,7 @@ from typing import Any
 from ..dispatch.inbound import InboundExecutor
 from ..dispatch.inbound import Middleware as Middleware  # where server and client import it
 from ..dispatch.inbound import compose as compose  # the engine's name for it, kept
-from ..dispatch.transport import TransportContext, current_transport
+from ..dispatch.transport import TransportContext, bound, current_transport
 from ..errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -604,7 +608,13 @@ class Connection:
             return
         if self._on_notification is not None:
             handler = self._on_notification
-            self._enqueue(lambda: handler(message), message)
+            context = current_transport()  # the message's, bound by the receive path
+
+            def job() -> None:
+                with bound(context):
+                    handler(message)
+
+            self._enqueue(job, message)
 
     def _enqueue(self, job: Callable[[], None], message: Notification) -> None:
         size = len(encode(message))

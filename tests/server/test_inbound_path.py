@@ -396,3 +396,23 @@ def test_listen_notifications_go_through_send_middleware_with_the_listens_contex
     with lock:
         updates = [entry for entry in sent if entry[0] == "notifications/resources/updated"]
     assert updates == [("notifications/resources/updated", kind, False)]
+
+
+def test_notification_handlers_see_the_notifications_transport_context() -> None:
+    seen: list[Any] = []
+    done = threading.Event()
+    server = Server("notes", request_state_key="notes")
+
+    @server.notification_handler("notifications/roots/list_changed")
+    def changed(session: Any, params: dict[str, Any]) -> None:
+        transport = current_transport()
+        seen.append(transport and (transport.kind, transport.headers.get("User-Agent")))
+        done.set()
+
+    app = server.wsgi_app(path="/mcp")
+    with RunningServer(app, on_stop=app.close) as running, Client.http(
+            running.base + "/mcp", protocol_version=HANDSHAKE, timeout=WAIT,
+            headers={"User-Agent": "notes-test"}, roots=[]) as client:
+        client.set_roots([])
+        assert done.wait(WAIT)
+    assert seen == [("http", "notes-test")]
