@@ -19,6 +19,7 @@ from ._version import __version__
 from .client import Client
 from .client.host import HostRequest
 from .dispatch.context import DetachedContext, HandlerContext, SessionInfo
+from .dispatch.transport import TransportContext, current_transport
 from .errors import (
     ConnectionClosedError,
     ContextClosedError,
@@ -128,10 +129,12 @@ __all__ = [
     "TextResourceContents",
     "Tool",
     "ToolAnnotations",
+    "TransportContext",
     "TransportError",
     "TransportTimeoutError",
     "UnencodableMessageError",
     "UnsafePathError",
     "__version__",
+    "current_transport",
     "safe_join",
 ]

@@ -27,6 +27,7 @@ from ..errors import (
 )
 from ..protocol import levels
 from ..protocol.jsonrpc import RequestId
+from .transport import TransportContext
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -122,6 +123,11 @@ class HandlerContext:
     def __init__(self, inbound: InboundRequest, session: SessionHandle) -> None:
         self._inbound = inbound
         self._session = session
+        given = getattr(inbound, "transport", None)
+        #: What the transport knows of the peer: its kind, HTTP headers, remote address,
+        #: session id, whether it can be sent requests, and the ``auth`` slot.
+        self.transport: TransportContext = (
+            given if isinstance(given, TransportContext) else TransportContext("memory"))
         meta = inbound.params.get("_meta")
         self.meta: dict[str, Any] = meta if isinstance(meta, dict) else {}
         self._last_progress: float | None = None
@@ -146,6 +152,12 @@ class HandlerContext:
     def session(self) -> SessionInfo:
         """The peer's negotiated version, capabilities and identity."""
         return self._session.info
+
+    @property
+    def auth(self) -> Any:
+        """The authenticated principal an auth layer stored in ``ctx.transport.auth``
+        (``None`` when none did)."""
+        return self.transport.auth
 
     @property
     def cancelled(self) -> threading.Event:
@@ -379,6 +391,8 @@ class DetachedContext:
     def __init__(self, origin: HandlerContext) -> None:
         self._origin = origin
         self._session = origin._session
+        #: The transport context of the request it was cut from.
+        self.transport = origin.transport
         self.request_id = origin.request_id
         self.method = origin.method
 

@@ -14,7 +14,11 @@ Anatomy (both directions use the same machinery):
   memory (answers queued behind them for ordering are never dropped);
 * outbound **requests** wait on a :class:`~concurrent.futures.Future` in the
   :class:`~mcpsync.engine.pending.PendingTable`, always with a deadline;
-* writes are serialized by one write lock held only around ``transport.send``.
+* writes are serialized by one write lock held only around ``transport.send``;
+* what happens to a message between the transport and the handler (receive middleware,
+  the handler call, the one exception→wire mapping, send middleware, each with the
+  message's :class:`~mcpsync.dispatch.transport.TransportContext` bound) is
+  :class:`~mcpsync.dispatch.inbound.InboundExecutor`'s, shared with the HTTP app.
 
 :class:`Connection` is thread-safe: any thread may call :meth:`request`, :meth:`notify` and
 :meth:`close` at any time.
@@ -32,6 +36,10 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
+from ..dispatch.inbound import InboundExecutor
+from ..dispatch.inbound import Middleware as Middleware  # where server and client import it
+from ..dispatch.inbound import compose as compose  # the engine's name for it, kept
+from ..dispatch.transport import TransportContext, bound, current_transport
 from ..errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -60,10 +68,6 @@ from .pending import Pending, PendingTable
 from .pool import PoolFullError, WorkerPool
 
 logger = logging.getLogger("mcpsync.engine")
-
-#: A middleware: receives a message and the rest of the chain. Call ``next_(message)`` to
-#: pass it on (possibly a changed message); return without calling it to drop the message.
-Middleware = Callable[[Message, Callable[[Message], None]], None]
 
 DEFAULT_TIMEOUT = 60.0
 #: Inbound notifications waiting for the notification thread, at most (count and bytes).
@@ -112,18 +116,21 @@ class InboundRequest:
 
     ``cancelled`` is set when the peer cancels it, the connection ends or the server
     shuts down. ``done`` becomes true just before the response is written: anything that
-    would belong to the request after that point must fail loudly.
+    would belong to the request after that point must fail loudly. ``transport``: what the
+    transport knew of the peer when the request arrived (``None`` on a client).
     """
 
-    __slots__ = ("cancelled", "connection", "done", "id", "method", "params")
+    __slots__ = ("cancelled", "connection", "done", "id", "method", "params", "transport")
 
     def __init__(
-        self, connection: Connection, request_id: RequestId, method: str, params: dict[str, Any]
+        self, connection: Connection, request_id: RequestId, method: str, params: dict[str, Any],
+        transport: TransportContext | None = None,
     ) -> None:
         self.connection = connection
         self.id = request_id
         self.method = method
         self.params = params
+        self.transport = transport
         self.cancelled = CancelEvent()
         self.done = False
 
@@ -131,23 +138,6 @@ class InboundRequest:
 RequestHandler = Callable[[InboundRequest], dict[str, Any]]
 NotificationHandler = Callable[[Notification], None]
 ProgressCallback = Callable[[dict[str, Any]], None]
-
-
-def compose(chain: Sequence[Middleware], terminal: Callable[[Message], None]) -> Callable[
-    [Message], None
-]:
-    """Build the onion: ``chain[0]`` is outermost, ``terminal`` the innermost step."""
-    handler = terminal
-    for middleware in reversed(chain):
-        handler = _bind(middleware, handler)
-    return handler
-
-
-def _bind(middleware: Middleware, next_: Callable[[Message], None]) -> Callable[[Message], None]:
-    def step(message: Message) -> None:
-        middleware(message, next_)
-
-    return step
 
 
 class Connection:
@@ -172,8 +162,12 @@ class Connection:
         push: bool = False,
         max_queued_notifications: int = DEFAULT_MAX_QUEUED_NOTIFICATIONS,
         max_queued_notification_bytes: int = DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
+        transport_context: TransportContext | None = None,
     ) -> None:
         self.transport = transport
+        #: What every inbound message's TransportContext starts from (``None``: a client's
+        #: connection, whose middleware and handlers see none).
+        self.transport_context = transport_context
         self.name = name
         self.default_timeout = default_timeout
         self.drain_timeout = drain_timeout
@@ -181,8 +175,7 @@ class Connection:
         self._on_notification = on_notification
         self._on_closed = on_closed
         self._on_closing = on_closing
-        self._send_middleware = tuple(send_middleware)
-        self._recv = compose(recv_middleware, self._route)
+        self._executor = InboundExecutor(recv_middleware, send_middleware, name=name)
         # A given pool is shared (an HTTP app's sessions): this connection neither sizes
         # nor shuts it down. ``push``: no reader thread, the owner calls :meth:`deliver`.
         self._owns_pool = pool is None
@@ -288,15 +281,30 @@ class Connection:
 
     # -- sending -----------------------------------------------------------------------
 
-    def _send(self, message: Message, related_request_id: RequestId | None = None) -> None:
-        if not self._send_middleware:
+    def _send(self, message: Message, related_request_id: RequestId | None = None,
+              transport: TransportContext | None = None) -> None:
+        """Send through the send middleware, ``transport`` bound for it (else the one of
+        the request this thread serves, else the connection's own)."""
+        if not self._executor.has_send_middleware:
             self._write(message, related_request_id)
             return
 
         def terminal(final: Message) -> None:
             self._write(final, related_request_id)
 
-        compose(self._send_middleware, terminal)(message)
+        if transport is None and current_transport() is None:
+            transport = self._context_of(related_request_id)
+        self._executor.send(message, transport, terminal)
+
+    def _context_of(self, related_request_id: RequestId | None) -> TransportContext | None:
+        """The context of the inbound request a message belongs to (sent from a thread of
+        the handler's own, say), else the connection's."""
+        if related_request_id is not None:
+            with self._lock:
+                inbound = self._inflight.get(related_request_id)
+            if inbound is not None and inbound.transport is not None:
+                return inbound.transport
+        return self.transport_context
 
     def _closed_error(self, what: str, *, suffix: bool = True) -> ConnectionClosedError:
         """A fresh error for a call that can not complete: ``what: connection closed``, or
@@ -466,35 +474,41 @@ class Connection:
         finally:
             self._shutdown(reason, drain=self.drain_timeout)
 
-    def deliver(self, item: Received | None) -> None:
+    def deliver(self, item: Received | None, transport: TransportContext | None = None) -> None:
         """Push mode: route one message its owner received on a thread of its own (an HTTP
-        request's), as the reader thread would; ``None`` is the end of input."""
+        request's), as the reader thread would; ``None`` is the end of input. ``transport``:
+        what the owner knows of the peer that sent it (the HTTP request's headers), in
+        place of the connection's own context."""
         if item is None:
             self._shutdown("peer closed the connection", drain=self.drain_timeout)
             return
-        if not self._take(item):
+        if not self._take(item, transport):
             self._shutdown("connection closed", drain=0.0)
 
-    def _take(self, item: Received) -> bool:
+    def _take(self, item: Received, transport: TransportContext | None = None) -> bool:
         """Route one received item, from the reader thread or :meth:`deliver`; ``False``
         when the connection turned out to be closed."""
+        base = transport if transport is not None else self.transport_context
         if isinstance(item, Invalid):
-            self._reject(item)
+            self._reject(item, base)
             return True
         if isinstance(item, CallFailed):
             entry = self._pending.pop(item.request_id)
             if entry is not None:  # else: timed out or cancelled meanwhile
                 _fail(entry, item.error)
             return True
+        # Each message gets its own context: an auth layer fills its slot for it alone.
+        context = base.for_message(item) if base is not None else None
         try:
-            self._recv(item)
+            self._executor.receive(item, context, lambda message: self._route(message, context),
+                                   lambda answer: self._send(answer, None, context))
         except ConnectionClosedError:
             return False
         except Exception:
             logger.exception("%s: failed to route %r", self.name, item)
         return True
 
-    def _reject(self, item: Invalid) -> None:
+    def _reject(self, item: Invalid, transport: TransportContext | None) -> None:
         logger.debug("%s: invalid message: %s", self.name, item.reason)
         if item.answer_to is not None:
             entry = self._pending.pop(item.answer_to)
@@ -503,13 +517,13 @@ class Connection:
                                             f"{item.reason}"))
         if item.reply is not None:
             try:
-                self._send(item.reply)
+                self._send(item.reply, None, transport)
             except ConnectionClosedError:
                 pass
 
-    def _route(self, message: Message) -> None:
+    def _route(self, message: Message, transport: TransportContext | None) -> None:
         if isinstance(message, Request):
-            self._accept_request(message)
+            self._accept_request(message, transport)
         elif isinstance(message, Notification):
             self._accept_notification(message)
         else:
@@ -530,15 +544,16 @@ class Connection:
         else:
             _resolve(entry, message)
 
-    def _accept_request(self, message: Request) -> None:
-        inbound = InboundRequest(self, message.id, message.method, message.params or {})
+    def _accept_request(self, message: Request, transport: TransportContext | None) -> None:
+        inbound = InboundRequest(self, message.id, message.method, message.params or {},
+                                 transport)
         with self._lock:
             fresh = self._inflight.begin(message.id, inbound)
         if not fresh:
             self._send(ErrorResponse(message.id, {
                 "code": INVALID_REQUEST,
                 "message": f"Invalid request: id {message.id!r} is already in flight",
-            }))
+            }), None, transport)
             return
         try:
             self._pool.submit(lambda: self._handle(inbound))
@@ -547,25 +562,13 @@ class Connection:
                 self._inflight.finish(message.id)
             text = f"Server busy: {exc}" if isinstance(exc, PoolFullError) else (
                 "Connection is shutting down")
-            self._send(ErrorResponse(message.id, {"code": INTERNAL_ERROR, "message": text}))
+            self._send(ErrorResponse(message.id, {"code": INTERNAL_ERROR, "message": text}),
+                       None, transport)
 
     def _handle(self, inbound: InboundRequest) -> None:
         response: Message | None = None
         if not inbound.cancelled.is_set():
-            try:
-                result = self._on_request(inbound)
-                response = Response(inbound.id, result)
-            except RequestCancelledError as exc:
-                # No answer for a cancelled request; but a handler that merely let a
-                # cancelled child call's error escape still owes its caller an answer.
-                response = None if inbound.cancelled.is_set() else ErrorResponse(
-                    inbound.id, {"code": INTERNAL_ERROR, "message": f"Internal error: {exc}"})
-            except MCPError as exc:
-                response = ErrorResponse(inbound.id, exc.to_wire())
-            except Exception:
-                logger.exception("%s: handler for %s failed", self.name, inbound.method)
-                response = ErrorResponse(inbound.id, {
-                    "code": INTERNAL_ERROR, "message": "Internal error"})
+            response = self._executor.answer(inbound, lambda: self._on_request(inbound))
         inbound.done = True
         with self._lock:
             # The id is free again (the peer may reuse it once answered), but the drain
@@ -578,7 +581,7 @@ class Connection:
             if response is not None and not inbound.cancelled.is_set():
                 try:
                     # An answer that cannot be encoded becomes an encodable error in _write.
-                    self._send(response, inbound.id)
+                    self._send(response, inbound.id, inbound.transport)
                 except ConnectionClosedError:
                     pass
         finally:
@@ -605,7 +608,13 @@ class Connection:
             return
         if self._on_notification is not None:
             handler = self._on_notification
-            self._enqueue(lambda: handler(message), message)
+            context = current_transport()  # the message's, bound by the receive path
+
+            def job() -> None:
+                with bound(context):
+                    handler(message)
+
+            self._enqueue(job, message)
 
     def _enqueue(self, job: Callable[[], None], message: Notification) -> None:
         try:

@@ -25,6 +25,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING
 
+from ..dispatch.transport import TransportContext
 from ..engine.pool import WorkerPool
 from ..errors import ConnectionClosedError
 from ..protocol import jsonrpc
@@ -59,9 +60,14 @@ class SessionTransport:
         self._ended = threading.Event()
         self._closed = False
 
-    def feed(self, item: Received) -> None:
+    def feed(self, item: Received, transport: TransportContext | None = None) -> None:
         if not self._closed:
-            self._session.server_session.connection.deliver(item)
+            self._session.server_session.connection.deliver(item, transport)
+
+    def transport_context(self) -> TransportContext:
+        """The context of what the session sends on its own (no HTTP request behind it):
+        its messages carry the context of the POST that brought them instead."""
+        return TransportContext("http", session_id=self._session.id)
 
     def receive(self) -> Received | None:
         self._ended.wait()  # never called in push mode; a pull would only see the end
@@ -158,9 +164,10 @@ class HttpSession:
                 self._keys.add(key)
         return stream
 
-    def feed(self, message: Received) -> None:
+    def feed(self, message: Received, transport: TransportContext | None = None) -> None:
+        """Route ``message`` on this thread; ``transport``: the POST's context."""
         self.touch()
-        self.transport.feed(message)
+        self.transport.feed(message, transport)
 
     def stream_by_key(self, key: str) -> ResponseStream | None:
         with self._lock:

@@ -32,6 +32,8 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
+from ..dispatch.inbound import InboundExecutor
+from ..dispatch.transport import Headers, TransportContext
 from ..engine.connection import InboundRequest
 from ..engine.pool import PoolFullError, WorkerPool
 from ..errors import (
@@ -44,9 +46,7 @@ from ..errors import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
     ConnectionClosedError,
-    MCPError,
     ProtocolStateError,
-    RequestCancelledError,
 )
 from ..protocol import envelope, jsonrpc
 from ..protocol import sse as sse_codec
@@ -85,17 +85,27 @@ _DEFAULT_STORE: Final = object()
 
 
 class _RequestChannel:
-    """The "connection" a 2026-07-28 handler sees on HTTP: notifications go to its own
-    response stream; it can send no requests."""
+    """The "connection" a 2026-07-28 handler sees on HTTP: notifications go, through the
+    send middleware, to its own response stream; it can send no requests."""
 
-    def __init__(self, stream: ResponseStream) -> None:
+    def __init__(self, stream: ResponseStream, executor: InboundExecutor,
+                 transport: TransportContext) -> None:
         self._stream = stream
+        self._executor = executor
+        self._transport = transport
 
     def notify(self, method: str, params: dict[str, Any] | None = None, **_: Any) -> None:
         if self._stream.consumer_gone.is_set():
             raise ConnectionClosedError(f"cannot send {method}: the client closed the stream")
-        message = Notification(method, params)
-        jsonrpc.encode(message)  # raises UnencodableMessageError here, to the sender
+        self._executor.send(Notification(method, params), self._transport, self._write)
+
+    def answer(self, message: Message) -> None:
+        """The request's answer, through the send middleware, onto its stream."""
+        self._executor.send(message, self._transport, self._stream.put)
+
+    def _write(self, message: Message) -> None:
+        if isinstance(message, Notification):
+            jsonrpc.encode(message)  # raises UnencodableMessageError here, to the sender
         self._stream.put(message)
 
     def request(self, method: str, params: dict[str, Any] | None = None,
@@ -106,9 +116,10 @@ class _RequestChannel:
 class _RequestHost:
     """The session a stateless request is served in: the server and the request's stream."""
 
-    def __init__(self, server: Server, stream: ResponseStream) -> None:
+    def __init__(self, server: Server, channel: _RequestChannel,
+                 stream: ResponseStream) -> None:
         self.server = server
-        self.connection = _RequestChannel(stream)
+        self.connection = channel
         self.ended = stream.consumer_gone
 
 
@@ -282,6 +293,8 @@ class McpWsgiApp:
                    for key, value in environ.items() if key.startswith("HTTP_")}
         if "CONTENT_TYPE" in environ:
             headers["content-type"] = environ["CONTENT_TYPE"]
+        if "CONTENT_LENGTH" in environ:
+            headers["content-length"] = environ["CONTENT_LENGTH"]
         host = headers.get("host") or environ.get("SERVER_NAME")
         if not self.policy.host_allowed(host):
             return self._plain_error(start_response, "403 Forbidden", INVALID_REQUEST,
@@ -321,6 +334,23 @@ class McpWsgiApp:
         except _HttpError as exc:
             return self._plain_error(start_response, exc.status, exc.code, exc.message,
                                      exc.msg_id, exc.data)
+
+    # -- the inbound path ----------------------------------------------------------------
+
+    def _executor(self) -> InboundExecutor:
+        """The server's middleware as it is now (like a session, a request takes a copy)."""
+        return InboundExecutor(self.server.recv_middleware, self.server.send_middleware,
+                               name="mcpsync-http")
+
+    @staticmethod
+    def _transport(environ: Environ, headers: dict[str, str], session_id: str | None,
+                   ) -> TransportContext:
+        """The TransportContext of the messages of one HTTP request: a handshake-era
+        session's (``session_id``) can be sent requests, a 2026-07-28 one's can not."""
+        remote = environ.get("REMOTE_ADDR")
+        return TransportContext("http", headers=Headers(headers),
+                                remote_addr=remote if isinstance(remote, str) else None,
+                                session_id=session_id, can_receive_requests=session_id is not None)
 
     # -- responses -----------------------------------------------------------------------
 
@@ -516,9 +546,12 @@ class McpWsgiApp:
         if not batch and isinstance(first, (Request, Notification)) and self._is_modern(
                 first, headers):
             if isinstance(first, Notification):
+                # Nothing to route it to without a session, but middleware sees it.
+                transport = self._transport(environ, headers, None)
+                self._executor().receive(first, transport, lambda _: None, lambda _: None)
                 start_response("202 Accepted", [("Content-Length", "0")])
                 return [b""]
-            return self._modern(first, headers, start_response)
+            return self._modern(first, environ, headers, start_response)
         if not self.legacy_sessions:
             raise _HttpError("400 Bad Request", INVALID_PARAMS,
                              "Invalid params: this server speaks 2026-07-28 only; put "
@@ -529,9 +562,9 @@ class McpWsgiApp:
             if session is None:
                 raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found",
                                  getattr(first, "id", None))
-            return self._legacy_post(session, items, batch, headers, start_response)
+            return self._legacy_post(session, items, batch, environ, headers, start_response)
         if not batch and isinstance(first, Request) and first.method == "initialize":
-            return self._initialize(first, start_response)
+            return self._initialize(first, environ, headers, start_response)
         if batch and any(isinstance(i, Request) and i.method == "initialize" for i in items):
             raise _HttpError("400 Bad Request", INVALID_REQUEST,
                              "Invalid request: initialize cannot be batched")
@@ -551,7 +584,7 @@ class McpWsgiApp:
 
     # -- 2026-07-28 ----------------------------------------------------------------------
 
-    def _modern(self, message: Request, headers: dict[str, str],
+    def _modern(self, message: Request, environ: Environ, headers: dict[str, str],
                 start_response: StartResponse) -> Iterable[bytes]:
         params = message.params or {}
         meta = params.get("_meta")
@@ -576,19 +609,51 @@ class McpWsgiApp:
             raise _HttpError("400 Bad Request", HEADER_MISMATCH, f"Header mismatch: {problem}",
                              message.id)
         stream = ResponseStream(final_id=message.id)
-        host = _RequestHost(self.server, stream)
-        inbound = InboundRequest(host.connection, message.id, message.method,  # type: ignore[arg-type]
-                                 params)
+        executor = self._executor()
+        transport = self._transport(environ, headers, None)
+        channel = _RequestChannel(stream, executor, transport)
+        accepted: list[Request] = []
+        refused: list[Message] = []
+
+        def route(passed: Message) -> None:
+            if isinstance(passed, Request):
+                accepted.append(passed)
+
+        def reply(answer: Message) -> None:
+            refused.append(answer)
+            channel.answer(answer)
+
+        # The same path as every other transport's: receive middleware on this thread
+        # (the engine's reader runs it on its own), the handler on the pool.
+        executor.receive(message, transport, route, reply)
+        if not accepted:
+            if not refused:
+                raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
+                                 "The server dropped the request without an answer",
+                                 message.id)
+            return self._answer(start_response, stream, headers, stream.detach,
+                                statuses=_MODERN_STATUS)
+        request = accepted[0]
+        inbound = InboundRequest(channel, request.id, request.method,  # type: ignore[arg-type]
+                                 request.params or {}, transport)
+        host = _RequestHost(self.server, channel, stream)
 
         def run() -> None:
-            self._run_modern(host, inbound, stream)
+            out = executor.answer(inbound, lambda: stateless.serve(host, inbound))  # type: ignore[arg-type]
+            inbound.done = True
+            try:
+                if out is not None:
+                    channel.answer(out)
+            finally:
+                if not stream.finished:  # no answer, or send middleware dropped it
+                    stream.end()
 
-        if message.method in _THREADED and not self._inline_tool(message):
+        if request.method in _THREADED and not self._inline_tool(request):
             try:
                 self._pool.submit(run)
             except (PoolFullError, RuntimeError) as exc:
                 raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
-                                 f"Server busy: {exc}", message.id) from None
+                                 f"Server busy: {exc}", request.id) from None
         else:
             run()
 
@@ -598,25 +663,6 @@ class McpWsgiApp:
                 inbound.cancelled.set()  # closing a 2026-07-28 stream cancels the request
 
         return self._answer(start_response, stream, headers, on_close, statuses=_MODERN_STATUS)
-
-    def _run_modern(self, host: _RequestHost, inbound: InboundRequest,
-                    stream: ResponseStream) -> None:
-        out: Message | None
-        try:
-            out = Response(inbound.id, stateless.serve(host, inbound))  # type: ignore[arg-type]
-        except RequestCancelledError as exc:
-            out = None if inbound.cancelled.is_set() else ErrorResponse(
-                inbound.id, {"code": INTERNAL_ERROR, "message": f"Internal error: {exc}"})
-        except MCPError as exc:
-            out = ErrorResponse(inbound.id, exc.to_wire())
-        except Exception:
-            logger.exception("handler for %s failed", inbound.method)
-            out = ErrorResponse(inbound.id, {"code": INTERNAL_ERROR, "message": "Internal error"})
-        inbound.done = True
-        if out is None:
-            stream.end()
-        else:
-            stream.put(out)
 
     def _tool_headers(self, message: Request) -> dict[str, tuple[str, ...]] | None:
         if message.method != "tools/call":
@@ -641,7 +687,8 @@ class McpWsgiApp:
 
     # -- handshake era -------------------------------------------------------------------
 
-    def _initialize(self, message: Request, start_response: StartResponse) -> Iterable[bytes]:
+    def _initialize(self, message: Request, environ: Environ, headers: dict[str, str],
+                    start_response: StartResponse) -> Iterable[bytes]:
         session = self.sessions.create()
         if session is None:
             raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
@@ -649,7 +696,7 @@ class McpWsgiApp:
         stream = session.open_stream(message.id)
         assert stream is not None
         stream.attach()
-        session.feed(message)
+        session.feed(message, self._transport(environ, headers, session.id))
         final = self._final_only(stream)
         stream.detach()
         stream.delivered = final is not None
@@ -665,7 +712,8 @@ class McpWsgiApp:
                           [("Mcp-Session-Id", session.id)])
 
     def _legacy_post(self, session: HttpSession, items: list[Message | Invalid], batch: bool,
-                     headers: dict[str, str], start_response: StartResponse) -> Iterable[bytes]:
+                     environ: Environ, headers: dict[str, str],
+                     start_response: StartResponse) -> Iterable[bytes]:
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in self.server.legacy_versions:
             raise _HttpError("400 Bad Request", INVALID_REQUEST,
@@ -676,10 +724,11 @@ class McpWsgiApp:
                              "Invalid request: batches are only allowed in 2025-03-26")
         replies: list[Message] = []
         streams: list[ResponseStream] = []
+        transport = self._transport(environ, headers, session.id)
         for item in items:
             if isinstance(item, Invalid):
-                if item.reply is not None:
-                    replies.append(item.reply)
+                if item.reply is not None:  # answered in this POST's body, as sent
+                    self._executor().send(item.reply, transport, replies.append)
                 continue
             if isinstance(item, Request):
                 stream = session.open_stream(item.id)
@@ -690,7 +739,7 @@ class McpWsgiApp:
                     continue
                 stream.attach()
                 streams.append(stream)
-            session.feed(item)
+            session.feed(item, transport)
         if not streams and not replies:
             start_response("202 Accepted", [("Content-Length", "0")])
             return [b""]
@@ -834,12 +883,11 @@ class McpWsgiApp:
         if session is None or not session.legacy_sse:
             raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
         body = self._read_body(environ)
+        transport = self._transport(environ, headers, session.id)
         for item in jsonrpc.decode(body):
-            if isinstance(item, Invalid):
-                if item.reply is not None:
-                    session.transport.send(item.reply)
-                continue
-            session.feed(item)
+            # An unreadable message too: the engine sends its error reply, through the
+            # send middleware, on the stream (as on every other transport).
+            session.feed(item, transport)
         start_response("202 Accepted", [("Content-Type", "text/plain"),
                                         ("Content-Length", "8")])
         return [b"Accepted"]

@@ -14,6 +14,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..dispatch.context import HandlerContext, SessionInfo
+from ..dispatch.transport import TransportContext
 from ..engine.connection import Connection, InboundRequest
 from ..engine.pool import WorkerPool
 from ..errors import (
@@ -69,6 +70,7 @@ class ServerSession:
             on_closing=self._on_closing,
             pool=pool,
             push=push,
+            transport_context=transport_context(transport),
         )
 
     # -- SessionHandle -------------------------------------------------------------------
@@ -239,4 +241,17 @@ class ServerSession:
         self._log_level = level
 
 
-__all__ = ["LEGACY_VERSIONS", "ServerSession"]
+def transport_context(transport: Transport) -> TransportContext:
+    """The context a session's messages start from: the transport's own when it offers
+    one (``transport_context()``: an HTTP session), else by the kind of transport."""
+    own = getattr(transport, "transport_context", None)
+    if callable(own):
+        context = own()
+        if isinstance(context, TransportContext):
+            return context
+    from ..transports.memory import MemoryTransport
+
+    return TransportContext("memory" if isinstance(transport, MemoryTransport) else "stdio")
+
+
+__all__ = ["LEGACY_VERSIONS", "ServerSession", "transport_context"]

@@ -1,0 +1,156 @@
+"""The one inbound path: how every message a peer sends is taken in and answered.
+
+The engine (stdio, memory, handshake-era HTTP sessions) and the HTTP app's 2026-07-28
+requests both go through an :class:`InboundExecutor`, so what a middleware sees and what a
+handler's exception becomes on the wire can not differ between transports or eras::
+
+    request scope      the message's TransportContext is bound (current_transport())
+      recv middleware  the onion of (message, next_); the innermost step routes it
+        handler        on a handler thread (the caller picks it), scope still bound
+      exception→wire   the one mapping: MCPError → its error, cancelled → no answer,
+                       anything else → -32603 "Internal error" (logged, never sent)
+    send middleware    every answer and every message sent on the request's behalf
+
+The executor holds no threads and no locks (threads belong to the engine and the WSGI
+server); it is a pair of frozen middleware chains and the rules above.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from ..errors import (
+    INTERNAL_ERROR,
+    ConnectionClosedError,
+    MCPError,
+    RequestCancelledError,
+)
+from ..protocol.jsonrpc import ErrorResponse, Message, Request, RequestId, Response
+from .transport import TransportContext, bound
+
+logger = logging.getLogger("mcpsync.engine")
+
+#: A middleware: receives a message and the rest of the chain. Call ``next_(message)`` to
+#: pass it on (possibly a changed message); return without calling it to drop the message.
+Middleware = Callable[[Message, Callable[[Message], None]], None]
+Step = Callable[[Message], None]
+
+
+class Inbound(Protocol):
+    """What the executor needs of an inbound request (the engine's ``InboundRequest``)."""
+
+    @property
+    def id(self) -> RequestId: ...
+
+    @property
+    def method(self) -> str: ...
+
+    @property
+    def transport(self) -> TransportContext | None: ...
+
+    @property
+    def cancelled(self) -> threading.Event: ...
+
+
+def compose(chain: Sequence[Middleware], terminal: Step) -> Step:
+    """Build the onion: ``chain[0]`` is outermost, ``terminal`` the innermost step."""
+    handler = terminal
+    for middleware in reversed(chain):
+        handler = _bind(middleware, handler)
+    return handler
+
+
+def _bind(middleware: Middleware, next_: Step) -> Step:
+    def step(message: Message) -> None:
+        middleware(message, next_)
+
+    return step
+
+
+def error_answer(request_id: RequestId, exc: BaseException, *, cancelled: bool,
+                 method: str, name: str = "mcpsync") -> Message | None:
+    """The wire form of ``exc`` raised while serving ``request_id``: the one mapping.
+
+    ``None`` (no answer) for a request that was cancelled, as the spec requires; but a
+    handler that merely let a cancelled child call's error escape still owes its caller an
+    answer. An unexpected exception is logged here and answered with a bare -32603: its
+    text may hold secrets and never goes on the wire.
+    """
+    if isinstance(exc, RequestCancelledError):
+        return None if cancelled else ErrorResponse(
+            request_id, {"code": INTERNAL_ERROR, "message": f"Internal error: {exc}"})
+    if isinstance(exc, MCPError):
+        return ErrorResponse(request_id, exc.to_wire())
+    logger.error("%s: handler for %s failed", name, method, exc_info=exc)
+    return ErrorResponse(request_id, {"code": INTERNAL_ERROR, "message": "Internal error"})
+
+
+class InboundExecutor:
+    """Receive middleware, handler call, exception→wire and send middleware of one server
+    or client connection (or one HTTP request). Thread-safe: it holds no mutable state."""
+
+    __slots__ = ("_name", "_recv", "_send")
+
+    def __init__(self, recv_middleware: Sequence[Middleware] = (),
+                 send_middleware: Sequence[Middleware] = (), *, name: str = "mcpsync") -> None:
+        self._recv = tuple(recv_middleware)
+        self._send = tuple(send_middleware)
+        self._name = name
+
+    def receive(self, message: Message, transport: TransportContext | None, route: Step,
+                reply: Step) -> None:
+        """Run ``message`` through the receive middleware, ``transport`` bound; ``route``
+        is the innermost step. A middleware may drop the message (not call ``next_``) or
+        refuse a request by raising: an :class:`~mcpsync.errors.MCPError` becomes that
+        request's error answer (anything else a -32603), handed to ``reply`` (which sends
+        it through the send middleware). Raised after the request was routed, or for a
+        notification, it is only logged. ``ConnectionClosedError`` always propagates."""
+        routed = False
+
+        def terminal(final: Message) -> None:
+            nonlocal routed
+            routed = True
+            route(final)
+
+        with bound(transport):
+            try:
+                compose(self._recv, terminal)(message) if self._recv else terminal(message)
+            except ConnectionClosedError:
+                raise
+            except Exception as exc:
+                if routed or not isinstance(message, Request):
+                    logger.exception("%s: failed to route %r", self._name, message)
+                    return
+                answer = error_answer(message.id, exc, cancelled=False, method=message.method,
+                                      name=self._name)
+                if isinstance(exc, MCPError):
+                    logger.info("%s: %s refused by receive middleware: %s", self._name,
+                                message.method, exc)
+                assert answer is not None
+                reply(answer)
+
+    def answer(self, inbound: Inbound, call: Callable[[], dict[str, Any]]) -> Message | None:
+        """Run the handler (``call``) with the request's transport bound; its result as a
+        response, its exception through :func:`error_answer` (``None``: answer nothing)."""
+        with bound(inbound.transport):
+            try:
+                return Response(inbound.id, call())
+            except Exception as exc:
+                return error_answer(inbound.id, exc, cancelled=inbound.cancelled.is_set(),
+                                    method=inbound.method, name=self._name)
+
+    def send(self, message: Message, transport: TransportContext | None, write: Step) -> None:
+        """Run ``message`` through the send middleware, ``transport`` bound (``None``: the
+        thread's current one stays); ``write`` is the innermost step."""
+        if not self._send:
+            write(message)
+            return
+        with bound(transport):
+            compose(self._send, write)(message)
+
+    @property
+    def has_send_middleware(self) -> bool:
+        return bool(self._send)
