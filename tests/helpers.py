@@ -2,9 +2,10 @@
 wait for state that has no event to wait on.
 
 ``run_threads`` replaces the hand-written "start N threads, collect results and errors,
-join" loops: those joined without checking that the threads had ended (a hung thread
-passed as an empty result) and reported an error list instead of the traceback.
-``wait_until`` replaces the local poll loops, each with its own deadline arithmetic.
+join" loops: those joined without checking that the threads had ended (where a test only
+asserted an empty error list, a hung thread passed) and showed an error list instead of
+the thread's traceback. ``wait_until`` replaces the local poll loops, each with its own
+deadline arithmetic and its own way of failing.
 """
 
 from __future__ import annotations
