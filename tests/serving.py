@@ -11,11 +11,12 @@ import os
 import socket
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from werkzeug.serving import WSGIRequestHandler, make_server
+
+from tests.helpers import wait_until
 
 STOP_TIMEOUT = 10.0
 _names = itertools.count()
@@ -70,20 +71,23 @@ def wait_for_port(port: int, *, timeout: float = 30.0,
                   proc: subprocess.Popen[Any] | None = None) -> None:
     """Block until 127.0.0.1:``port`` accepts a connection; fail after ``timeout`` seconds or
     as soon as ``proc`` (the process that should listen) has exited."""
-    deadline = time.monotonic() + timeout
-    last: OSError | None = None
-    while time.monotonic() < deadline:
+    last: list[OSError] = []
+
+    def listening() -> bool:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"the server process exited with {proc.returncode} before "
                                f"listening on port {port}")
         try:
             # The connect attempt itself is the bounded wait (refused fast, else times out).
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
+                return True
         except OSError as exc:
-            last = exc
-            threading.Event().wait(0.05)  # back off between refused attempts
-    raise TimeoutError(f"nothing listened on 127.0.0.1:{port} within {timeout}s ({last})")
+            last[:] = [exc]
+            return False
+
+    # Another process opens the port: nothing to wait on but the port itself.
+    wait_until(listening, timeout=timeout, interval=0.05,
+               message=lambda: f"nothing listened on 127.0.0.1:{port} ({last[0] if last else ''})")
 
 
 @contextlib.contextmanager

@@ -19,6 +19,7 @@ import pytest
 
 from mcpsync import Client
 from mcpsync.http.devserver import DevServer
+from tests.helpers import wait_until
 from tests.serving import free_port, serving_process
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,11 +95,8 @@ def response(sock: socket.socket) -> bytes:
 
 
 def wait_for_connections(httpd: DevServer, count: int) -> None:
-    gate = threading.Event()
-    deadline = time.monotonic() + SLACK
-    while httpd.connection_count != count:
-        assert time.monotonic() < deadline, f"{httpd.connection_count} != {count} connections"
-        gate.wait(0.01)
+    wait_until(lambda: httpd.connection_count == count, timeout=SLACK,
+               message=lambda: f"{httpd.connection_count} != {count} connections")
 
 
 GET = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"

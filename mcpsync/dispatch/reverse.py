@@ -17,7 +17,7 @@ from ..errors import MISSING_CLIENT_CAPABILITY, MCPError, ProtocolStateError
 from ..protocol.versions import features
 from ..types.client_features import CreateMessageResult, ElicitResult, SamplingMessage
 from ..types.resources import Root
-from .typed import SchemaBuilder
+from .schema import SchemaBuilder
 
 if TYPE_CHECKING:
     from .context import HandlerContext

@@ -1,10 +1,11 @@
 """Typed binding: a plain function's signature becomes a tool's schemas and call path.
 
-At registration the type hints are turned into a JSON Schema (2020-12, ``type: object`` root)
-and one compiled validator, plus a decoder per parameter (identity for JSON primitives) and
-an output schema when the return type is structured. At call time: validate the raw
-arguments, decode, call, encode. Argument errors become ``isError`` results so a model can
-correct itself; :class:`~mcpsync.errors.MCPError` and cancellation propagate to the engine.
+At registration the type hints are turned into a JSON Schema (2020-12, ``type: object`` root;
+the hint-to-schema rules live in :mod:`.schema`) and one compiled validator, plus a decoder
+per parameter (identity for JSON primitives) and an output schema when the return type is
+structured. At call time: validate the raw arguments, decode, call, encode. Argument errors
+become ``isError`` results so a model can correct itself; :class:`~mcpsync.errors.MCPError`
+and cancellation propagate to the engine.
 """
 
 from __future__ import annotations
@@ -19,202 +20,20 @@ import re
 import types
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from ..codec import to_wire
 from ..errors import MCPError, RequestCancelledError, RequestTimeoutError
 from ..types.content import CONTENT_TYPES
 from ..types.tools import CallToolResult
+from .schema import _NONE_TYPE, Decoder, SchemaBuilder, _set_default, _validator_class
 
 if TYPE_CHECKING:
     import jsonschema
 
 logger = logging.getLogger("mcpsync.tools")
 
-Decoder = Callable[[Any], Any]
-_NONE_TYPE = type(None)
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-
-def _identity(value: Any) -> Any:
-    return value
-
-
-class SchemaBuilder:
-    """Turns annotations into (schema, decoder) pairs."""
-
-    def build(self, hint: Any) -> tuple[dict[str, Any], Decoder | None]:
-        """The schema for ``hint`` and a decoder (``None`` when values pass through as-is)."""
-        origin = typing.get_origin(hint)
-        args = typing.get_args(hint)
-        if origin is typing.Annotated:
-            schema, decoder = self.build(args[0])
-            for extra in args[1:]:
-                if isinstance(extra, str):
-                    schema = {**schema, "description": extra}
-            return schema, decoder
-        if hint is Any or hint is inspect.Parameter.empty or hint is object:
-            return {}, None
-        if hint is _NONE_TYPE or hint is None:
-            return {"type": "null"}, None
-        if hint is bool:
-            return {"type": "boolean"}, None
-        if hint is int:
-            return {"type": "integer"}, None
-        if hint is float:
-            return {"type": "number"}, _to_float
-        if hint is str:
-            return {"type": "string"}, None
-        if origin in (Union, types.UnionType):
-            return self._union(args)
-        if origin is Literal:
-            return _literal_schema(args), None
-        if isinstance(hint, type) and issubclass(hint, enum.Enum):
-            values = [member.value for member in hint]
-            schema = _literal_schema(tuple(values))
-            return schema, _enum_decoder(hint)
-        if origin in (list, tuple, set, frozenset) or hint in (list, tuple, set, frozenset):
-            return self._sequence(origin or hint, args)
-        if origin is dict or hint is dict:
-            value_schema, value_decoder = self.build(args[1]) if len(args) == 2 else ({}, None)
-            mapping: dict[str, Any] = {"type": "object"}
-            if value_schema:
-                mapping["additionalProperties"] = value_schema
-            if value_decoder is None:
-                return mapping, None
-            vd = value_decoder
-            return mapping, lambda v: {k: vd(item) for k, item in v.items()}
-        if dataclasses.is_dataclass(hint) and isinstance(hint, type):
-            return self._dataclass(hint)
-        if typing.is_typeddict(hint):
-            return self._typeddict(hint)
-        raise TypeError(f"cannot build a JSON Schema for annotation {hint!r}")
-
-    def _union(self, args: tuple[Any, ...]) -> tuple[dict[str, Any], Decoder | None]:
-        members = [self.build(arg) for arg in args]
-        non_null = [(s, d) for (s, d), a in zip(members, args, strict=False) if a is not _NONE_TYPE]
-        nullable = len(non_null) < len(members)
-        if len(non_null) == 1:
-            schema, decoder = non_null[0]
-            if nullable:
-                schema = {"anyOf": [schema, {"type": "null"}]}
-                if decoder is not None:
-                    inner = decoder
-                    decoder = lambda v: None if v is None else inner(v)
-            return schema, decoder
-        schemas = [s for s, _ in members]
-        if any(d is not None for _, d in members):
-            # Decode with the first member whose schema accepts the value.
-            checks = [(_validator_class()(s), d) for s, d in members]
-
-            def decode(value: Any) -> Any:
-                for check, dec in checks:
-                    if check.is_valid(value):
-                        return dec(value) if dec is not None else value
-                return value
-
-            return {"anyOf": schemas}, decode
-        return {"anyOf": schemas}, None
-
-    def _sequence(self, kind: Any, args: tuple[Any, ...]) -> tuple[dict[str, Any], Decoder | None]:
-        schema: dict[str, Any] = {"type": "array"}
-        decoder: Decoder | None = None
-        if kind is tuple and args and args[-1] is not Ellipsis:
-            parts = [self.build(arg) for arg in args]
-            schema["prefixItems"] = [s for s, _ in parts]
-            schema["minItems"] = schema["maxItems"] = len(parts)
-            decs = [d or _identity for _, d in parts]
-            return schema, lambda v: tuple(d(item) for d, item in zip(decs, v, strict=False))
-        item_schema, item_decoder = self.build(args[0]) if args else ({}, None)
-        if item_schema:
-            schema["items"] = item_schema
-        if kind in (set, frozenset):
-            schema["uniqueItems"] = True
-        if item_decoder is not None or kind is not list:
-            dec = item_decoder or _identity
-            make: Callable[[Any], Any] = list if kind is list else kind
-            decoder = lambda v: make(dec(item) for item in v)
-        return schema, decoder
-
-    def _dataclass(self, cls: type[Any]) -> tuple[dict[str, Any], Decoder | None]:
-        hints = typing.get_type_hints(cls, include_extras=True)
-        properties: dict[str, Any] = {}
-        required: list[str] = []
-        decoders: dict[str, Decoder] = {}
-        for f in dataclasses.fields(cls):
-            if not f.init:
-                continue
-            schema, decoder = self.build(hints.get(f.name, Any))
-            if f.default is not dataclasses.MISSING:
-                _set_default(schema, f.default)
-            elif f.default_factory is dataclasses.MISSING:
-                required.append(f.name)
-            properties[f.name] = schema
-            if decoder is not None:
-                decoders[f.name] = decoder
-        schema = {"type": "object", "properties": properties}
-        if required:
-            schema["required"] = required
-
-        def decode(value: Any) -> Any:
-            kwargs = {k: (decoders[k](v) if k in decoders else v) for k, v in value.items()
-                      if k in properties}
-            return cls(**kwargs)
-
-        return schema, decode
-
-    def _typeddict(self, cls: type[Any]) -> tuple[dict[str, Any], Decoder | None]:
-        hints = typing.get_type_hints(cls, include_extras=True)
-        properties: dict[str, Any] = {}
-        decoders: dict[str, Decoder] = {}
-        for key, hint in hints.items():
-            properties[key], decoder = self.build(_strip_required(hint))
-            if decoder is not None:
-                decoders[key] = decoder
-        schema: dict[str, Any] = {"type": "object", "properties": properties}
-        required = sorted(getattr(cls, "__required_keys__", set()))
-        if required:
-            schema["required"] = required
-        if not decoders:
-            return schema, None
-        return schema, lambda v: {k: (decoders[k](x) if k in decoders else x) for k, x in v.items()}
-
-
-def _strip_required(hint: Any) -> Any:
-    origin = typing.get_origin(hint)
-    # typing.Required/NotRequired exist from Python 3.11 on.
-    markers = tuple(m for m in (getattr(typing, "Required", None),
-                                getattr(typing, "NotRequired", None)) if m is not None)
-    if origin is not None and origin in markers:
-        return typing.get_args(hint)[0]
-    return hint
-
-
-def _to_float(value: Any) -> Any:
-    return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-
-def _enum_decoder(cls: type[enum.Enum]) -> Decoder:
-    return lambda value: cls(value)
-
-
-def _literal_schema(values: tuple[Any, ...]) -> dict[str, Any]:
-    schema: dict[str, Any] = {"enum": list(values)}
-    kinds = {type(v) for v in values}
-    names = {str: "string", int: "integer", bool: "boolean", float: "number"}
-    if len(kinds) == 1 and next(iter(kinds)) in names:
-        schema["type"] = names[next(iter(kinds))]
-    return schema
-
-
-def _set_default(schema: dict[str, Any], default: Any) -> None:
-    if isinstance(default, enum.Enum):
-        default = default.value
-    try:
-        json.dumps(default)
-    except (TypeError, ValueError):
-        return
-    schema["default"] = default
 
 
 _ARGS_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields):\s*$")
@@ -454,14 +273,6 @@ class ToolBinding:
                                f"output schema: {errors[0].message}")
         text = data if isinstance(data, str) else _dumps(data)
         return {"content": [_text(text)], "structuredContent": structured}
-
-
-def _validator_class() -> type[jsonschema.Draft202012Validator]:
-    """jsonschema, imported when the first tool is registered rather than with mcpsync: a
-    program that only uses the client never pays for it (about 30 ms)."""
-    import jsonschema
-
-    return jsonschema.Draft202012Validator
 
 
 def _describe_errors(tool: str, errors: list[jsonschema.ValidationError]) -> str:

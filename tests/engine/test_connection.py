@@ -16,6 +16,7 @@ from mcpsync.errors import (
 )
 from mcpsync.protocol.jsonrpc import ErrorResponse, Request, Response
 from mcpsync.transports.memory import memory_pair
+from tests.helpers import run_threads, wait_until
 
 WAIT = 5.0  # generous bound for anything that should happen promptly
 
@@ -75,20 +76,8 @@ def test_handlers_run_concurrently_never_on_the_reader(pairs):
         return {}
 
     p = pairs(handler)
-    results, errors = [], []
-
-    def call():
-        try:
-            results.append(p.a.request("block"))
-        except Exception as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=call) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(WAIT)
-    assert errors == [] and len(results) == 8
+    results = run_threads(lambda i: p.a.request("block"), 8, name="t-caller", timeout=WAIT)
+    assert len(results) == 8
     assert all(name.startswith("b-handler-") for name in names)
 
 
@@ -198,7 +187,7 @@ def test_cancelling_a_request_cancels_its_reverse_calls(pairs):
         p.a.request("forward", timeout=0.3)
     assert child_entered.is_set()
     assert child_cancelled.wait(WAIT)
-    assert _wait_for(lambda: child_error)
+    wait_until(lambda: child_error, timeout=WAIT)
     assert isinstance(child_error[0], RequestCancelledError)
 
 
@@ -271,15 +260,6 @@ def _capture(sink, fn, *args, **kwargs):
         fn(*args, **kwargs)
     except Exception as exc:
         sink.append(exc)
-
-
-def _wait_for(predicate, timeout=WAIT):
-    done = threading.Event()
-    for _ in range(int(timeout / 0.01)):
-        if predicate():
-            return True
-        done.wait(0.01)
-    return False
 
 
 def test_a_call_made_from_a_notification_callback_does_not_wait_on_itself():

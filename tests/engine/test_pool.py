@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from mcpsync.engine.pool import PoolFullError, WorkerPool
+from tests.helpers import wait_until
 
 WAIT = 5.0
 
@@ -49,13 +50,8 @@ def test_an_idle_thread_is_reused_then_retires():
         pool.submit(job)
         assert done.wait(WAIT)
     assert set(names) == {"t-reuse-1"}  # one warm thread served them all, one after another
-    retired = threading.Event()
-    for _ in range(100):  # bounded: the idle thread exits after 0.2 s without work
-        if pool.size == 0:
-            retired.set()
-            break
-        retired.wait(0.05)
-    assert retired.is_set()
+    # The idle thread exits after 0.2 s without work.
+    wait_until(lambda: pool.size == 0, timeout=WAIT, message=lambda: pool.size)
     done.clear()
     pool.submit(job)  # a fresh thread after retirement
     assert done.wait(WAIT)

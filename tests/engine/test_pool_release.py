@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from mcpsync.engine.pool import WorkerPool, release_current_slot
+from tests.helpers import wait_until
 
 WAIT = 5.0
 
@@ -55,7 +56,6 @@ def test_queued_work_starts_when_a_slot_is_given_back():
 
 def test_a_released_thread_exits_when_its_job_ends():
     pool = WorkerPool(2, name="t-release-exit", idle_timeout=60.0)
-    exited = threading.Event()
     holder: list[threading.Thread] = []
 
     def job() -> None:
@@ -63,12 +63,8 @@ def test_a_released_thread_exits_when_its_job_ends():
         release_current_slot()
 
     pool.submit(job)
-    for _ in range(200):  # bounded wait for the thread to finish
-        if holder and not holder[0].is_alive():
-            exited.set()
-            break
-        exited.wait(0.025)
-    assert exited.is_set(), "a released thread must not go back to the idle list"
+    wait_until(lambda: holder and not holder[0].is_alive(), timeout=WAIT,
+               message="a released thread must not go back to the idle list")
     assert pool.size == 0 and pool.released == 0
     assert pool.shutdown(WAIT)
 

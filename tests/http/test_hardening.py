@@ -10,7 +10,6 @@ import os
 import socket
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from freezegun import freeze_time
 
 from mcpsync import HandlerContext, Server
 from mcpsync.http.events import InMemoryEventStore
+from tests.helpers import run_threads, wait_until
 from tests.serving import free_port, serving_process
 
 from .raw import (
@@ -35,17 +35,6 @@ from .raw import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = WAIT) -> bool:
-    """Poll ``condition`` (bounded); for state another process or thread owns."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        pause.wait(0.02)
-    return condition()
 
 
 # -- defect 4: the event store is bounded in bytes and freed with its session -------------
@@ -92,7 +81,8 @@ def test_finished_sse_stream_is_not_kept(serve):
     assert response.headers["Content-Type"] == "text/event-stream"
     assert SseReader(response).messages(request_id)[-1]["id"] == request_id
     response.close()
-    assert wait_until(lambda: served.app.store.size_bytes < 1024), served.app.store.size_bytes
+    wait_until(lambda: served.app.store.size_bytes < 1024, timeout=WAIT,
+               message=lambda: served.app.store.size_bytes)
 
 
 def _interrupted_stream(session: LegacySession, gate: threading.Event) -> str:
@@ -128,7 +118,7 @@ def test_delete_frees_everything_the_session_stored(serve):
     session = LegacySession(served.url)
     _interrupted_stream(session, gate)
     assert finished.wait(WAIT)
-    assert wait_until(lambda: served.app.store.size_bytes > 256 * 1024)
+    wait_until(lambda: served.app.store.size_bytes > 256 * 1024, timeout=WAIT)
     assert session.delete().status_code == 200
     assert served.app.store.size_bytes == 0
 
@@ -140,7 +130,7 @@ def test_expiry_frees_everything_the_session_stored(serve):
         session = LegacySession(served.url)
         _interrupted_stream(session, gate)
         assert finished.wait(WAIT)
-        assert wait_until(lambda: served.app.store.size_bytes > 256 * 1024)
+        wait_until(lambda: served.app.store.size_bytes > 256 * 1024, timeout=WAIT)
         frozen.tick(120)
         LegacySession(served.url)  # any request sweeps expired sessions
         assert served.app.store.size_bytes == 0
@@ -206,22 +196,7 @@ def _hold(session: LegacySession) -> dict[str, object]:
 
 
 def _run_all(calls: list[Callable[[], dict[str, object]]]) -> list[dict[str, object]]:
-    results: list[dict[str, object]] = []
-    errors: list[BaseException] = []
-
-    def run(call: Callable[[], dict[str, object]]) -> None:
-        try:
-            results.append(call())
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(c,), name=f"t-call-{i}")
-               for i, c in enumerate(calls)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(WAIT * 2)
-    assert not errors, errors
+    results = run_threads(lambda i: calls[i](), len(calls), name="t-call", timeout=WAIT * 2)
     assert len(results) == len(calls)
     return results
 
@@ -256,8 +231,8 @@ def test_idle_sessions_park_no_threads(serve):
     sessions = [LegacySession(url) for _ in range(40)]
     for s in sessions:
         s.call("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
-    assert wait_until(lambda: threading.active_count() - before < 10), (
-        threading.active_count() - before)
+    wait_until(lambda: threading.active_count() - before < 10, timeout=WAIT,
+               message=lambda: threading.active_count() - before)
 
 
 # -- defect 7: a 2026-07-28 client that accepts only JSON cancels by leaving --------------
@@ -277,9 +252,10 @@ def _json_only_slow_call(port: int, marker: Path, started: Path) -> None:
     headers = modern_headers("tools/call", "slow")
     headers["Accept"] = "application/json"
     sock = _raw_post(port, body, headers)
-    assert wait_until(started.exists), "the call never started"
+    wait_until(started.exists, timeout=WAIT, message="the call never started")
     sock.close()
-    assert wait_until(marker.exists), "closing the connection did not cancel the call"
+    wait_until(marker.exists, timeout=WAIT,
+               message="closing the connection did not cancel the call")
 
 
 def test_json_only_disconnect_cancels_on_werkzeug(serve, tmp_path):
@@ -493,14 +469,19 @@ def test_resumed_get_stream_keeps_receiving(serve):
 
 def _get_when_free(session: LegacySession, **kwargs: object) -> requests.Response:
     """GET the stream once the server has noticed the previous one is gone (bounded)."""
-    deadline = time.monotonic() + WAIT
-    pause = threading.Event()
-    while True:
+    got: list[requests.Response] = []
+
+    def free() -> bool:
         response = session.get(**kwargs)
-        if response.status_code != 409 or time.monotonic() > deadline:
-            return response
-        response.close()
-        pause.wait(0.05)
+        if response.status_code == 409:
+            response.close()
+            return False
+        got.append(response)
+        return True
+
+    wait_until(free, timeout=WAIT, interval=0.05,
+               message="the server never let go of the previous GET stream (409)")
+    return got[-1]
 
 
 def test_fresh_get_streams_do_not_pile_up(serve):
@@ -535,8 +516,9 @@ def test_an_answer_nobody_waits_for_is_not_held_by_the_session(serve):
     _, response = session.request("tools/call", {"name": "late", "arguments": {}}, stream=True)
     assert SseReader(response).next_event() is not None  # priming: the answer will stream
     response.close()  # a handshake-era client that leaves does not cancel
-    assert wait_until(lambda: not any(s.attached for s in held._by_key.values()))
+    wait_until(lambda: not any(s.attached for s in held._by_key.values()), timeout=WAIT)
     gate.set()
     # The answer waits in the (bounded) event store for a resume, not in the session.
-    assert wait_until(lambda: served.app.store.size_bytes > 256 * 1024)
-    assert wait_until(lambda: held.streams_held == 0), held.streams_held
+    wait_until(lambda: served.app.store.size_bytes > 256 * 1024, timeout=WAIT)
+    wait_until(lambda: held.streams_held == 0, timeout=WAIT,
+               message=lambda: held.streams_held)

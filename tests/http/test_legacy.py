@@ -11,6 +11,7 @@ import requests
 from freezegun import freeze_time
 
 from mcpsync import HandlerContext, Server
+from tests.helpers import wait_until
 from tests.spec import validate, validate_message
 
 from .raw import BOTH, LEGACY, WAIT, LegacySession, SseReader, answer_of
@@ -229,12 +230,8 @@ def test_close_sse_stream_then_resume_with_last_event_id(serve):
     resumed.close()
     # The result went out whole: the store lets go of that stream (issue #11), and a
     # later resume from the same id replays nothing (a fresh GET stream: priming first).
-    deadline = threading.Event()
-    for _ in range(int(WAIT / 0.02)):
-        if served.app.store.size_bytes == 0:
-            break
-        deadline.wait(0.02)
-    assert served.app.store.size_bytes == 0
+    wait_until(lambda: served.app.store.size_bytes == 0, timeout=WAIT,
+               message=lambda: served.app.store.size_bytes)
     again = session.get(headers={"Last-Event-ID": priming["id"]})
     assert again.status_code == 200
     first = SseReader(again).next_event()

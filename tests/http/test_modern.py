@@ -12,6 +12,7 @@ from mcpsync import HandlerContext, Server
 from mcpsync.dispatch.typed import ToolBinding
 from mcpsync.protocol.versions import MODERN_VERSIONS
 from mcpsync.server.tools import RegisteredTool, describe
+from tests.helpers import run_threads
 from tests.spec import validate, validate_message
 
 from .raw import (
@@ -218,19 +219,13 @@ def test_session_id_is_ignored(url):
 
 
 def test_concurrent_streams(url):
-    results: dict[int, dict] = {}
-
-    def one(i: int) -> None:
+    def one(i: int) -> dict:
         response = post_modern(url, "tools/call", {"name": "progress", "arguments": {"steps": 2}},
                                request_id=1000 + i)
-        results[i] = response.json() if response.headers["Content-Type"].startswith(
+        return response.json() if response.headers["Content-Type"].startswith(
             "application/json") else sse_messages(response, 1000 + i)[-1]
 
-    threads = [threading.Thread(target=one, args=(i,), name=f"t-conc-{i}") for i in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(WAIT)
+    results = dict(enumerate(run_threads(one, 3, name="t-conc", timeout=WAIT)))
     assert sorted(results) == [0, 1, 2]
     assert all(results[i]["id"] == 1000 + i and "result" in results[i] for i in results)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime
 import os
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from freezegun import freeze_time
 
 from mcpsync import HandlerContext, Server
 from mcpsync.http import FileSessionStore, SessionRecord, SessionStore
+from tests.helpers import run_threads
 from tests.serving import free_port, serving_process
 from tests.spec import validate
 
@@ -215,21 +215,10 @@ def test_concurrent_first_requests_take_the_session_up_once(serve, tmp_path):
     a = serve(worker_server("a"), session_store=FileSessionStore(tmp_path))
     b = serve(worker_server("b"), session_store=FileSessionStore(tmp_path))
     session_id = initialize(a.url)
-    start = threading.Barrier(16, timeout=WAIT)
-    statuses: list[int] = []
-    lock = threading.Lock()
 
-    def first_call(request_id: int) -> None:
-        start.wait()
-        status = call_who(b.url, session_id, request_id).status_code
-        with lock:
-            statuses.append(status)
+    def first_call(i: int) -> int:
+        return call_who(b.url, session_id, 2 + i).status_code  # request ids 2..17
 
-    threads = [threading.Thread(target=first_call, args=(i,), name=f"roamer-{i}")
-               for i in range(2, 18)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(WAIT)
+    statuses = run_threads(first_call, 16, name="roamer", timeout=WAIT)
     assert statuses == [200] * 16
     assert len(b.app.sessions) == 1  # the racing restores settled on one session

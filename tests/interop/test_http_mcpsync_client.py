@@ -17,6 +17,7 @@ from mcpsync import (
     Root,
     TextContent,
 )
+from tests.helpers import run_threads
 from tests.interop import peers
 from tests.serving import free_port, wait_for_port
 
@@ -77,7 +78,6 @@ def test_everything_over_http_negotiates_the_handshake_and_serves_tools(everythi
 
 
 def test_everything_over_http_resources_prompts_and_threads(everything_url):
-    import threading
 
     with Client.http(everything_url, protocol_version="2025-11-25", timeout=WAIT) as client:
         resources = client.list_resources()
@@ -86,16 +86,11 @@ def test_everything_over_http_resources_prompts_and_threads(everything_url):
         assert client.read_resource("demo://resource/dynamic/text/3").contents[0].text
         rendered = client.get_prompt("args-prompt", {"city": "Oslo"})
         assert "Oslo" in str(rendered.messages[0].content)
-        answers: dict[int, str] = {}
 
-        def work(n: int) -> None:
-            answers[n] = client.call_tool("echo", {"message": str(n)}).text
+        def work(n: int) -> str:
+            return client.call_tool("echo", {"message": str(n)}).text
 
-        threads = [threading.Thread(target=work, args=(n,), name=f"echo-{n}") for n in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(WAIT)
+        answers = dict(enumerate(run_threads(work, 8, name="echo", timeout=WAIT)))
         assert answers == {n: f"Echo: {n}" for n in range(8)}
 
 

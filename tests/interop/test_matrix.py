@@ -14,13 +14,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mcpsync import Client, RequestTimeoutError
+from tests.helpers import wait_until
 from tests.interop.peers import run_official_client
 from tests.server.fixture_server import server as fixture_server
 from tests.serving import RunningServer, free_port, wait_for_port
@@ -100,17 +100,6 @@ def test_a_timed_out_call_on_the_official_server_leaves_the_client_usable(connec
 # -- official client × mcpsync server ---------------------------------------------------------
 
 
-def _wait_for_file(path: Path, timeout: float) -> bool:
-    """Whether ``path`` gets content within ``timeout`` s (another process writes it, so
-    there is no event to wait on: poll with a short back-off, bounded)."""
-    pause = threading.Event()
-    for _ in range(int(timeout / 0.05)):
-        if path.exists() and path.read_text():
-            return True
-        pause.wait(0.05)
-    return path.exists() and bool(path.read_text())
-
-
 @pytest.fixture(scope="module")
 def mcpsync_http() -> Iterator[str]:
     app = fixture_server.wsgi_app(path="/mcp", keepalive_interval=0.2)
@@ -136,4 +125,6 @@ def test_the_official_clients_timeout_cancels_the_mcpsync_tool(official_python, 
     assert started.exists()
     # The tool saw the cancellation (notifications/cancelled, or the stream closing) and
     # stopped well before its 60 s.
-    assert _wait_for_file(marker, 10.0), report
+    # Another process writes the marker: no event to wait on.
+    wait_until(lambda: marker.exists() and marker.read_text(), timeout=10.0,
+               interval=0.05, message=lambda: report)

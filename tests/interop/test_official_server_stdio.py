@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcpsync import Client, CreateMessageResult, ElicitResult, Root, TextContent
+from tests.helpers import run_threads
 
 pytestmark = pytest.mark.interop
 
@@ -66,21 +67,13 @@ def test_declined_elicitation_and_handlers_on_handler_threads(client_factory):
 
 def test_many_threads_share_one_client(client_factory):
     client = client_factory()
-    results, errors = {}, []
 
     def work(n):
-        try:
-            results[n] = [client.call_tool("add", {"a": n, "b": i}).structured_content["result"]
-                          for i in range(5)]
-        except Exception as exc:
-            errors.append(exc)
+        return [client.call_tool("add", {"a": n, "b": i}).structured_content["result"]
+                for i in range(5)]
 
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    assert errors == [] and results == {n: [n + i for i in range(5)] for n in range(8)}
+    results = dict(enumerate(run_threads(work, 8, name="t-share", timeout=30)))
+    assert results == {n: [n + i for i in range(5)] for n in range(8)}
 
 
 def test_pinned_to_2026_07_28_against_the_official_server(official_python):

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from mcpsync import Client
+from tests.helpers import run_threads
 
 pytestmark = pytest.mark.interop
 WAIT = 30.0
@@ -53,22 +52,10 @@ def test_prompts(everything):
 
 
 def test_sixteen_threads_share_one_client(everything):
-    results: dict[int, list[str]] = {}
-    errors: list[BaseException] = []
+    def work(n: int) -> list[str]:
+        return [everything.call_tool("echo", {"message": f"{n}-{i}"}).text for i in range(10)]
 
-    def work(n: int) -> None:
-        try:
-            results[n] = [everything.call_tool("echo", {"message": f"{n}-{i}"}).text
-                          for i in range(10)]
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(16)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(WAIT)
-    assert errors == []
+    results = dict(enumerate(run_threads(work, 16, name="t-share", timeout=WAIT)))
     assert results == {n: [f"Echo: {n}-{i}" for i in range(10)] for n in range(16)}
 
 

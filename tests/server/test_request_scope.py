@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from mcpsync import Client, ElicitResult, HandlerContext, Implementation, MCPSyncError, Server
+from tests.helpers import run_threads
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -126,20 +127,10 @@ def test_a_thread_bound_sqlite_connection_per_request():
         return int(local.db.execute("select 6 * 7").fetchone()[0])
 
     with Client.memory(server, timeout=WAIT) as client:
-        errors: list[BaseException] = []
+        def call(i: int) -> None:
+            assert client.call_tool("answer").structured_content == {"result": 42}
 
-        def call() -> None:
-            try:
-                assert client.call_tool("answer").structured_content == {"result": 42}
-            except BaseException as exc:
-                errors.append(exc)
-
-        threads = [threading.Thread(target=call, name=f"caller-{i}") for i in range(16)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(WAIT)
-        assert not errors
+        run_threads(call, 16, name="caller", timeout=WAIT)
 
 
 def test_each_mrtr_attempt_is_its_own_scope():

@@ -8,13 +8,13 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from mcpsync import Client, RequestTimeoutError
+from tests.helpers import run_threads, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "server" / "fixture_server.py"
@@ -29,13 +29,10 @@ def client():
 
 
 def wait_for_file(path: Path, timeout: float = WAIT) -> str:
-    gate = threading.Event()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text():
-            return path.read_text()
-        gate.wait(0.01)
-    raise AssertionError(f"{path} never appeared")
+    """The text the server process writes to ``path`` (another process: no event)."""
+    wait_until(lambda: path.exists() and path.read_text(), timeout=timeout,
+               message=f"{path} never appeared")
+    return path.read_text()
 
 
 def test_list_and_call(client):
@@ -58,21 +55,10 @@ def test_timeout_cancels_the_tool_and_the_client_stays_usable(client, tmp_path):
 
 
 def test_sixteen_threads_share_one_client(client):
-    results: dict[int, list[str]] = {}
-    errors: list[BaseException] = []
+    def work(n: int) -> list[str]:
+        return [client.call_tool("echo", {"text": f"{n}-{i}"}).text for i in range(10)]
 
-    def work(n: int) -> None:
-        try:
-            results[n] = [client.call_tool("echo", {"text": f"{n}-{i}"}).text for i in range(10)]
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(16)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(WAIT)
-    assert errors == []
+    results = dict(enumerate(run_threads(work, 16, name="t-share", timeout=WAIT)))
     assert results == {n: [f"{n}-{i}" for i in range(10)] for n in range(16)}
 
 

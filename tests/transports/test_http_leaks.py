@@ -8,18 +8,10 @@ import pytest
 
 from mcpsync import Client, HandlerContext, RequestTimeoutError, Server
 from mcpsync.protocol.versions import MODERN_VERSIONS
+from tests.helpers import wait_until
 from tests.serving import RunningServer
 
 WAIT = 10.0
-
-
-def wait_until(predicate, timeout: float = WAIT) -> bool:
-    done = threading.Event()
-    while not predicate():
-        if done.wait(0.02) or timeout <= 0:
-            return False
-        timeout -= 0.02
-    return True
 
 
 def tables(client: Client) -> tuple[int, ...]:
@@ -53,7 +45,8 @@ def test_timed_out_calls_leave_nothing_behind(version):
             with pytest.raises(RequestTimeoutError):
                 client.call_tool("hang", timeout=0.2)
         assert client.call_tool("quick").text == "quick"
-        assert wait_until(lambda: tables(client) == (0, 0, 0)), tables(client)
+        wait_until(lambda: tables(client) == (0, 0, 0), timeout=WAIT,
+                   message=lambda: tables(client))
     release.set()
     app.close()
 
@@ -71,5 +64,6 @@ def test_timed_out_calls_over_http_sse_leave_nothing_behind():
             with pytest.raises(RequestTimeoutError):
                 client.call_tool("slow", {"seconds": WAIT}, timeout=0.2)
         assert client.call_tool("echo", {"text": "x"}).text == "x"
-        assert wait_until(lambda: tables(client) == (0, 0, 0)), tables(client)
+        wait_until(lambda: tables(client) == (0, 0, 0), timeout=WAIT,
+                   message=lambda: tables(client))
     app.close()

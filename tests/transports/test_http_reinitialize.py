@@ -7,12 +7,12 @@ import io
 import json
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
 from mcpsync import Client
+from tests.helpers import run_threads
 from tests.server.fixture_server import server as fixture_server
 from tests.serving import RunningServer
 
@@ -58,14 +58,11 @@ def test_concurrent_calls_after_expiry_reinitialize_once(spy, rounds):
         assert client.call_tool("echo", {"text": "warm"}).text == "warm"
         for round_ in range(rounds):
             wrapper.app.sessions.close_all()  # the server forgets the session
-            barrier = threading.Barrier(CALLERS)
 
-            def call(i: int, barrier: threading.Barrier = barrier, round_: int = round_) -> str:
-                barrier.wait(WAIT)
+            def call(i: int, round_: int = round_) -> str:
                 return client.call_tool("echo", {"text": f"{round_}-{i}"}).text
 
-            with ThreadPoolExecutor(CALLERS) as pool:
-                texts = list(pool.map(call, range(CALLERS)))
+            texts = run_threads(call, CALLERS, name="t-reinit", timeout=WAIT)
             assert texts == [f"{round_}-{i}" for i in range(CALLERS)]
             assert len(wrapper.app.sessions) == 1
         assert wrapper.count("initialize") == 1 + rounds

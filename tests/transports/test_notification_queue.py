@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
 
 from mcpsync import Client, HandlerContext, LogMessage, Server
+from tests.helpers import wait_until
 from tests.serving import RunningServer
 
 WAIT = 10.0
@@ -52,17 +52,6 @@ class SlowLog:
         self.release.wait(WAIT)
 
 
-def drained(client: Client) -> bool:
-    """Wait (bounded) until no notification is queued."""
-    tick = threading.Event()
-    deadline = time.monotonic() + WAIT
-    while client._connection.queued_notifications:
-        if time.monotonic() > deadline:
-            return False
-        tick.wait(0.01)
-    return True
-
-
 @contextmanager
 def connected(transport: str, **options) -> Iterator[Client]:
     srv = chatty_server()
@@ -91,7 +80,8 @@ def test_a_slow_on_log_drops_past_the_bound_and_warns_once(transport, bound, lim
         assert client.call_tool("flood", {"n": FLOOD, "size": 1000}).text == "flooded"
         slow.release.set()
         # "last" must find room: let the queue drain first (else it is dropped too).
-        assert drained(client)
+        wait_until(lambda: not client._connection.queued_notifications, timeout=WAIT,
+                   message=lambda: client._connection.queued_notifications)
         assert client.call_tool("last").text == "ok"
         assert slow.last.wait(WAIT)
         # One blocked in on_log, the bound queued behind it, "last": the rest were dropped.

@@ -1,0 +1,99 @@
+"""Two harnesses the tests share: many threads doing the same thing at once, and a bounded
+wait for state that has no event to wait on.
+
+``run_threads`` replaces the hand-written "start N threads, collect results and errors,
+join" loops: those joined without checking that the threads had ended (where a test only
+asserted an empty error list, a hung thread passed) and showed an error list instead of
+the thread's traceback. ``wait_until`` replaces the local poll loops, each with its own
+deadline arithmetic and its own way of failing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+WAIT = 30.0  # generous: the machine running the tests may be loaded
+
+
+def run_threads(fn: Callable[[int], T], n: int, *, name: str = "t-worker",
+                timeout: float = WAIT) -> list[T]:
+    """Run ``fn(i)`` for ``i`` in ``range(n)``, each on its own thread, all at once; return
+    the results in order of ``i``.
+
+    The threads are named ``f"{name}-{i}"`` and released together by a barrier, so the
+    calls really overlap (starting a thread costs more than many calls take). Each thread
+    gets ``timeout`` seconds to finish counted from the release; the first exception any
+    thread raised is re-raised here, naming its thread, and a thread still running after
+    the bound fails the test rather than leaving it to hang. The exception is the
+    thread's own (so ``pytest.raises`` around this sees its type), with a note naming the
+    thread; on Python 3.10 it is wrapped in an AssertionError that says which.
+    """
+    start = threading.Barrier(n, timeout=timeout)
+    results: dict[int, T] = {}
+    errors: list[tuple[str, BaseException]] = []
+    lock = threading.Lock()
+
+    def run(i: int) -> None:
+        try:
+            start.wait()
+            value = fn(i)
+        except BaseException as exc:  # reported to the test below, with its thread
+            with lock:
+                errors.append((threading.current_thread().name, exc))
+            return
+        with lock:
+            results[i] = value
+
+    threads = [threading.Thread(target=run, args=(i,), name=f"{name}-{i}", daemon=True)
+               for i in range(n)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + timeout
+    for thread in threads:
+        thread.join(max(deadline - time.monotonic(), 0.0))
+    stuck = [thread.name for thread in threads if thread.is_alive()]
+    with lock:
+        first = errors[0] if errors else None
+    if first is not None:
+        thread_name, exc = first
+        note = f"raised on thread {thread_name}"
+        if stuck:
+            note += f"; {len(stuck)} of {n} threads did not finish within {timeout} s"
+        if hasattr(exc, "add_note"):  # Python 3.11+: the original exception, annotated
+            exc.add_note(note)
+            raise exc
+        raise AssertionError(f"{note}: {exc!r}") from exc
+    if stuck:
+        raise AssertionError(f"{len(stuck)} of {n} threads did not finish within {timeout} s: "
+                             f"{', '.join(stuck)}")
+    return [results[i] for i in range(n)]
+
+
+def wait_until(predicate: Callable[[], object], *, timeout: float, interval: float = 0.01,
+               message: str | Callable[[], object] = "the condition never held") -> None:
+    """Return once ``predicate()`` is true; fail with ``message`` after ``timeout`` seconds.
+
+    This is the one sanctioned poll in the tests (the rule is: wait on events, bounded).
+    Prefer an ``Event`` or ``Condition`` wherever the code under test offers one; this is
+    for state nothing signals: a counter another thread lowers, a file another process
+    writes, a socket the server closes in its own time. The poll is bounded by ``timeout``
+    and backs off ``interval`` seconds between checks (on an Event nobody sets, so the
+    pause is a wait, not a ``time.sleep``). The predicate is checked once more at the
+    deadline, so a slow last step is not failed by the clock. ``message`` may be a
+    callable, evaluated only on failure (e.g. to show the value that never settled).
+    """
+    pause = threading.Event()
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            if predicate():
+                return
+            text = message() if callable(message) else message
+            raise AssertionError(f"after {timeout} s: {text}")
+        pause.wait(min(interval, left))
