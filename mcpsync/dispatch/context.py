@@ -27,6 +27,7 @@ from ..errors import (
 )
 from ..protocol import levels
 from ..protocol.jsonrpc import RequestId
+from ..transports.base import StreamControl
 from .transport import TransportContext
 
 if TYPE_CHECKING:
@@ -348,9 +349,10 @@ class HandlerContext:
         server's ``retry:`` delay and receives the rest (SEP-1699 polling), so a load
         balancer may move long calls between connections. ``False`` (and nothing happens)
         where that does not apply: stdio, 2026-07-28, or no event store."""
-        from ..http.wsgi import close_sse_stream
-
-        return close_sse_stream(self)
+        transport = getattr(self._inbound.connection, "transport", None)
+        if not isinstance(transport, StreamControl):
+            return False  # stdio, memory, or a 2026-07-28 request's own channel
+        return transport.close_stream(self.request_id)
 
     def detach(self) -> DetachedContext:
         """A context for a background thread that outlives this request.

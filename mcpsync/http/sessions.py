@@ -73,6 +73,19 @@ class SessionTransport:
         self._ended.wait()  # never called in push mode; a pull would only see the end
         return None
 
+    def close_stream(self, request_id: RequestId) -> bool:
+        """:class:`~mcpsync.transports.base.StreamControl`: end the client's connection to
+        ``request_id``'s SSE stream; the request runs on and the client resumes it with
+        ``Last-Event-ID``. ``False`` without an event store (nothing to resume from)."""
+        session = self._session
+        if session.store is None:
+            return False
+        stream = session.stream_for(request_id)
+        if stream is None or stream.key is None:
+            return False
+        stream.disconnect()
+        return True
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True

@@ -913,17 +913,7 @@ class _ClientGone(Exception):
 
 
 def close_sse_stream(ctx: Any) -> bool:
-    """Close the client's connection to the SSE stream of ``ctx``'s request now, leaving the
-    request running: the client reconnects with ``Last-Event-ID`` after the ``retry:``
-    delay and gets the rest (handshake era, 2025-11-25 polling). Returns ``False`` where
-    that does not apply (stdio, 2026-07-28, no event store)."""
-    inbound = getattr(ctx, "_inbound", None)
-    transport = getattr(getattr(inbound, "connection", None), "transport", None)
-    session = getattr(transport, "_session", None)
-    if not isinstance(session, HttpSession) or session.store is None:
-        return False
-    stream = session.stream_for(ctx.request_id)
-    if stream is None or stream.key is None:
-        return False
-    stream.disconnect()
-    return True
+    """``ctx.close_sse_stream()``, kept as a function for code written against it: close the
+    client's connection to the SSE stream of ``ctx``'s request now, leaving the request
+    running (handshake era, 2025-11-25 polling). ``False`` where that does not apply."""
+    return bool(ctx.close_sse_stream())

@@ -8,7 +8,7 @@ one reader thread.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ..protocol.jsonrpc import Invalid, Message, RequestId
 
@@ -51,4 +51,18 @@ class Transport(Protocol):
 
     def close(self) -> None:
         """Release the transport. Idempotent; makes a blocked ``receive`` return ``None``."""
+        ...
+
+
+@runtime_checkable
+class StreamControl(Protocol):
+    """What a transport that carries each request's answer on a stream of its own (the
+    handshake-era HTTP session) adds: closing that stream early, the request still running.
+
+    The handler context asks its transport through this, not through the transport's
+    internals, so the engine and dispatch need not know HTTP."""
+
+    def close_stream(self, request_id: RequestId) -> bool:
+        """Drop the client's connection to ``request_id``'s stream (it resumes later with
+        ``Last-Event-ID``); ``False`` when there is no such stream to resume."""
         ...
