@@ -19,6 +19,7 @@ from ._version import __version__
 from .client import Client
 from .client.host import HostRequest
 from .dispatch.context import DetachedContext, HandlerContext, SessionInfo
+from .dispatch.registry import DuplicateHandlerError, MethodRegistry
 from .errors import (
     ConnectionClosedError,
     ContextClosedError,
@@ -87,6 +88,7 @@ __all__ = [
     "CreateMessageRequestParams",
     "CreateMessageResult",
     "DetachedContext",
+    "DuplicateHandlerError",
     "ElicitRequestParams",
     "ElicitResult",
     "EmbeddedResource",
@@ -104,6 +106,7 @@ __all__ = [
     "MCPSyncError",
     "MessageTooLargeError",
     "MethodNotFoundError",
+    "MethodRegistry",
     "ParseError",
     "PeerRequestError",
     "Progress",

@@ -15,12 +15,13 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ..codec import from_wire, to_wire
+from ..dispatch.questions import INPUT_REQUEST_METHODS
 from ..errors import InvalidParamsError, RequestCancelledError
 from ..types.client_features import CreateMessageRequestParams, ElicitRequestParams
 
 #: The only requests a 2026-07-28 server may ask as ``inputRequests`` (the schema's
 #: ``InputRequest``): a custom method can not travel in that era.
-INPUT_METHODS: Final = ("elicitation/create", "sampling/createMessage", "roots/list")
+INPUT_METHODS: Final = INPUT_REQUEST_METHODS
 
 
 class HostRequest:
