@@ -4,7 +4,8 @@ A mcpsync server's tool sends ``x/custom`` with ``ctx.request`` and the client a
 with a handler from ``client.method_handler`` (or ``Client(method_handlers=...)``); a
 method the client does not know is -32601 to the server; a custom notification reaches
 ``client.notification_handler``. Over memory, a real stdio subprocess and real HTTP in
-the handshake era; 2026-07-28 has no server→client requests and can not carry one.
+the handshake era (notifications in 2026-07-28 too, which has no server→client requests
+and can not carry a custom one).
 """
 
 from __future__ import annotations
@@ -118,8 +119,10 @@ def test_a_cancelled_custom_request_sets_the_handlers_event(kind: str) -> None:
         assert saw_cancel.wait(WAIT), "the handler never saw the server's cancellation"
 
 
+@pytest.mark.parametrize("version", (LEGACY, MODERN))
 @pytest.mark.parametrize("kind", TRANSPORTS)
-def test_custom_notification_reaches_its_handlers_and_not_the_catch_all(kind: str) -> None:
+def test_custom_notification_reaches_its_handlers_and_not_the_catch_all(
+        kind: str, version: str) -> None:
     got: list[tuple[str, Any]] = []
     lock = threading.Lock()
     both = threading.Event()
@@ -140,8 +143,9 @@ def test_custom_notification_reaches_its_handlers_and_not_the_catch_all(kind: st
         if method == "notifications/x/other":
             other.set()
 
-    with connect(kind, notification_handlers={"notifications/x/custom": first},
+    with connect(kind, version, notification_handlers={"notifications/x/custom": first},
                  on_notification=catch_all) as client:
+        assert client.protocol_version == version
         client.notification_handler("notifications/x/custom")(second)
         client.call_tool("announce", {"method": "notifications/x/custom", "text": "one"})
         assert both.wait(WAIT)
