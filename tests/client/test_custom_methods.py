@@ -199,7 +199,7 @@ def test_custom_methods_declare_no_capability() -> None:
         assert client.capabilities() == {}
 
 
-@pytest.mark.parametrize("kind", ("memory", "http"))
+@pytest.mark.parametrize("kind", TRANSPORTS)
 def test_the_modern_era_cannot_carry_a_custom_request(kind: str) -> None:
     # 2026-07-28 has no server→client requests; an input request may only be
     # elicitation/create, sampling/createMessage or roots/list. The tool hears so.
