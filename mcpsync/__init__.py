@@ -19,6 +19,7 @@ from ._version import __version__
 from .client import Client
 from .client.host import HostRequest
 from .dispatch.context import DetachedContext, HandlerContext, SessionInfo
+from .dispatch.registry import DuplicateHandlerError, MethodRegistry
 from .dispatch.transport import TransportContext, current_transport
 from .errors import (
     ConnectionClosedError,
@@ -88,6 +89,7 @@ __all__ = [
     "CreateMessageRequestParams",
     "CreateMessageResult",
     "DetachedContext",
+    "DuplicateHandlerError",
     "ElicitRequestParams",
     "ElicitResult",
     "EmbeddedResource",
@@ -105,6 +107,7 @@ __all__ = [
     "MCPSyncError",
     "MessageTooLargeError",
     "MethodNotFoundError",
+    "MethodRegistry",
     "ParseError",
     "PeerRequestError",
     "Progress",

@@ -17,7 +17,8 @@ from concurrent.futures import Future
 from typing import IO, TYPE_CHECKING, Any, Union
 
 from .._version import __version__
-from ..codec import from_wire, to_wire
+from ..codec import from_wire
+from ..dispatch.registry import MethodRegistry
 from ..engine.connection import (
     DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
     DEFAULT_MAX_QUEUED_NOTIFICATIONS,
@@ -62,9 +63,17 @@ from ..types import (
     ResourceTemplate,
     Tool,
 )
-from ..types.client_features import CreateMessageRequestParams, ElicitRequestParams
 from .cache import ResponseCache, cache_key
-from .host import call_host, wire_result, with_defaults
+from .host import (
+    INPUT_METHODS,
+    ClientMethodHandler,
+    ClientNotificationHandler,
+    HostRequest,
+    elicitation_method,
+    ping_method,
+    roots_method,
+    sampling_method,
+)
 from .listen import Listens, Subscription, SubscriptionCallback
 from .mrtr import INPUT_MODES, resolve
 
@@ -95,6 +104,11 @@ class Client:
     connection's notification thread, in arrival order. Notifications waiting for a slow
     callback are bounded (``max_queued_notifications``, ``max_queued_notification_bytes``):
     past either, new ones are dropped with one warning per burst.
+
+    ``method_handlers`` (method -> ``fn(request, params)``) and ``notification_handlers``
+    (method -> ``fn(params)`` or a list of them) register custom methods before the
+    connection starts; :meth:`method_handler` and :meth:`notification_handler` do so
+    afterwards. All live in :attr:`methods`.
     """
 
     def __init__(
@@ -120,6 +134,9 @@ class Client:
         extra_capabilities: Mapping[str, Any] | None = None,
         max_queued_notifications: int = DEFAULT_MAX_QUEUED_NOTIFICATIONS,
         max_queued_notification_bytes: int = DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
+        method_handlers: Mapping[str, ClientMethodHandler] | None = None,
+        notification_handlers: Mapping[
+            str, ClientNotificationHandler | Sequence[ClientNotificationHandler]] | None = None,
     ) -> None:
         self.client_info = client_info or Implementation("mcpsync", __version__)
         known = (*LEGACY_VERSIONS, *MODERN_VERSIONS, "auto")
@@ -153,6 +170,16 @@ class Client:
         self._roots = roots
         self._roots_lock = threading.Lock()
         self._cleanup: list[Callable[[], None]] = []
+        #: Every method this client answers and notification it hears: the built-ins
+        #: (``ping`` and the host handlers given above), then custom ones.
+        self.methods: MethodRegistry[ClientMethodHandler, ClientNotificationHandler] = (
+            MethodRegistry(f"client {name!r}"))
+        self._install_builtin_methods()
+        for method, handler in (method_handlers or {}).items():
+            self.methods.add_request(method, handler)
+        for method, handlers in (notification_handlers or {}).items():
+            for one in [handlers] if callable(handlers) else handlers:
+                self.methods.add_notification(method, one)
         self._connection = Connection(
             transport,
             on_request=self._on_request,
@@ -359,6 +386,64 @@ class Client:
         caps.update(self._extra_capabilities)
         return caps
 
+    def _install_builtin_methods(self) -> None:
+        methods = self.methods
+        methods.set_default("ping", ping_method)
+        if self._elicitation_handler is not None:
+            methods.set_default("elicitation/create",
+                                elicitation_method(self._elicitation_handler))
+        if self._sampling_handler is not None:
+            methods.set_default("sampling/createMessage",
+                                sampling_method(self._sampling_handler, self._sampling_tools))
+        if self._roots is not None:
+            methods.set_default("roots/list", roots_method(self._current_roots))
+        if self._on_log is not None:
+            methods.add_notification("notifications/message", self._log_notification)
+
+    def _current_roots(self) -> RootsSource | None:
+        with self._roots_lock:
+            return self._roots
+
+    def method_handler(
+        self, method: str, *, replace: bool = False
+    ) -> Callable[[ClientMethodHandler], ClientMethodHandler]:
+        """Register ``fn(request, params) -> result dict`` for a request the server sends.
+
+        ``request`` is a :class:`~mcpsync.HostRequest` (id, method, ``cancelled``);
+        ``params`` the raw params dict. The handler runs on one of the client's handler
+        threads. An :class:`~mcpsync.errors.MCPError` it raises is the error answer with
+        its code; any other exception is answered -32603 ``Internal error`` (and logged).
+        It may replace a built-in (``elicitation/create``, ``sampling/createMessage``,
+        ``roots/list``, ``ping``); a second custom handler for one method raises
+        :class:`~mcpsync.DuplicateHandlerError` unless ``replace=True``. Nothing is added
+        to the declared capabilities (use ``extra_capabilities=``). Only handshake-era
+        connections carry server requests: 2026-07-28 has none.
+        """
+
+        def register(fn: ClientMethodHandler) -> ClientMethodHandler:
+            self.methods.add_request(method, fn, replace=replace)
+            return fn
+
+        return register
+
+    def notification_handler(
+        self, method: str
+    ) -> Callable[[ClientNotificationHandler], ClientNotificationHandler]:
+        """Register ``fn(params)`` for the notification ``method`` from the server.
+
+        Several handlers per method may be registered: each runs, in order, on the
+        connection's notification thread (one that raises is logged; the next still runs).
+        ``on_notification`` then no longer receives that method: it gets only the
+        notifications nobody registered for. ``notifications/progress`` and
+        ``notifications/cancelled`` are consumed by the connection (use ``on_progress=``).
+        """
+
+        def register(fn: ClientNotificationHandler) -> ClientNotificationHandler:
+            self.methods.add_notification(method, fn)
+            return fn
+
+        return register
+
     def set_roots(self, roots: RootsSource) -> None:
         """Replace the roots and tell the server (``notifications/roots/list_changed``)."""
         if self._roots is None:
@@ -477,12 +562,20 @@ class Client:
                        max_rounds=self.max_input_rounds, convert=convert)
 
     def _answer_input(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Answer one 2026-07-28 input request with the registered handler."""
+        handler = self.methods.request_handler(method) if method in INPUT_METHODS else None
+        if handler is None:
+            why = ("no handler for it" if method in INPUT_METHODS else
+                   "2026-07-28 allows only " + ", ".join(INPUT_METHODS))
+            raise ProtocolStateError(
+                f"the server asked for input this client can not give ({method}: {why})")
         try:
-            return self._answer(method, params, None)
-        except MethodNotFoundError as exc:
+            answer = handler(HostRequest(None, method, threading.Event()), params)
+        except MethodNotFoundError as exc:  # a host handler that refuses, as a bridge does
             raise ProtocolStateError(
                 f"the server asked for input this client has no handler for "
                 f"({exc.message})") from None
+        return _checked(method, answer)
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send any notification."""
@@ -711,30 +804,23 @@ class Client:
     # -- from the server -----------------------------------------------------------------
 
     def _on_request(self, inbound: InboundRequest) -> dict[str, Any]:
-        if inbound.method == "ping":
-            return {}
-        return self._answer(inbound.method, inbound.params, inbound)
+        """A request from the server (handshake era), on a handler thread: the registry's
+        handler answers; a method nobody registered is -32601."""
+        method = inbound.method
+        handler = self.methods.request_handler(method)
+        if handler is None:
+            raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
+        request = HostRequest(inbound.id, method, inbound.cancelled)
+        return _checked(method, handler(request, inbound.params))
 
-    def _answer(
-        self, method: str, raw: dict[str, Any], inbound: InboundRequest | None
-    ) -> dict[str, Any]:
-        """Serve a server's question — a real request (handshake era) or an MRTR input
-        request (2026-07-28) — with the host handlers given at connect time."""
-        if method == "elicitation/create" and self._elicitation_handler is not None:
-            params = from_wire(ElicitRequestParams, raw)
-            answer = wire_result(call_host(self._elicitation_handler, params, inbound))
-            return with_defaults(answer, raw.get("requestedSchema"))
-        if method == "sampling/createMessage" and self._sampling_handler is not None:
-            if (raw.get("tools") or raw.get("toolChoice")) and not self._sampling_tools:
-                raise InvalidParamsError("sampling with tools was not declared by this client")
-            sampling = from_wire(CreateMessageRequestParams, raw)
-            return wire_result(call_host(self._sampling_handler, sampling, inbound))
-        if method == "roots/list" and self._roots is not None:
-            with self._roots_lock:
-                source = self._roots
-            roots = source() if callable(source) else source
-            return {"roots": [to_wire(r) for r in roots]}
-        raise MethodNotFoundError(f"Method not found: {method}")
+    def _log_notification(self, params: dict[str, Any]) -> None:
+        assert self._on_log is not None
+        try:
+            message = from_wire(LogMessage, params)
+        except ValueError:
+            logger.warning("malformed log message: %r", params)
+            return
+        self._on_log(message)
 
     def _dispatch_notification(self, message: Notification) -> None:
         params = message.params or {}
@@ -742,11 +828,7 @@ class Client:
             self.cache.on_notification(message.method, params)
         if self._listens.route(message.method, params):
             return  # it belonged to a subscriptions/listen stream
-        if message.method == "notifications/message" and self._on_log is not None:
-            try:
-                self._on_log(from_wire(LogMessage, params))
-            except ValueError:
-                logger.warning("malformed log message: %r", params)
+        if self.methods.notify(message.method, params):
             return
         if self._on_notification is not None:
             self._on_notification(message.method, params)
@@ -754,6 +836,13 @@ class Client:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<Client {state} protocol={self._init.protocol_version if self._init else None}>"
+
+
+def _checked(method: str, result: Any) -> dict[str, Any]:
+    if not isinstance(result, dict):
+        raise TypeError(f"the handler of {method} returned {type(result).__name__}, "
+                        "not a result dict")
+    return result
 
 
 def _raw(result: dict[str, Any]) -> dict[str, Any]:

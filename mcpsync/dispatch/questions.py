@@ -7,7 +7,11 @@ Under 2026-07-28 a server cannot send requests. A handler's ``ctx.elicit`` (or `
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
+
+#: What an ``InputRequest`` may be (the 2026-07-28 schema): no other method, custom ones
+#: included, can be asked of a client in that era.
+INPUT_REQUEST_METHODS: Final = ("elicitation/create", "sampling/createMessage", "roots/list")
 
 
 class InputRequired(BaseException):

@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager
 from typing import Any, TypeVar, overload
 
 from ..dispatch.context import HandlerContext, check_meta
+from ..dispatch.registry import MethodRegistry, NotificationHandlers, RequestHandlers
 from ..dispatch.simple import StringBinding
 from ..dispatch.typed import ToolBinding
 from ..engine.connection import Middleware
@@ -102,8 +103,14 @@ class Server:
             on_change=lambda: self._broadcast_list_changed("resources"))
         self.prompts = PromptRegistry(on_change=lambda: self._broadcast_list_changed("prompts"))
         self._completers: dict[tuple[str, str, str], Completer] = {}
-        self.method_handlers: dict[str, MethodHandler] = {}
-        self.notification_handlers: dict[str, NotificationHandler] = {}
+        #: Every method this server answers and notification it hears (built-ins, custom
+        #: methods, extensions): see :meth:`method_handler`, :meth:`notification_handler`.
+        self.methods: MethodRegistry[MethodHandler, NotificationHandler] = MethodRegistry(
+            f"server {name!r}")
+        #: The registry's request handlers as a dict (assigning replaces, ``del`` removes).
+        self.method_handlers: RequestHandlers[MethodHandler] = RequestHandlers(self.methods)
+        #: The registry's notification handlers as a dict of one callable per method.
+        self.notification_handlers = NotificationHandlers(self.methods)
         #: Context-manager factories entered around every method handler, on its thread
         #: (see :meth:`request_scope`); outermost first.
         self.request_scopes: list[ScopeFactory] = []
@@ -160,7 +167,7 @@ class Server:
         """
         caps = self.capabilities()
         if features(version).era == "modern" and (
-                self.method_handlers.get("subscriptions/listen") != self._listen):
+                self.methods.request_handler("subscriptions/listen") != self._listen):
             caps["tools"] = {}
             caps["prompts"] = {}
             caps["resources"] = {}
@@ -394,15 +401,20 @@ class Server:
             return {"completion": {"values": [], "total": 0, "hasMore": False}}
         return complete(completer, value, dict(context_arguments or {}))
 
-    def method_handler(self, method: str) -> Callable[[MethodHandler], MethodHandler]:
+    def method_handler(
+        self, method: str, *, replace: bool = False
+    ) -> Callable[[MethodHandler], MethodHandler]:
         """Register a raw handler for any method: ``fn(ctx, params) -> result dict``.
 
         The escape hatch for methods mcpsync has no typed support for; it replaces a
-        built-in handler of the same name.
+        built-in handler of the same name. Registering a method that already has a custom
+        handler raises :class:`~mcpsync.DuplicateHandlerError` unless ``replace=True``.
+        An exception becomes the error answer (an ``MCPError`` keeps its code, anything
+        else is -32603). A custom method adds nothing to the declared capabilities.
         """
 
         def register(fn: MethodHandler) -> MethodHandler:
-            self.method_handlers[method] = fn
+            self.methods.add_request(method, fn, replace=replace)
             return fn
 
         return register
@@ -451,32 +463,39 @@ class Server:
     def notification_handler(
         self, method: str
     ) -> Callable[[NotificationHandler], NotificationHandler]:
-        """Register ``fn(session, params)`` for an inbound notification."""
+        """Register ``fn(session, params)`` for an inbound notification.
+
+        A method may have several handlers: each runs, in the order registered, on the
+        session's notification thread; one that raises is logged and the next still runs.
+        Notifications nobody handles are ignored, as the spec says.
+        """
 
         def register(fn: NotificationHandler) -> NotificationHandler:
-            self.notification_handlers[method] = fn
+            self.methods.add_notification(method, fn)
             return fn
 
         return register
 
     def _install_core_methods(self) -> None:
-        handlers = self.method_handlers
-        handlers["ping"] = lambda ctx, params: {}
-        handlers["tools/list"] = lambda ctx, params: self.tools.list(ctx, params, self.page_size)
-        handlers["tools/call"] = self.tools.call
-        handlers["logging/setLevel"] = _set_level
-        handlers["resources/list"] = lambda ctx, params: self.resources.list(
-            ctx, params, self.page_size)
-        handlers["resources/templates/list"] = lambda ctx, params: self.resources.list_templates(
-            ctx, params, self.page_size)
-        handlers["resources/read"] = self.resources.read
-        handlers["resources/subscribe"] = _subscribe
-        handlers["resources/unsubscribe"] = _unsubscribe
-        handlers["prompts/list"] = lambda ctx, params: self.prompts.list(
-            ctx, params, self.page_size)
-        handlers["prompts/get"] = self.prompts.render
-        handlers["completion/complete"] = self._complete
-        handlers["subscriptions/listen"] = self._listen
+        core: dict[str, MethodHandler] = {
+            "ping": lambda ctx, params: {},
+            "tools/list": lambda ctx, params: self.tools.list(ctx, params, self.page_size),
+            "tools/call": self.tools.call,
+            "logging/setLevel": _set_level,
+            "resources/list": lambda ctx, params: self.resources.list(
+                ctx, params, self.page_size),
+            "resources/templates/list": lambda ctx, params: self.resources.list_templates(
+                ctx, params, self.page_size),
+            "resources/read": self.resources.read,
+            "resources/subscribe": _subscribe,
+            "resources/unsubscribe": _unsubscribe,
+            "prompts/list": lambda ctx, params: self.prompts.list(ctx, params, self.page_size),
+            "prompts/get": self.prompts.render,
+            "completion/complete": self._complete,
+            "subscriptions/listen": self._listen,
+        }
+        for method, handler in core.items():
+            self.methods.set_default(method, handler)
 
     # -- serving -------------------------------------------------------------------------
 

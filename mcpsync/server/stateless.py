@@ -24,7 +24,7 @@ import time
 from typing import TYPE_CHECKING, Any, Final
 
 from ..dispatch.context import HandlerContext, SessionInfo
-from ..dispatch.questions import InputRequired
+from ..dispatch.questions import INPUT_REQUEST_METHODS, InputRequired
 from ..engine.connection import Connection, InboundRequest
 from ..errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -121,6 +121,9 @@ class _NoReverseRequests:
             raise ProtocolStateError(
                 f"cannot send {method}: in 2026-07-28 a server sends no requests, and only "
                 "tools/call, prompts/get and resources/read may ask the client for input")
+        if method not in INPUT_REQUEST_METHODS:
+            raise ProtocolStateError(f"cannot ask {method} in 2026-07-28: an input request is "
+                                     "one of " + ", ".join(INPUT_REQUEST_METHODS))
         return self._rounds.ask(method, params)
 
 
