@@ -435,15 +435,20 @@ class McpWsgiApp:
                     for event_id, message in items if message is not None)
                 # The first chunk sends the headers: never hold it back; later, a quiet
                 # interval gets a comment, which also finds out whether the client left.
+                if over:
+                    try:
+                        yield chunk or sse_codec.KEEPALIVE
+                    finally:
+                        # Resumed, or closed, after the last yield: either way the server
+                        # took the chunk and wrote it. Everything was taken, so a finished
+                        # stream's final message went out (a client that closes as soon as
+                        # it has read the answer must not leave the stream's events kept).
+                        stream.delivered = stream.finished
+                        if on_complete is not None:
+                            on_complete()
+                    return
                 yield chunk or sse_codec.KEEPALIVE
                 head = b""
-                if over:
-                    # Resumed after the last yield: the server wrote it. Everything was
-                    # taken, so a finished stream's final message went out.
-                    stream.delivered = stream.finished
-                    if on_complete is not None:
-                        on_complete()
-                    return
                 quiet = 0.0
                 while True:
                     items, over = stream.take(tick)
