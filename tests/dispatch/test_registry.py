@@ -129,7 +129,7 @@ def test_concurrent_registrations_are_all_kept_and_lookups_never_fail() -> None:
         start.wait(WAIT)
         for i in range(per_writer):
             registry.add_request(f"m/{n}/{i}", one)
-            registry.add_notification("shared", _tagged(n, i))
+            registry.add_notification("fan-in", _tagged(n, i))
 
     def read() -> None:
         start.wait(WAIT)
@@ -138,8 +138,8 @@ def test_concurrent_registrations_are_all_kept_and_lookups_never_fail() -> None:
                 for i in range(0, per_writer, 7):
                     handler = registry.request_handler(f"m/0/{i}")
                     assert handler is None or handler is one
-                    registry.notify("shared-nobody-listens")
-                    len(registry.notification_handlers("shared"))
+                    registry.notify("nobody-listens")
+                    len(registry.notification_handlers("fan-in"))
         except BaseException as exc:  # pragma: no cover - the failure being tested for
             errors.append(exc)
 
@@ -156,7 +156,7 @@ def test_concurrent_registrations_are_all_kept_and_lookups_never_fail() -> None:
         assert not thread.is_alive()
     assert not errors
     assert len(registry.request_methods()) == writers * per_writer
-    assert len(registry.notification_handlers("shared")) == writers * per_writer
+    assert len(registry.notification_handlers("fan-in")) == writers * per_writer
 
 
 def _tagged(n: int, i: int) -> Callable[[Any], None]:
