@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING
 from ..engine.pool import WorkerPool
 from ..errors import ConnectionClosedError
 from ..protocol import jsonrpc
-from ..protocol.jsonrpc import ErrorResponse, Message, RequestId, Response
+from ..protocol.bookkeeping import cancelled_request_id
+from ..protocol.jsonrpc import ErrorResponse, Message, Notification, RequestId, Response
 from ..protocol.versions import features
 from ..server.session import ServerSession
 from ..transports.base import Received
@@ -161,6 +162,29 @@ class HttpSession:
     def feed(self, message: Received) -> None:
         self.touch()
         self.transport.feed(message)
+        if isinstance(message, Notification) and message.method == "notifications/cancelled":
+            self._drop_cancelled(cancelled_request_id(message.params))
+
+    def _drop_cancelled(self, request_id: RequestId | None) -> None:
+        # A cancelled request gets no response, so its stream would never see the final
+        # message that lets go of it (``_forget``): without this, every call a client of a
+        # long-lived session cancels (a timeout) kept its stream, its key and its stored
+        # events until the session ended, and kept the session ``busy`` (never idle).
+        # The engine has already taken the cancellation (push mode: ``feed`` routes on
+        # this thread), so no answer is coming; a consumer still attached is ended.
+        if request_id is None:
+            return
+        with self._lock:
+            stream = self._streams.get(request_id)
+            if stream is None or stream.finished:
+                return  # unknown, or answered already (``_forget`` lets go of it)
+            del self._streams[request_id]
+            if stream.key is not None:
+                self._by_key.pop(stream.key, None)
+                self._keys.discard(stream.key)
+        stream.end()
+        if stream.key is not None:
+            self._forget_events([stream.key])
 
     def stream_by_key(self, key: str) -> ResponseStream | None:
         with self._lock:

@@ -540,3 +540,34 @@ def test_an_answer_nobody_waits_for_is_not_held_by_the_session(serve):
     # The answer waits in the (bounded) event store for a resume, not in the session.
     assert wait_until(lambda: served.app.store.size_bytes > 256 * 1024)
     assert wait_until(lambda: held.streams_held == 0), held.streams_held
+
+
+def test_a_cancelled_call_is_not_held_by_its_long_lived_session(serve):
+    # Soak finding: a cancelled call gets no response, so its stream (and its stored
+    # events, and its key) stayed in the session until the session ended: a few KiB per
+    # timed-out call of a long-lived client, and the session never became idle.
+    srv = Server("cancelled")
+    started = threading.Semaphore(0)
+
+    @srv.tool()
+    def slow(ctx: HandlerContext) -> str:
+        started.release()
+        ctx.sleep(WAIT)
+        return "finished"
+
+    served = serve(srv)
+    session = LegacySession(served.url)
+    held = served.app.sessions.get(session.session_id)
+    for _ in range(5):
+        request_id, response = session.request(
+            "tools/call", {"name": "slow", "arguments": {}}, stream=True)
+        assert started.acquire(timeout=WAIT)
+        cancel = session.post({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                               "params": {"requestId": request_id}})
+        assert cancel.status_code == 202, cancel.text
+        response.close()
+    assert wait_until(lambda: held.server_session.connection.inflight_count == 0)
+    assert wait_until(lambda: held.streams_held == 0), held.streams_held
+    assert len(held._keys) == 0, len(held._keys)
+    assert not held.busy()
+    assert len(served.app.store) == 0, len(served.app.store)
