@@ -44,6 +44,9 @@ logger = logging.getLogger("mcpsync.http")
 
 #: Standalone-stream messages kept while no GET stream is connected.
 _BACKLOG = 256
+#: Keys a session tracks before it drops those whose events its store has already evicted
+#: (streams interrupted and never resumed; each key costs about 100 bytes).
+_KEYS_PRUNE = 1024
 #: How often (seconds) a worker asks the shared session store whether a session it holds
 #: still exists (a DELETE on another worker ends it here within this time).
 CONFIRM_INTERVAL = 10.0
@@ -95,6 +98,7 @@ class HttpSession:
         self._key_prefix = hashlib.sha256(self.id.encode()).hexdigest()[:16]
         #: Keys of this session's streams that the event store may hold.
         self._keys: set[str] = set()
+        self._prune_at = _KEYS_PRUNE
         self.created = time.monotonic()
         #: The client came back after ``initialize`` (any later request of this session).
         self.established = False
@@ -150,6 +154,7 @@ class HttpSession:
         that id is already in flight."""
         key = self._new_key() if self.store is not None else None
         stream = ResponseStream(key, final_id=request_id, on_final=self._forget)
+        prune = False
         with self._lock:
             if request_id in self._streams:
                 return None
@@ -157,7 +162,22 @@ class HttpSession:
             if key is not None:
                 self._by_key[key] = stream
                 self._keys.add(key)
+                prune = len(self._keys) >= self._prune_at
+        if prune:
+            self._prune_keys()
         return stream
+
+    def _prune_keys(self) -> None:
+        # A stream interrupted and never resumed keeps its key (a resume may come) after
+        # the store has evicted its events: without this, one key per such stream for the
+        # session's whole life. Checked when the set doubles, so the scan is amortized.
+        with self._lock:
+            idle = [k for k in self._keys if k not in self._by_key]
+        gone = [k for k in idle if self.store is None
+                or self.store.events_after(f"{k}_0") is None]
+        with self._lock:
+            self._keys.difference_update(gone)
+            self._prune_at = max(_KEYS_PRUNE, 2 * len(self._keys))
 
     def feed(self, message: Received) -> None:
         self.touch()

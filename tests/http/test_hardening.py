@@ -571,3 +571,19 @@ def test_a_cancelled_call_is_not_held_by_its_long_lived_session(serve):
     assert len(held._keys) == 0, len(held._keys)
     assert not held.busy()
     assert len(served.app.store) == 0, len(served.app.store)
+
+
+def test_keys_of_streams_the_store_evicted_are_not_kept_by_the_session(serve):
+    # Soak finding: a handshake-era stream whose client left keeps its key for a resume;
+    # once the store has evicted its events, the session let go of the key only at its end.
+    srv = Server("evicted")
+    srv.add_tool(lambda: "x", name="quick")
+    served = serve(srv, event_store=InMemoryEventStore(max_streams=4))
+    session = LegacySession(served.url)
+    held = served.app.sessions.get(session.session_id)
+    for _ in range(1024 + 10):
+        session.call("tools/call", {"name": "quick", "arguments": {}})
+        # An interrupted stream's key, as a client that left mid-answer leaves it.
+        with held._lock:
+            held._keys.add(held._new_key())
+    assert len(held._keys) < 1024, len(held._keys)
