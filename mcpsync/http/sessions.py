@@ -29,7 +29,8 @@ from ..dispatch.transport import TransportContext
 from ..engine.pool import WorkerPool
 from ..errors import ConnectionClosedError
 from ..protocol import jsonrpc
-from ..protocol.jsonrpc import ErrorResponse, Message, RequestId, Response
+from ..protocol.bookkeeping import cancelled_request_id
+from ..protocol.jsonrpc import ErrorResponse, Message, Notification, RequestId, Response
 from ..protocol.versions import features
 from ..server.session import ServerSession
 from ..transports.base import Received
@@ -44,6 +45,9 @@ logger = logging.getLogger("mcpsync.http")
 
 #: Standalone-stream messages kept while no GET stream is connected.
 _BACKLOG = 256
+#: Keys a session tracks before it drops those whose events its store has already evicted
+#: (streams interrupted and never resumed; each key costs about 100 bytes).
+_KEYS_PRUNE = 1024
 #: How often (seconds) a worker asks the shared session store whether a session it holds
 #: still exists (a DELETE on another worker ends it here within this time).
 CONFIRM_INTERVAL = 10.0
@@ -113,6 +117,7 @@ class HttpSession:
         self._key_prefix = hashlib.sha256(self.id.encode()).hexdigest()[:16]
         #: Keys of this session's streams that the event store may hold.
         self._keys: set[str] = set()
+        self._prune_at = _KEYS_PRUNE
         self.created = time.monotonic()
         #: The client came back after ``initialize`` (any later request of this session).
         self.established = False
@@ -168,6 +173,7 @@ class HttpSession:
         that id is already in flight."""
         key = self._new_key() if self.store is not None else None
         stream = ResponseStream(key, final_id=request_id, on_final=self._forget)
+        prune = False
         with self._lock:
             if request_id in self._streams:
                 return None
@@ -175,12 +181,50 @@ class HttpSession:
             if key is not None:
                 self._by_key[key] = stream
                 self._keys.add(key)
+                prune = len(self._keys) >= self._prune_at
+        if prune:
+            self._prune_keys()
         return stream
+
+    def _prune_keys(self) -> None:
+        # A stream interrupted and never resumed keeps its key (a resume may come) after
+        # the store has evicted its events: without this, one key per such stream for the
+        # session's whole life. Checked when the set doubles, so the scan is amortized.
+        with self._lock:
+            idle = [k for k in self._keys if k not in self._by_key]
+        gone = [k for k in idle if self.store is None
+                or self.store.events_after(f"{k}_0") is None]
+        with self._lock:
+            self._keys.difference_update(gone)
+            self._prune_at = max(_KEYS_PRUNE, 2 * len(self._keys))
 
     def feed(self, message: Received, transport: TransportContext | None = None) -> None:
         """Route ``message`` on this thread; ``transport``: the POST's context."""
         self.touch()
         self.transport.feed(message, transport)
+        if isinstance(message, Notification) and message.method == "notifications/cancelled":
+            self._drop_cancelled(cancelled_request_id(message.params))
+
+    def _drop_cancelled(self, request_id: RequestId | None) -> None:
+        # A cancelled request gets no response, so its stream would never see the final
+        # message that lets go of it (``_forget``): without this, every call a client of a
+        # long-lived session cancels (a timeout) kept its stream, its key and its stored
+        # events until the session ended, and kept the session ``busy`` (never idle).
+        # The engine has already taken the cancellation (push mode: ``feed`` routes on
+        # this thread), so no answer is coming; a consumer still attached is ended.
+        if request_id is None:
+            return
+        with self._lock:
+            stream = self._streams.get(request_id)
+            if stream is None or stream.finished:
+                return  # unknown, or answered already (``_forget`` lets go of it)
+            del self._streams[request_id]
+            if stream.key is not None:
+                self._by_key.pop(stream.key, None)
+                self._keys.discard(stream.key)
+        stream.end()
+        if stream.key is not None:
+            self._forget_events([stream.key])
 
     def stream_by_key(self, key: str) -> ResponseStream | None:
         with self._lock:

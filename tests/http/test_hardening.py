@@ -522,3 +522,51 @@ def test_an_answer_nobody_waits_for_is_not_held_by_the_session(serve):
     wait_until(lambda: served.app.store.size_bytes > 256 * 1024, timeout=WAIT)
     wait_until(lambda: held.streams_held == 0, timeout=WAIT,
                message=lambda: held.streams_held)
+
+
+def test_a_cancelled_call_is_not_held_by_its_long_lived_session(serve):
+    # Soak finding: a cancelled call gets no response, so its stream (and its stored
+    # events, and its key) stayed in the session until the session ended: a few KiB per
+    # timed-out call of a long-lived client, and the session never became idle.
+    srv = Server("cancelled")
+    started = threading.Semaphore(0)
+
+    @srv.tool()
+    def slow(ctx: HandlerContext) -> str:
+        started.release()
+        ctx.sleep(WAIT)
+        return "finished"
+
+    served = serve(srv)
+    session = LegacySession(served.url)
+    held = served.app.sessions.get(session.session_id)
+    for _ in range(5):
+        request_id, response = session.request(
+            "tools/call", {"name": "slow", "arguments": {}}, stream=True)
+        assert started.acquire(timeout=WAIT)
+        cancel = session.post({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                               "params": {"requestId": request_id}})
+        assert cancel.status_code == 202, cancel.text
+        response.close()
+    wait_until(lambda: held.server_session.connection.inflight_count == 0, timeout=WAIT)
+    wait_until(lambda: held.streams_held == 0, timeout=WAIT,
+               message=lambda: held.streams_held)
+    assert len(held._keys) == 0, len(held._keys)
+    assert not held.busy()
+    assert len(served.app.store) == 0, len(served.app.store)
+
+
+def test_keys_of_streams_the_store_evicted_are_not_kept_by_the_session(serve):
+    # Soak finding: a handshake-era stream whose client left keeps its key for a resume;
+    # once the store has evicted its events, the session let go of the key only at its end.
+    srv = Server("evicted")
+    srv.add_tool(lambda: "x", name="quick")
+    served = serve(srv, event_store=InMemoryEventStore(max_streams=4))
+    session = LegacySession(served.url)
+    held = served.app.sessions.get(session.session_id)
+    for _ in range(1024 + 10):
+        session.call("tools/call", {"name": "quick", "arguments": {}})
+        # An interrupted stream's key, as a client that left mid-answer leaves it.
+        with held._lock:
+            held._keys.add(held._new_key())
+    assert len(held._keys) < 1024, len(held._keys)
