@@ -85,8 +85,9 @@ _DEFAULT_STORE: Final = object()
 
 
 class _RequestChannel:
-    """The "connection" a 2026-07-28 handler sees on HTTP: notifications go, through the
-    send middleware, to its own response stream; it can send no requests."""
+    """The outbound channel (``dispatch.outbound.OutboundChannel``) a 2026-07-28 handler
+    sees on HTTP: notifications go, through the send middleware, to its own response
+    stream; it can send no requests."""
 
     def __init__(self, stream: ResponseStream, executor: InboundExecutor,
                  transport: TransportContext) -> None:
@@ -114,7 +115,8 @@ class _RequestChannel:
 
 
 class _RequestHost:
-    """The session a stateless request is served in: the server and the request's stream."""
+    """The host (``server.stateless.StatelessHost``) a stateless request is served in: the
+    server and the request's stream."""
 
     def __init__(self, server: Server, channel: _RequestChannel,
                  stream: ResponseStream) -> None:
@@ -634,12 +636,12 @@ class McpWsgiApp:
             return self._answer(start_response, stream, headers, stream.detach,
                                 statuses=_MODERN_STATUS)
         request = accepted[0]
-        inbound = InboundRequest(channel, request.id, request.method,  # type: ignore[arg-type]
-                                 request.params or {}, transport)
+        inbound = InboundRequest(channel, request.id, request.method, request.params or {},
+                                 transport)
         host = _RequestHost(self.server, channel, stream)
 
         def run() -> None:
-            out = executor.answer(inbound, lambda: stateless.serve(host, inbound))  # type: ignore[arg-type]
+            out = executor.answer(inbound, lambda: stateless.serve(host, inbound))
             inbound.done = True
             try:
                 if out is not None:
