@@ -45,8 +45,6 @@ from ..errors import (
     MISSING_CLIENT_CAPABILITY,
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
-    ConnectionClosedError,
-    ProtocolStateError,
 )
 from ..protocol import envelope, jsonrpc
 from ..protocol import sse as sse_codec
@@ -56,6 +54,7 @@ from ..protocol.numerals import parse_decimal
 from ..protocol.versions import features
 from ..server import stateless
 from .events import EventStore, InMemoryEventStore
+from .modern import _RequestChannel, _RequestHost
 from .security import HostPolicy
 from .session_store import SessionStore
 from .sessions import HttpSession, SessionRegistry
@@ -83,47 +82,6 @@ _THREADED: Final = frozenset({"tools/call", "prompts/get", "resources/read",
 _SSE_HEADERS: Final = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
                        ("X-Accel-Buffering", "no")]
 _DEFAULT_STORE: Final = object()
-
-
-class _RequestChannel:
-    """The outbound channel (``dispatch.outbound.OutboundChannel``) a 2026-07-28 handler
-    sees on HTTP: notifications go, through the send middleware, to its own response
-    stream; it can send no requests."""
-
-    def __init__(self, stream: ResponseStream, executor: InboundExecutor,
-                 transport: TransportContext) -> None:
-        self._stream = stream
-        self._executor = executor
-        self._transport = transport
-
-    def notify(self, method: str, params: dict[str, Any] | None = None, **_: Any) -> None:
-        if self._stream.consumer_gone.is_set():
-            raise ConnectionClosedError(f"cannot send {method}: the client closed the stream")
-        self._executor.send(Notification(method, params), self._transport, self._write)
-
-    def answer(self, message: Message) -> None:
-        """The request's answer, through the send middleware, onto its stream."""
-        self._executor.send(message, self._transport, self._stream.put)
-
-    def _write(self, message: Message) -> None:
-        if isinstance(message, Notification):
-            jsonrpc.encode(message)  # raises UnencodableMessageError here, to the sender
-        self._stream.put(message)
-
-    def request(self, method: str, params: dict[str, Any] | None = None,
-                **_: Any) -> dict[str, Any]:
-        raise ProtocolStateError(f"cannot send {method}: a 2026-07-28 server sends no requests")
-
-
-class _RequestHost:
-    """The host (``server.stateless.StatelessHost``) a stateless request is served in: the
-    server and the request's stream."""
-
-    def __init__(self, server: Server, channel: _RequestChannel,
-                 stream: ResponseStream) -> None:
-        self.server = server
-        self.connection = channel
-        self.ended = stream.consumer_gone
 
 
 def _encode(message: Message) -> bytes:
