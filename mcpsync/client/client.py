@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from typing import IO, TYPE_CHECKING, Any, Union
 
 from .._version import __version__
-from ..codec import from_wire
+from ..codec import from_wire, to_wire
 from ..dispatch.registry import MethodRegistry
 from ..engine.connection import (
     DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
@@ -316,7 +316,7 @@ class Client:
         params = {
             "protocolVersion": self.requested_version,
             "capabilities": self.capabilities(),
-            "clientInfo": self.client_info.to_dict(),  # type: ignore[attr-defined]
+            "clientInfo": to_wire(self.client_info),
         }
         raw = self._connection.request("initialize", params)
         result = from_wire(InitializeResult, raw)
@@ -359,7 +359,7 @@ class Client:
         self._envelope = {
             META_VERSION: version,
             META_CAPABILITIES: caps,
-            META_CLIENT_INFO: self.client_info.to_dict(),  # type: ignore[attr-defined]
+            META_CLIENT_INFO: to_wire(self.client_info),
         }
         raw = self.request("server/discover", timeout=timeout)
         supported = raw.get("supportedVersions")

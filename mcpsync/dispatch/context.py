@@ -28,12 +28,13 @@ from ..errors import (
 from ..protocol import levels
 from ..protocol.jsonrpc import RequestId
 from ..transports.base import StreamControl
+from .outbound import OutboundChannel
 from .transport import TransportContext
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..engine.connection import Connection, InboundRequest
+    from ..engine.connection import InboundRequest
     from ..types.client_features import CreateMessageResult, ElicitResult
     from ..types.resources import Root
 
@@ -68,7 +69,7 @@ class SessionHandle(Protocol):
     def info(self) -> SessionInfo: ...
 
     @property
-    def connection(self) -> Connection: ...
+    def connection(self) -> OutboundChannel: ...
 
     @property
     def ended(self) -> threading.Event: ...

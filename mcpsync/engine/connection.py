@@ -39,6 +39,7 @@ from typing import Any
 from ..dispatch.inbound import InboundExecutor
 from ..dispatch.inbound import Middleware as Middleware  # where server and client import it
 from ..dispatch.inbound import compose as compose  # the engine's name for it, kept
+from ..dispatch.outbound import OutboundChannel
 from ..dispatch.transport import TransportContext, bound, current_transport
 from ..errors import (
     INTERNAL_ERROR,
@@ -118,13 +119,15 @@ class InboundRequest:
     shuts down. ``done`` becomes true just before the response is written: anything that
     would belong to the request after that point must fail loudly. ``transport``: what the
     transport knew of the peer when the request arrived (``None`` on a client).
+    ``connection``: the channel it came in on (a ``Connection``, or a 2026-07-28 HTTP
+    request's own stream).
     """
 
     __slots__ = ("cancelled", "connection", "done", "id", "method", "params", "transport")
 
     def __init__(
-        self, connection: Connection, request_id: RequestId, method: str, params: dict[str, Any],
-        transport: TransportContext | None = None,
+        self, connection: OutboundChannel, request_id: RequestId, method: str,
+        params: dict[str, Any], transport: TransportContext | None = None,
     ) -> None:
         self.connection = connection
         self.id = request_id

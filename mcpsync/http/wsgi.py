@@ -45,8 +45,6 @@ from ..errors import (
     MISSING_CLIENT_CAPABILITY,
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
-    ConnectionClosedError,
-    ProtocolStateError,
 )
 from ..protocol import envelope, jsonrpc
 from ..protocol import sse as sse_codec
@@ -56,9 +54,11 @@ from ..protocol.numerals import parse_decimal
 from ..protocol.versions import features
 from ..server import stateless
 from .events import EventStore, InMemoryEventStore
+from .modern import _RequestChannel, _RequestHost
 from .security import HostPolicy
 from .session_store import SessionStore
 from .sessions import HttpSession, SessionRegistry
+from .sse_body import _PEER_CHECK, _Body, _has_answer, _peer_probe
 from .streams import Item, ResponseStream, _seq
 
 if TYPE_CHECKING:
@@ -82,114 +82,6 @@ _THREADED: Final = frozenset({"tools/call", "prompts/get", "resources/read",
 _SSE_HEADERS: Final = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
                        ("X-Accel-Buffering", "no")]
 _DEFAULT_STORE: Final = object()
-
-
-class _RequestChannel:
-    """The "connection" a 2026-07-28 handler sees on HTTP: notifications go, through the
-    send middleware, to its own response stream; it can send no requests."""
-
-    def __init__(self, stream: ResponseStream, executor: InboundExecutor,
-                 transport: TransportContext) -> None:
-        self._stream = stream
-        self._executor = executor
-        self._transport = transport
-
-    def notify(self, method: str, params: dict[str, Any] | None = None, **_: Any) -> None:
-        if self._stream.consumer_gone.is_set():
-            raise ConnectionClosedError(f"cannot send {method}: the client closed the stream")
-        self._executor.send(Notification(method, params), self._transport, self._write)
-
-    def answer(self, message: Message) -> None:
-        """The request's answer, through the send middleware, onto its stream."""
-        self._executor.send(message, self._transport, self._stream.put)
-
-    def _write(self, message: Message) -> None:
-        if isinstance(message, Notification):
-            jsonrpc.encode(message)  # raises UnencodableMessageError here, to the sender
-        self._stream.put(message)
-
-    def request(self, method: str, params: dict[str, Any] | None = None,
-                **_: Any) -> dict[str, Any]:
-        raise ProtocolStateError(f"cannot send {method}: a 2026-07-28 server sends no requests")
-
-
-class _RequestHost:
-    """The session a stateless request is served in: the server and the request's stream."""
-
-    def __init__(self, server: Server, channel: _RequestChannel,
-                 stream: ResponseStream) -> None:
-        self.server = server
-        self.connection = channel
-        self.ended = stream.consumer_gone
-
-
-class _Body:
-    """A WSGI response body over a generator, whose ``close`` always runs ``on_close``
-    (even when the server never started iterating)."""
-
-    def __init__(self, chunks: Iterator[bytes], on_close: Callable[[], None]) -> None:
-        self._chunks = chunks
-        self._on_close: Callable[[], None] | None = on_close
-
-    def __iter__(self) -> _Body:
-        return self
-
-    def __next__(self) -> bytes:
-        return next(self._chunks)
-
-    def close(self) -> None:
-        try:
-            close = getattr(self._chunks, "close", None)
-            if close is not None:
-                close()
-        finally:
-            on_close, self._on_close = self._on_close, None
-            if on_close is not None:
-                on_close()
-
-
-#: How often a quiet SSE stream looks at its client's socket (when the server exposes it).
-_PEER_CHECK: Final = 0.5
-
-
-def _peer_gone(sock: Any) -> bool:
-    """Whether the client closed its end of the connection (EOF is readable, no data)."""
-    import socket
-
-    try:
-        return bool(sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"")
-    except (BlockingIOError, InterruptedError):
-        return False
-    except (ValueError, AttributeError, TypeError):
-        return False  # cannot tell (a TLS socket refuses MSG_PEEK): wait for the keep-alive
-    except OSError:
-        return True  # reset, or closed
-
-
-def _peer_probe(environ: Environ) -> Callable[[], bool] | None:
-    """A check of whether the client has left, where the WSGI server offers one: the socket
-    (werkzeug, gunicorn), or waitress's ``client_disconnected`` (which only ever says so
-    when waitress reads ahead: ``channel_request_lookahead`` of 1 or more)."""
-    sock = environ.get("werkzeug.socket") or environ.get("gunicorn.socket")
-    if sock is not None:
-        return lambda: _peer_gone(sock)
-    check = environ.get("waitress.client_disconnected")
-    if callable(check):
-        return lambda: bool(check())
-    return None
-
-
-def _has_answer(events: list[tuple[str, bytes]], request_id: object) -> bool:
-    """Whether stored ``events`` include the response to ``request_id``."""
-    for _, data in events:
-        try:
-            message = json.loads(data) if data else None
-        except ValueError:
-            continue
-        if isinstance(message, dict) and message.get("id") == request_id and (
-                "result" in message or "error" in message):
-            return True
-    return False
 
 
 def _encode(message: Message) -> bytes:
@@ -639,12 +531,12 @@ class McpWsgiApp:
             return self._answer(start_response, stream, headers, stream.detach,
                                 statuses=_MODERN_STATUS)
         request = accepted[0]
-        inbound = InboundRequest(channel, request.id, request.method,  # type: ignore[arg-type]
-                                 request.params or {}, transport)
+        inbound = InboundRequest(channel, request.id, request.method, request.params or {},
+                                 transport)
         host = _RequestHost(self.server, channel, stream)
 
         def run() -> None:
-            out = executor.answer(inbound, lambda: stateless.serve(host, inbound))  # type: ignore[arg-type]
+            out = executor.answer(inbound, lambda: stateless.serve(host, inbound))
             inbound.done = True
             try:
                 if out is not None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar, overload
 
+from ..codec import to_wire
 from ..dispatch.context import HandlerContext, check_meta
 from ..dispatch.registry import MethodRegistry, NotificationHandlers, RequestHandlers
 from ..dispatch.simple import StringBinding
@@ -144,7 +145,7 @@ class Server:
             if self.website_url:
                 info["websiteUrl"] = self.website_url
             if self.icons:
-                info["icons"] = [icon.to_dict() for icon in self.icons]  # type: ignore[attr-defined]
+                info["icons"] = to_wire(list(self.icons))
         return info
 
     def capabilities(self) -> dict[str, Any]:
@@ -285,7 +286,7 @@ class Server:
                 if value is not None:
                     wire[key] = value
             if icons:
-                wire["icons"] = [icon.to_dict() for icon in icons]  # type: ignore[attr-defined]
+                wire["icons"] = to_wire(list(icons))
             if template is not None:
                 missing = {p.name for p in binding.parameters if p.required} - set(
                     template.variables)
@@ -350,7 +351,7 @@ class Server:
             if arguments:
                 wire["arguments"] = arguments
             if icons:
-                wire["icons"] = [icon.to_dict() for icon in icons]  # type: ignore[attr-defined]
+                wire["icons"] = to_wire(list(icons))
             if meta is not None:
                 wire["_meta"] = meta
             self.prompts.add(RegisteredPrompt(binding, wire))

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..dispatch.context import HandlerContext, SessionInfo
+from ..dispatch.outbound import OutboundChannel
 from ..dispatch.questions import INPUT_REQUEST_METHODS, InputRequired
-from ..engine.connection import Connection, InboundRequest
+from ..engine.connection import InboundRequest
 from ..errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     InvalidParamsError,
@@ -45,7 +46,21 @@ from ..protocol.jsonrpc import RequestId
 from ..protocol.request_state import InvalidRequestState, RequestState, seal, unseal
 
 if TYPE_CHECKING:
-    from .session import ServerSession
+    from .server import Server
+
+
+class StatelessHost(Protocol):
+    """What a stateless request is served in: a ``ServerSession`` (stdio, memory, a
+    handshake-era HTTP session), or a 2026-07-28 HTTP request's own stream and channel."""
+
+    @property
+    def server(self) -> Server: ...
+
+    @property
+    def connection(self) -> OutboundChannel: ...
+
+    @property
+    def ended(self) -> threading.Event: ...
 
 
 #: Methods that exist only in the handshake era (answered -32601 here).
@@ -107,7 +122,7 @@ class _NoReverseRequests:
     """The connection as a stateless handler sees it: notifications, and requests only as
     multi round-trip questions (where the method allows them)."""
 
-    def __init__(self, connection: Connection, rounds: _Rounds | None) -> None:
+    def __init__(self, connection: OutboundChannel, rounds: _Rounds | None) -> None:
         self._connection = connection
         self._rounds = rounds
 
@@ -130,7 +145,7 @@ class _NoReverseRequests:
 class RequestScope:
     """The SessionHandle of one stateless request."""
 
-    def __init__(self, session: ServerSession, info: SessionInfo, log_level: str | None,
+    def __init__(self, session: StatelessHost, info: SessionInfo, log_level: str | None,
                  rounds: _Rounds | None = None):
         self._session = session
         self._info = info
@@ -142,8 +157,8 @@ class RequestScope:
         return self._info
 
     @property
-    def connection(self) -> Connection:
-        return self._connection  # type: ignore[return-value]
+    def connection(self) -> OutboundChannel:
+        return self._connection
 
     @property
     def ended(self) -> threading.Event:
@@ -154,7 +169,7 @@ class RequestScope:
         return self._log_level is not None and levels.at_least(level, self._log_level)
 
 
-def serve(session: ServerSession, inbound: InboundRequest) -> dict[str, Any]:
+def serve(session: StatelessHost, inbound: InboundRequest) -> dict[str, Any]:
     """Validate the envelope, run the handler, decorate the result."""
     server = session.server
     params = inbound.params
