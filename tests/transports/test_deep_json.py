@@ -38,42 +38,27 @@ SERVER = textwrap.dedent("""
             answer(message["id"], {"protocolVersion": "2025-11-25", "capabilities": {},
                                    "serverInfo": {"name": "deep", "version": "1"}})
         elif message.get("method") == "tools/call":
-            sys.stdout.write('{"a":' * 100000 + "1" + "}" * 100000 + "\\n")
-            answer(message["id"], {"content": [{"type": "text", "text": "still here"}]})
-""")
-
-
-def test_a_stdio_client_survives_a_deep_line():
-    with Client.stdio([sys.executable, "-c", SERVER], protocol_version="2025-11-25",
-                      timeout=WAIT) as client:
-        assert client.call_tool("any").text == "still here"
-
-
-DEEP_ANSWER_SERVER = textwrap.dedent("""
-    import json, sys
-    def answer(request_id, result):
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}))
-        sys.stdout.write("\\n")
-        sys.stdout.flush()
-    for line in sys.stdin:
-        message = json.loads(line)
-        if message.get("method") == "initialize":
-            answer(message["id"], {"protocolVersion": "2025-11-25", "capabilities": {},
-                                   "serverInfo": {"name": "deep", "version": "1"}})
-        elif message.get("method") == "tools/call":
             name = message["params"]["name"]
-            depth = 70 if name == "deep" else 1
+            if name == "noise":  # a line deeper than Python's stack, then the answer
+                sys.stdout.write('{"a":' * 100000 + "1" + "}" * 100000 + "\\n")
+            depth = 70 if name == "deep" else 1  # 70: past MAX_DEPTH, readable by json
             nested = json.loads("[" * depth + "]" * depth)
             answer(message["id"], {"content": [{"type": "text", "text": name}],
                                    "structuredContent": {"x": nested}})
 """)
 
 
+def test_a_stdio_client_survives_a_deep_line():
+    with Client.stdio([sys.executable, "-c", SERVER], protocol_version="2025-11-25",
+                      timeout=WAIT) as client:
+        assert client.call_tool("noise").text == "noise"
+
+
 def test_an_answer_too_deep_to_read_fails_its_call_at_once_as_a_local_failure():
     # Past MAX_DEPTH the answer is not read: that is our limit, not the server's refusal,
     # so the call fails with a TransportError (never an MCPError) and does not wait for
     # its deadline; the connection stays usable.
-    with Client.stdio([sys.executable, "-c", DEEP_ANSWER_SERVER],
+    with Client.stdio([sys.executable, "-c", SERVER],
                       protocol_version="2025-11-25", timeout=60) as client:
         started = time.monotonic()
         with pytest.raises(TransportError) as info:
