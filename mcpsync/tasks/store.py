@@ -22,6 +22,9 @@ Rules every store keeps (they are what make a multi-worker deployment correct):
 
 from __future__ import annotations
 
+import os
+import secrets
+import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -33,12 +36,22 @@ __all__ = [
     "TaskStatus",
     "TaskStore",
     "TaskStoreFullError",
+    "runner_id",
 ]
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 
 #: The statuses a task never leaves.
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+
+
+_BOOT = secrets.token_hex(8)
+
+
+def runner_id() -> str:
+    """This process, as a task's ``runner``: ``host:pid:boot``. The boot token tells a
+    recycled pid apart from the process that created the task."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_BOOT}"
 
 
 class TaskStoreFullError(Exception):
