@@ -1,24 +1,54 @@
-"""The channel and host a 2026-07-28 request is served in on HTTP.
+"""A 2026-07-28 request on HTTP: its checks, and the channel and host it is served in.
 
 In the modern era a POST is the whole exchange: the handler's notifications go to that
-request's own response stream and it may send no requests. These are what the stateless
-dispatcher sees in place of a session's connection (``OutboundChannel``) and the session
-itself (``StatelessHost``); they live apart from the app's routing in ``wsgi.py``.
+request's own response stream and it may send no requests. :func:`serve` checks the
+request's ``_meta`` envelope and its mirrored headers against the body, runs it through
+the app's inbound executor (on the app's pool for the methods that may stream progress)
+and answers it. The channel and host are what the stateless dispatcher sees in place of a
+session's connection (``OutboundChannel``) and the session itself (``StatelessHost``).
+All of it lives apart from the app's routing in ``wsgi.py``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Final
 
 from ..dispatch.inbound import InboundExecutor
 from ..dispatch.transport import TransportContext
-from ..errors import ConnectionClosedError, ProtocolStateError
-from ..protocol import jsonrpc
-from ..protocol.jsonrpc import Message, Notification
+from ..engine.connection import InboundRequest
+from ..engine.pool import PoolFullError
+from ..errors import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ConnectionClosedError,
+    ProtocolStateError,
+)
+from ..protocol import envelope, jsonrpc
+from ..protocol.http_headers import header_params, mismatch
+from ..protocol.jsonrpc import Message, Notification, Request
+from ..server import stateless
+from .replies import Environ, StartResponse, _HttpError, respond
 from .streams import ResponseStream
 
 if TYPE_CHECKING:
     from ..server.server import Server
+    from .wsgi import McpWsgiApp
+
+_MODERN_STATUS: Final = {
+    HEADER_MISMATCH: "400 Bad Request", MISSING_CLIENT_CAPABILITY: "400 Bad Request",
+    UNSUPPORTED_PROTOCOL_VERSION: "400 Bad Request", INVALID_REQUEST: "400 Bad Request",
+    PARSE_ERROR: "400 Bad Request", METHOD_NOT_FOUND: "404 Not Found",
+}
+#: Methods whose handlers run on a handler thread, so their progress streams live.
+_THREADED: Final = frozenset({"tools/call", "prompts/get", "resources/read",
+                              "subscriptions/listen", "completion/complete"})
 
 
 class _RequestChannel:
@@ -60,3 +90,108 @@ class _RequestHost:
         self.server = server
         self.connection = channel
         self.ended = stream.consumer_gone
+
+
+def serve(app: McpWsgiApp, message: Request, environ: Environ, headers: dict[str, str],
+          start_response: StartResponse) -> Iterable[bytes]:
+    """Check and serve one 2026-07-28 request; its answer is JSON or an SSE stream."""
+    params = message.params or {}
+    meta = params.get("_meta")
+    version = meta.get(envelope.META_VERSION) if isinstance(meta, dict) else None
+    if not isinstance(meta, dict) or not isinstance(version, str):
+        raise _HttpError("400 Bad Request", INVALID_PARAMS,
+                         f"Invalid params: _meta[{envelope.META_VERSION!r}] is required",
+                         message.id)
+    if not isinstance(meta.get(envelope.META_CAPABILITIES), dict):
+        raise _HttpError("400 Bad Request", INVALID_PARAMS,
+                         f"Invalid params: _meta[{envelope.META_CAPABILITIES!r}] is "
+                         "required and must be an object", message.id)
+    header_version = headers.get("mcp-protocol-version")
+    if header_version != version:
+        text = ("the MCP-Protocol-Version header is required" if header_version is None
+                else f"MCP-Protocol-Version header value {header_version!r} does not "
+                     f"match body value {version!r}")
+        raise _HttpError("400 Bad Request", HEADER_MISMATCH, f"Header mismatch: {text}",
+                         message.id)
+    problem = mismatch(headers, message.to_wire(), _tool_headers(app, message))
+    if problem is not None:
+        raise _HttpError("400 Bad Request", HEADER_MISMATCH, f"Header mismatch: {problem}",
+                         message.id)
+    stream = ResponseStream(final_id=message.id)
+    executor = app._executor()
+    transport = app._transport(environ, headers, None)
+    channel = _RequestChannel(stream, executor, transport)
+    accepted: list[Request] = []
+    refused: list[Message] = []
+
+    def route(passed: Message) -> None:
+        if isinstance(passed, Request):
+            accepted.append(passed)
+
+    def reply(answer: Message) -> None:
+        refused.append(answer)
+        channel.answer(answer)
+
+    # The same path as every other transport's: receive middleware on this thread
+    # (the engine's reader runs it on its own), the handler on the pool.
+    executor.receive(message, transport, route, reply)
+    if not accepted:
+        if not refused:
+            raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
+                             "The server dropped the request without an answer",
+                             message.id)
+        return respond(app, start_response, stream, headers, stream.detach,
+                       statuses=_MODERN_STATUS)
+    request = accepted[0]
+    inbound = InboundRequest(channel, request.id, request.method, request.params or {},
+                             transport)
+    host = _RequestHost(app.server, channel, stream)
+
+    def run() -> None:
+        out = executor.answer(inbound, lambda: stateless.serve(host, inbound))
+        inbound.done = True
+        try:
+            if out is not None:
+                channel.answer(out)
+        finally:
+            if not stream.finished:  # no answer, or send middleware dropped it
+                stream.end()
+
+    if request.method in _THREADED and not _inline_tool(app, request):
+        try:
+            app._pool.submit(run)
+        except (PoolFullError, RuntimeError) as exc:
+            raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
+                             f"Server busy: {exc}", request.id) from None
+    else:
+        run()
+
+    def on_close() -> None:
+        stream.detach()
+        if not stream.finished:
+            inbound.cancelled.set()  # closing a 2026-07-28 stream cancels the request
+
+    return respond(app, start_response, stream, headers, on_close, statuses=_MODERN_STATUS)
+
+
+def _tool_headers(app: McpWsgiApp, message: Request) -> dict[str, tuple[str, ...]] | None:
+    if message.method != "tools/call":
+        return None
+    tool = app.server.tools.get(str((message.params or {}).get("name")))
+    if tool is None:
+        return None
+    key = id(tool.description)
+    if key not in app._header_maps:
+        schema = tool.description.get("inputSchema")
+        app._header_maps[key] = header_params(schema) if isinstance(schema, dict) else None
+    return app._header_maps[key]
+
+
+def _inline_tool(app: McpWsgiApp, message: Request) -> bool:
+    # A tool without a context parameter can neither report progress nor see
+    # cancellation: it runs on this thread, saving a hand-off.
+    if message.method != "tools/call":
+        return False
+    tool = app.server.tools.get(str((message.params or {}).get("name")))
+    binding = getattr(tool, "binding", None)
+    return binding is not None and getattr(binding, "context_param", 1) is None

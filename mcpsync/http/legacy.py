@@ -1,0 +1,220 @@
+"""The handshake era on HTTP (2025-03-26 … 2025-11-25): a session's POST, GET and DELETE.
+
+``initialize`` mints an ``Mcp-Session-Id``; later POSTs feed the session's messages (one or
+a 2025-03-26 batch), GET opens the session's standalone stream or resumes one of its
+streams from the event store (``Last-Event-ID``), DELETE ends the session. These take the
+app for its sessions, event store and inbound path; the routing that picks them stays in
+``wsgi.py`` and the way an answer is written (JSON or SSE) is in ``replies.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Final
+
+from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from ..protocol import sse as sse_codec
+from ..protocol.jsonrpc import ErrorResponse, Invalid, Message, Request, Response
+from ..protocol.versions import features
+from .replies import (
+    Environ,
+    StartResponse,
+    _accepts,
+    _encode,
+    _HttpError,
+    final_only,
+    json_reply,
+    json_response,
+    method_not_allowed,
+    respond,
+    sse_stream,
+)
+from .sessions import HttpSession
+from .sse_body import _has_answer
+from .streams import ResponseStream, _seq
+
+if TYPE_CHECKING:
+    from .wsgi import McpWsgiApp
+
+SESSION_NOT_FOUND: Final = -32001
+_LEGACY_STATUS: Final = {INVALID_REQUEST: "400 Bad Request", PARSE_ERROR: "400 Bad Request"}
+
+
+class _MethodNotAllowed(Exception):
+    pass
+
+
+def initialize(app: McpWsgiApp, message: Request, environ: Environ, headers: dict[str, str],
+               start_response: StartResponse) -> Iterable[bytes]:
+    """An ``initialize`` without a session: mint one, answer with its ``Mcp-Session-Id``."""
+    session = app.sessions.create()
+    if session is None:
+        raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
+                         "Too many sessions", message.id)
+    stream = session.open_stream(message.id)
+    assert stream is not None
+    stream.attach()
+    session.feed(message, app._transport(environ, headers, session.id))
+    final = final_only(app, stream)
+    stream.detach()
+    stream.delivered = final is not None
+    session.release(stream)
+    if not isinstance(final, Response):
+        app.sessions.remove(session.id)
+        return json_response(start_response, final, _LEGACY_STATUS, None)
+    version = session.protocol_version
+    session.priming = (app.store is not None and version is not None
+                       and features(version).sse_polling)
+    app.sessions.initialized(session)
+    return json_reply(start_response, "200 OK", _encode(final),
+                      [("Mcp-Session-Id", session.id)])
+
+
+def post(app: McpWsgiApp, session: HttpSession, items: list[Message | Invalid], batch: bool,
+         environ: Environ, headers: dict[str, str],
+         start_response: StartResponse) -> Iterable[bytes]:
+    """A POST to an existing session: one message or a batch (2025-03-26 only)."""
+    version = headers.get("mcp-protocol-version")
+    if version is not None and version not in app.server.legacy_versions:
+        raise _HttpError("400 Bad Request", INVALID_REQUEST,
+                         f"Bad request: unsupported MCP-Protocol-Version {version!r}")
+    if batch and not (session.protocol_version
+                      and features(session.protocol_version).batching):
+        raise _HttpError("400 Bad Request", INVALID_REQUEST,
+                         "Invalid request: batches are only allowed in 2025-03-26")
+    replies: list[Message] = []
+    streams: list[ResponseStream] = []
+    transport = app._transport(environ, headers, session.id)
+    for item in items:
+        if isinstance(item, Invalid):
+            if item.reply is not None:  # answered in this POST's body, as sent
+                app._executor().send(item.reply, transport, replies.append)
+            continue
+        if isinstance(item, Request):
+            stream = session.open_stream(item.id)
+            if stream is None:
+                replies.append(ErrorResponse(item.id, {
+                    "code": INVALID_REQUEST,
+                    "message": f"Invalid request: id {item.id!r} is already in flight"}))
+                continue
+            stream.attach()
+            streams.append(stream)
+        session.feed(item, transport)
+    if not streams and not replies:
+        start_response("202 Accepted", [("Content-Length", "0")])
+        return [b""]
+    if batch or not streams:
+        for stream in streams:
+            final = final_only(app, stream)
+            stream.detach()
+            stream.delivered = final is not None
+            session.release(stream)
+            if final is not None:
+                replies.append(final)
+        body = b"[" + b",".join(_encode(m) for m in replies) + b"]" if batch else _encode(
+            replies[0])
+        return json_reply(start_response, "200 OK", body)
+    stream = streams[0]
+
+    def on_close() -> None:
+        stream.detach()  # a dropped handshake-era stream is not a cancellation
+        session.release(stream)
+
+    return respond(app, start_response, stream, headers, on_close, statuses=_LEGACY_STATUS,
+                   prime=(lambda: session.prime(stream)) if session.priming else None)
+
+
+def _session_for(app: McpWsgiApp, headers: dict[str, str]) -> HttpSession:
+    session_id = headers.get("mcp-session-id")
+    if not session_id or not app.legacy_sessions:
+        raise _MethodNotAllowed()
+    session = app.sessions.get(session_id)
+    if session is None:
+        raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
+    return session
+
+
+def get(app: McpWsgiApp, headers: dict[str, str],
+        start_response: StartResponse) -> Iterable[bytes]:
+    """A GET: the session's standalone stream, or the resumption of one of its streams."""
+    try:
+        session = _session_for(app, headers)
+    except _MethodNotAllowed:
+        return method_not_allowed(start_response)
+    if not _accepts(headers)[1]:
+        raise _HttpError("406 Not Acceptable", INVALID_REQUEST,
+                         "Not acceptable: a GET stream needs Accept: text/event-stream")
+    session.touch()
+    last = headers.get("last-event-id")
+    if last and app.store is not None:
+        found = app.store.events_after(last)
+        # Only this session's own streams: an id of another session's stream is
+        # treated as unknown (a fresh GET stream, nothing replayed).
+        if found is not None and session.owns(found[0]):
+            return _resume(app, session, found, last, start_response)
+    stream = session.open_standalone()
+    if stream is None:
+        raise _HttpError("409 Conflict", INVALID_REQUEST,
+                         "Conflict: this session already has a GET stream")
+    stream.attach()
+
+    def on_close() -> None:
+        stream.detach()
+        session.close_standalone(stream)
+
+    items, done = stream.take(0.0)
+    return sse_stream(app, start_response, stream, items, done, on_close,
+                      prime_id=session.prime(stream) if session.priming else None)
+
+
+def _resume(app: McpWsgiApp, session: HttpSession, found: tuple[str, list[tuple[str, bytes]]],
+            last: str, start_response: StartResponse) -> Iterable[bytes]:
+    key, events = found
+    replay = b"".join(sse_codec.encode_event(data, id=event_id)
+                      for event_id, data in events if data)
+    live = session.stream_by_key(key)
+    skip = max([_seq(last)] + [_seq(event_id) for event_id, _ in events])
+    on_complete: Callable[[], None] | None = None
+    if live is not None and live.final_id is not None and _has_answer(events, live.final_id):
+        live = None  # the replay carries the final answer: the stream is over for us
+    if live is None:  # that stream is over: replay what was kept, then end
+        stream = ResponseStream()
+        stream.end()
+
+        def on_complete() -> None:
+            # The replay, final answer included, went out whole: no resume needs it.
+            session.forget_finished(key)
+    else:
+        stream = live
+        standalone = live.final_id is None
+        if standalone and live.attached:
+            raise _HttpError("409 Conflict", INVALID_REQUEST,
+                             "Conflict: this session already has a GET stream")
+        stream.attach(skip_through=skip)
+        if standalone and not session.resume_standalone(live):
+            stream.detach()
+            raise _HttpError("409 Conflict", INVALID_REQUEST,
+                             "Conflict: this session already has a GET stream")
+
+    def on_close() -> None:
+        stream.detach()
+        if live is not None:
+            session.release(live)
+            if live.final_id is None:
+                session.close_standalone(live)
+
+    items, done = stream.take(0.0)
+    return sse_stream(app, start_response, stream, items, done, on_close, prelude=replay,
+                      on_complete=on_complete)
+
+
+def delete(app: McpWsgiApp, headers: dict[str, str],
+           start_response: StartResponse) -> Iterable[bytes]:
+    """A DELETE: the client ends its session."""
+    session_id = headers.get("mcp-session-id")
+    if not session_id or not app.legacy_sessions:
+        return method_not_allowed(start_response)
+    if not app.sessions.remove(session_id):
+        raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
+    start_response("200 OK", [("Content-Length", "0")])
+    return [b""]

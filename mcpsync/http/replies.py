@@ -1,0 +1,205 @@
+"""How the app answers an HTTP request: JSON-RPC error bodies, plain JSON, the choice
+between one JSON answer and an SSE stream, and the SSE stream writer itself.
+
+Both eras and the 2024-11-05 transport answer through these, so they live apart from the
+routing (``wsgi.py``) and from the era-specific handling (``modern.py``, ``legacy.py``,
+``legacy_sse.py``). The functions that wait on a stream take the app for its timing
+settings (``json_window``, ``keepalive_interval``, ``retry_ms``) and for the check of
+whether the client has left, which the app keeps per request thread.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Final
+
+from ..errors import INTERNAL_ERROR, INVALID_REQUEST
+from ..protocol import jsonrpc
+from ..protocol import sse as sse_codec
+from ..protocol.jsonrpc import ErrorResponse, Message, Response
+from .sse_body import _PEER_CHECK, _Body
+from .streams import Item, ResponseStream
+
+if TYPE_CHECKING:
+    from .wsgi import McpWsgiApp
+
+StartResponse = Callable[..., Any]
+Environ = dict[str, Any]
+
+_SSE_HEADERS: Final = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
+                       ("X-Accel-Buffering", "no")]
+
+
+class _HttpError(Exception):
+    def __init__(self, status: str, code: int, message: str, msg_id: Any = None,
+                 data: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.msg_id = msg_id
+        self.data = data
+
+
+class _ClientGone(Exception):
+    """The client closed its connection while its request was still running."""
+
+
+def _encode(message: Message) -> bytes:
+    # Notifications and requests were checked when they were sent (their sender got the
+    # error); an answer that cannot be encoded becomes an encodable error for its id.
+    return jsonrpc.encode_answer(message)
+
+
+def _error_body(code: int, message: str, msg_id: Any = None,
+                data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": msg_id, "error": error}
+
+
+def _accepts(headers: dict[str, str]) -> tuple[bool, bool]:
+    """(JSON acceptable, SSE acceptable) from ``Accept``; absent or ``*/*`` means both."""
+    accept = headers.get("accept", "").lower()
+    if not accept.strip() or "*/*" in accept:
+        return True, True
+    return ("application/json" in accept or "application/*" in accept,
+            "text/event-stream" in accept or "text/*" in accept)
+
+
+def json_reply(start_response: StartResponse, status: str, body: bytes,
+               extra: list[tuple[str, str]] | None = None) -> list[bytes]:
+    response_headers = [("Content-Type", "application/json"),
+                        ("Content-Length", str(len(body)))]
+    if extra:
+        response_headers.extend(extra)
+    start_response(status, response_headers)
+    return [body]
+
+
+def error_reply(start_response: StartResponse, status: str, code: int, message: str,
+                msg_id: Any = None, data: Any = None,
+                extra: list[tuple[str, str]] | None = None) -> list[bytes]:
+    body = json.dumps(_error_body(code, message, msg_id, data)).encode()
+    return json_reply(start_response, status, body, extra)
+
+
+def sse_stream(app: McpWsgiApp, start_response: StartResponse, stream: ResponseStream,
+        first: list[Item], done: bool, on_close: Callable[[], None], *,
+        prime_id: str | None = None, prelude: bytes = b"",
+        extra: list[tuple[str, str]] | None = None, event_name: str | None = None,
+        on_complete: Callable[[], None] | None = None) -> _Body:
+    start_response("200 OK", _SSE_HEADERS + (extra or []))
+    keepalive = app.keepalive_interval
+    retry_ms = app.retry_ms
+    peer: Callable[[], bool] | None = getattr(app._local, "peer", None)
+    tick = min(keepalive, _PEER_CHECK) if peer is not None else keepalive
+
+    def chunks() -> Iterator[bytes]:
+        head = prelude
+        if prime_id is not None:
+            head += sse_codec.encode_event(b"", id=prime_id, retry_ms=retry_ms)
+        items, over = first, done
+        while True:
+            chunk = head + b"".join(
+                sse_codec.encode_event(_encode(message), id=event_id, event=event_name)
+                for event_id, message in items if message is not None)
+            # The first chunk sends the headers: never hold it back; later, a quiet
+            # interval gets a comment, which also finds out whether the client left.
+            if over:
+                try:
+                    yield chunk or sse_codec.KEEPALIVE
+                finally:
+                    # Resumed, or closed, after the last yield: either way the server
+                    # took the chunk and wrote it. Everything was taken, so a finished
+                    # stream's final message went out (a client that closes as soon as
+                    # it has read the answer must not leave the stream's events kept).
+                    stream.delivered = stream.finished
+                    if on_complete is not None:
+                        on_complete()
+                return
+            yield chunk or sse_codec.KEEPALIVE
+            head = b""
+            quiet = 0.0
+            while True:
+                items, over = stream.take(tick)
+                if items or over:
+                    break
+                quiet += tick
+                if peer is not None and peer():
+                    return  # closing the body runs on_close: a cancellation in 2026-07-28
+                if quiet >= keepalive:
+                    break  # yield a keep-alive comment
+
+    return _Body(chunks(), on_close)
+
+
+def respond(app: McpWsgiApp, start_response: StartResponse, stream: ResponseStream,
+           headers: dict[str, str], on_close: Callable[[], None], *, statuses: dict[int, str],
+           prime: Callable[[], str | None] | None = None,
+           extra: list[tuple[str, str]] | None = None) -> Iterable[bytes]:
+    """JSON if the final response comes first and soon, else an SSE stream."""
+    want_json, want_sse = _accepts(headers)
+    if not want_sse:
+        try:
+            final = final_only(app, stream, getattr(app._local, "peer", None))
+        except _ClientGone:
+            on_close()  # as when a stream's client leaves: a cancellation in 2026-07-28
+            raise _HttpError("499 Client Closed Request", INTERNAL_ERROR,
+                             "The client closed the connection before the answer") from None
+        stream.delivered = final is not None
+        on_close()
+        return json_response(start_response, final, statuses, extra)
+    items, done = stream.take(app.json_window if want_json else 0.0)
+    if want_json and done and len(items) == 1 and items[0][1] is not None and isinstance(
+            items[0][1], (Response, ErrorResponse)):
+        stream.delivered = True
+        on_close()
+        return json_response(start_response, items[0][1], statuses, extra)
+    if done and not items and stream.disconnect_requested and prime is not None:
+        # Closed before a word was sent: a priming event lets the client resume.
+        return sse_stream(app, start_response, stream, [], True, on_close, prime_id=prime(),
+                   extra=extra)
+    if done and not items:
+        on_close()
+        raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
+                         "The session ended before the request was answered")
+    return sse_stream(app, start_response, stream, items, done, on_close,
+               prime_id=prime() if prime is not None else None, extra=extra)
+
+
+def final_only(app: McpWsgiApp, stream: ResponseStream,
+               peer: Callable[[], bool] | None = None) -> Message | None:
+    """Wait for the final answer only. With a check of the client (``peer``), raise
+    :class:`_ClientGone` as soon as the client has closed its connection."""
+    tick = min(app.keepalive_interval, _PEER_CHECK) if peer is not None else (
+        app.keepalive_interval)
+    while True:
+        items, done = stream.take(tick)
+        for _, message in items:
+            if isinstance(message, (Response, ErrorResponse)):
+                return message
+        if done:
+            return None
+        if peer is not None and peer():
+            raise _ClientGone()
+
+
+def json_response(start_response: StartResponse, message: Message | None,
+                  statuses: dict[int, str],
+                  extra: list[tuple[str, str]] | None) -> list[bytes]:
+    if message is None:
+        raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
+                         "The request ended without an answer")
+    status = "200 OK"
+    if isinstance(message, ErrorResponse):
+        code = message.error.get("code")
+        status = statuses.get(code if isinstance(code, int) else 0, "200 OK")
+    return json_reply(start_response, status, _encode(message), extra)
+
+
+def method_not_allowed(start_response: StartResponse) -> list[bytes]:
+    return error_reply(start_response, "405 Method Not Allowed", INVALID_REQUEST,
+                       "Method not allowed", extra=[("Allow", "POST")])
