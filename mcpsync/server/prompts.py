@@ -12,6 +12,7 @@ from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.simple import StringBinding
 from ..errors import InvalidParamsError
+from ..types import Icon
 from ..types.content import CONTENT_TYPES
 from ..types.prompts import GetPromptResult, PromptMessage
 
@@ -28,6 +29,33 @@ class RegisteredPrompt:
     @property
     def name(self) -> str:
         return str(self.description["name"])
+
+
+def describe_prompt(fn: Callable[..., Any], *, name: str | None, title: str | None,
+                    description: str | None, icons: list[Icon] | None,
+                    meta: dict[str, Any] | None) -> RegisteredPrompt:
+    """A prompt rendered by ``fn``, described for ``prompts/list``: its parameters are the
+    prompt's arguments (required unless they have a default)."""
+    binding = StringBinding(fn, HandlerContext)
+    wire: dict[str, Any] = {"name": name or fn.__name__}
+    text = description or binding.description
+    if title is not None:
+        wire["title"] = title
+    if text:
+        wire["description"] = text
+    arguments = []
+    for p in binding.parameters:
+        argument: dict[str, Any] = {"name": p.name, "required": p.required}
+        if p.description:
+            argument["description"] = p.description
+        arguments.append(argument)
+    if arguments:
+        wire["arguments"] = arguments
+    if icons:
+        wire["icons"] = to_wire(list(icons))
+    if meta is not None:
+        wire["_meta"] = meta
+    return RegisteredPrompt(binding, wire)
 
 
 class PromptRegistry:

@@ -14,8 +14,9 @@ from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.simple import StringBinding
 from ..errors import InvalidParamsError, MCPError, ResourceNotFoundError
-from ..protocol.uritemplate import UriTemplate
+from ..protocol.uritemplate import UriTemplate, is_template
 from ..protocol.versions import LATEST_LEGACY, features
+from ..types import Icon
 from ..types.content import BlobResourceContents, TextResourceContents
 
 
@@ -31,6 +32,34 @@ class RegisteredResource:
     @property
     def key(self) -> str:
         return self.template.template if self.template else self.description["uri"]
+
+
+def describe_resource(
+    fn: Callable[..., Any], uri: str, *, name: str | None, title: str | None,
+    description: str | None, mime_type: str | None, size: int | None,
+    icons: list[Icon] | None, annotations: dict[str, Any] | None, meta: dict[str, Any] | None,
+) -> RegisteredResource:
+    """A resource read by ``fn`` at ``uri`` (fixed, or an RFC 6570 template whose variables
+    must cover ``fn``'s required parameters), described for ``resources/list``."""
+    binding = StringBinding(fn, HandlerContext)
+    template = UriTemplate(uri) if is_template(uri) else None
+    wire: dict[str, Any] = {"uriTemplate" if template else "uri": uri,
+                            "name": name or fn.__name__}
+    for key, value in (("title", title), ("description", description or
+                       binding.description), ("mimeType", mime_type),
+                       ("size", None if template else size), ("annotations", annotations),
+                       ("_meta", meta)):
+        if value is not None:
+            wire[key] = value
+    if icons:
+        wire["icons"] = to_wire(list(icons))
+    if template is not None:
+        missing = {p.name for p in binding.parameters if p.required} - set(
+            template.variables)
+        if missing:
+            raise TypeError(f"resource {uri!r}: parameters {sorted(missing)} are not "
+                            "template variables")
+    return RegisteredResource(binding, wire, template, mime_type)
 
 
 class ResourceRegistry:

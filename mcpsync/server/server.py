@@ -4,6 +4,11 @@ A Server is a definition, not a connection: one Server serves any number of sess
 once (a stdio stream, many HTTP clients, in-memory test clients). Register tools and
 handlers before serving or while serving: registries are thread-safe and a change is
 announced to connected clients.
+
+This module holds the class: identity, registration (the decorators) and the serving
+entry points. The built-in method handlers are in ``builtins.py``; what a tool, resource
+or prompt is, how it is described and how it is run, in ``tools.py``, ``resources.py`` and
+``prompts.py``; serving itself in ``session.py``, ``stdio.py`` and ``mcpsync.http``.
 """
 
 from __future__ import annotations
@@ -18,18 +23,17 @@ from typing import Any, TypeVar, overload
 from ..codec import to_wire
 from ..dispatch.context import HandlerContext, check_meta
 from ..dispatch.registry import MethodRegistry, NotificationHandlers, RequestHandlers
-from ..dispatch.simple import StringBinding
 from ..dispatch.typed import ToolBinding
 from ..engine.connection import Middleware
 from ..engine.pool import WorkerPool
-from ..errors import InvalidParamsError
-from ..protocol.uritemplate import UriTemplate, is_template
+from ..protocol.uritemplate import is_template
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, features
 from ..transports.base import Transport
 from ..types import Icon, ToolAnnotations
+from .builtins import install_core_methods
 from .listen import DEFAULT_MAX_SUBSCRIPTIONS, ListenRegistry, serve_listen
-from .prompts import Completer, PromptRegistry, RegisteredPrompt, complete
-from .resources import RegisteredResource, ResourceRegistry
+from .prompts import Completer, PromptRegistry, describe_prompt
+from .resources import ResourceRegistry, describe_resource
 from .session import ServerSession
 from .stdio import serve_stdio
 from .tools import RegisteredTool, ToolRegistry, describe
@@ -275,25 +279,9 @@ class Server:
         """
 
         def register(fn: F) -> F:
-            binding = StringBinding(fn, HandlerContext)
-            template = UriTemplate(uri) if is_template(uri) else None
-            wire: dict[str, Any] = {"uriTemplate" if template else "uri": uri,
-                                    "name": name or fn.__name__}
-            for key, value in (("title", title), ("description", description or
-                               binding.description), ("mimeType", mime_type),
-                               ("size", None if template else size), ("annotations", annotations),
-                               ("_meta", meta)):
-                if value is not None:
-                    wire[key] = value
-            if icons:
-                wire["icons"] = to_wire(list(icons))
-            if template is not None:
-                missing = {p.name for p in binding.parameters if p.required} - set(
-                    template.variables)
-                if missing:
-                    raise TypeError(f"resource {uri!r}: parameters {sorted(missing)} are not "
-                                    "template variables")
-            self.resources.add(RegisteredResource(binding, wire, template, mime_type))
+            self.resources.add(describe_resource(
+                fn, uri, name=name, title=title, description=description, mime_type=mime_type,
+                size=size, icons=icons, annotations=annotations, meta=meta))
             return fn
 
         return register
@@ -335,26 +323,8 @@ class Server:
         """
 
         def register(fn: F) -> F:
-            binding = StringBinding(fn, HandlerContext)
-            wire: dict[str, Any] = {"name": name or fn.__name__}
-            text = description or binding.description
-            if title is not None:
-                wire["title"] = title
-            if text:
-                wire["description"] = text
-            arguments = []
-            for p in binding.parameters:
-                argument: dict[str, Any] = {"name": p.name, "required": p.required}
-                if p.description:
-                    argument["description"] = p.description
-                arguments.append(argument)
-            if arguments:
-                wire["arguments"] = arguments
-            if icons:
-                wire["icons"] = to_wire(list(icons))
-            if meta is not None:
-                wire["_meta"] = meta
-            self.prompts.add(RegisteredPrompt(binding, wire))
+            self.prompts.add(describe_prompt(fn, name=name, title=title,
+                                             description=description, icons=icons, meta=meta))
             return fn
 
         return register
@@ -372,35 +342,6 @@ class Server:
             return fn
 
         return register
-
-    def _complete(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
-        ref = params.get("ref")
-        argument = params.get("argument")
-        if not isinstance(ref, dict) or not isinstance(argument, dict):
-            raise InvalidParamsError('Invalid params: "ref" and "argument" must be objects')
-        kind = ref.get("type")
-        key = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
-        if kind == "ref/prompt" and self.prompts.get(str(key)) is None:
-            raise InvalidParamsError(f"Unknown prompt: {key}")
-        if kind == "ref/resource" and self.resources.template(str(key)) is None:
-            raise InvalidParamsError(f"Unknown resource template: {key}")
-        if kind not in ("ref/prompt", "ref/resource"):
-            raise InvalidParamsError(f"Invalid params: unknown reference type {kind!r}")
-        name, value = argument.get("name"), argument.get("value", "")
-        if not isinstance(name, str) or not isinstance(value, str):
-            raise InvalidParamsError("Invalid params: argument name and value must be strings")
-        context = params.get("context")
-        if context is not None and not isinstance(context, dict):
-            raise InvalidParamsError('Invalid params: "context" must be an object')
-        context_arguments = (context or {}).get("arguments")
-        if context_arguments is not None and not (isinstance(context_arguments, dict) and all(
-                isinstance(v, str) for v in context_arguments.values())):
-            raise InvalidParamsError(
-                'Invalid params: "context.arguments" must map names to strings')
-        completer = self._completers.get((str(kind), str(key), name))
-        if completer is None:
-            return {"completion": {"values": [], "total": 0, "hasMore": False}}
-        return complete(completer, value, dict(context_arguments or {}))
 
     def method_handler(
         self, method: str, *, replace: bool = False
@@ -478,25 +419,7 @@ class Server:
         return register
 
     def _install_core_methods(self) -> None:
-        core: dict[str, MethodHandler] = {
-            "ping": lambda ctx, params: {},
-            "tools/list": lambda ctx, params: self.tools.list(ctx, params, self.page_size),
-            "tools/call": self.tools.call,
-            "logging/setLevel": _set_level,
-            "resources/list": lambda ctx, params: self.resources.list(
-                ctx, params, self.page_size),
-            "resources/templates/list": lambda ctx, params: self.resources.list_templates(
-                ctx, params, self.page_size),
-            "resources/read": self.resources.read,
-            "resources/subscribe": _subscribe,
-            "resources/unsubscribe": _unsubscribe,
-            "prompts/list": lambda ctx, params: self.prompts.list(ctx, params, self.page_size),
-            "prompts/get": self.prompts.render,
-            "completion/complete": self._complete,
-            "subscriptions/listen": self._listen,
-        }
-        for method, handler in core.items():
-            self.methods.set_default(method, handler)
+        install_core_methods(self)
 
     # -- serving -------------------------------------------------------------------------
 
@@ -532,6 +455,8 @@ class Server:
         self.listeners.list_changed(kind)
 
     def _listen(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+        # A method (not a function of builtins.py): capabilities_for() compares the
+        # registered listen handler with it, and a bound method compares equal each time.
         return serve_listen(self.listeners, self.capabilities(), ctx, params)
 
     def run_stdio(self, *, drain_timeout: float = 2.0) -> None:
@@ -559,38 +484,6 @@ class Server:
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, version={self.version!r}, tools={len(self.tools)})"
-
-
-def _session_of(ctx: HandlerContext, method: str) -> ServerSession:
-    session = ctx._session
-    if not isinstance(session, ServerSession):
-        raise InvalidParamsError(f"{method} is only available in a session")
-    return session
-
-
-def _uri_param(params: dict[str, Any]) -> str:
-    uri = params.get("uri")
-    if not isinstance(uri, str):
-        raise InvalidParamsError('Invalid params: "uri" must be a string')
-    return uri
-
-
-def _subscribe(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
-    _session_of(ctx, "resources/subscribe").subscribe(_uri_param(params))
-    return {}
-
-
-def _unsubscribe(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
-    _session_of(ctx, "resources/unsubscribe").unsubscribe(_uri_param(params))
-    return {}
-
-
-def _set_level(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
-    level = params.get("level")
-    if not isinstance(level, str):
-        raise InvalidParamsError('Invalid params: "level" must be a string')
-    _session_of(ctx, "logging/setLevel").set_log_level(level)
-    return {}
 
 
 def _state_key(key: bytes | str | None) -> bytes:
