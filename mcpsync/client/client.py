@@ -5,6 +5,11 @@ the answer arrives or its deadline passes, and any number of threads may call me
 the same Client at once: requests are correlated by id, each caller waits on its own
 Future. Ctrl-C while a call waits cancels that call on the server, then raises
 ``KeyboardInterrupt`` as usual. Thread-safe.
+
+This module is the API: the constructors, the calls and their request path (envelope,
+cache, multi round-trip). The era probe and handshake are in ``negotiate.py``; what the
+server sends the client (its requests, notifications, input requests) is dispatched in
+``inbound.py``; how ``listen`` opens a subscription in each era is in ``subscribe.py``.
 """
 
 from __future__ import annotations
@@ -13,40 +18,25 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
 from typing import IO, TYPE_CHECKING, Any, Union
 
 from .._version import __version__
-from ..codec import from_wire, to_wire
+from ..codec import from_wire
 from ..dispatch.registry import MethodRegistry
 from ..engine.connection import (
     DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
     DEFAULT_MAX_QUEUED_NOTIFICATIONS,
     DEFAULT_TIMEOUT,
     Connection,
-    InboundRequest,
     Middleware,
 )
 from ..errors import (
-    UNSUPPORTED_PROTOCOL_VERSION,
     ConnectionClosedError,
     InvalidParamsError,
-    MCPError,
     MCPSyncError,
-    MethodNotFoundError,
     ProtocolStateError,
-    RequestCancelledError,
-    RequestTimeoutError,
-    TransportError,
 )
-from ..protocol.envelope import (
-    META_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_SERVER_INFO,
-    META_VERSION,
-)
-from ..protocol.jsonrpc import Notification
-from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS, features
+from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS
 from ..transports.base import Transport
 from ..transports.memory import memory_pair
 from ..types import (
@@ -64,18 +54,12 @@ from ..types import (
     Tool,
 )
 from .cache import ResponseCache, cache_key
-from .host import (
-    INPUT_METHODS,
-    ClientMethodHandler,
-    ClientNotificationHandler,
-    HostRequest,
-    elicitation_method,
-    ping_method,
-    roots_method,
-    sampling_method,
-)
+from .host import ClientMethodHandler, ClientNotificationHandler
+from .inbound import answer_input, dispatch_notification, install_builtin_methods, on_request
 from .listen import Listens, Subscription, SubscriptionCallback
 from .mrtr import INPUT_MODES, resolve
+from .negotiate import initialize
+from .subscribe import listen_handshake, listen_modern
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -174,7 +158,7 @@ class Client:
         #: (``ping`` and the host handlers given above), then custom ones.
         self.methods: MethodRegistry[ClientMethodHandler, ClientNotificationHandler] = (
             MethodRegistry(f"client {name!r}"))
-        self._install_builtin_methods()
+        install_builtin_methods(self)
         for method, handler in (method_handlers or {}).items():
             self.methods.add_request(method, handler)
         for method, handlers in (notification_handlers or {}).items():
@@ -182,8 +166,8 @@ class Client:
                 self.methods.add_notification(method, one)
         self._connection = Connection(
             transport,
-            on_request=self._on_request,
-            on_notification=self._dispatch_notification,
+            on_request=lambda inbound: on_request(self, inbound),
+            on_notification=lambda message: dispatch_notification(self, message),
             send_middleware=send_middleware,
             recv_middleware=recv_middleware,
             max_handlers=max_handlers,
@@ -195,7 +179,7 @@ class Client:
         self._init: InitializeResult | None = None
         self._connection.start()
         try:
-            self._initialize()
+            initialize(self)
         except BaseException:
             self.close()
             raise
@@ -289,91 +273,6 @@ class Client:
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    def _initialize(self) -> None:
-        if self.requested_version == "auto":
-            # Probe with server/discover; a handshake-only server answers with some error
-            # (or nothing), and then the handshake follows. Never keyed on one error code.
-            self.requested_version = MODERN_VERSIONS[0]
-            try:
-                if self._discover_negotiated(timeout=min(self.timeout, 5.0)):
-                    return
-            except MCPError as exc:
-                if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
-                    raise  # a modern server that speaks none of our revisions
-            except ConnectionClosedError:
-                raise  # nobody there: the handshake would fail the same way
-            except (RequestTimeoutError, ProtocolStateError, TransportError):
-                pass  # no answer we can read: try the handshake
-            self._envelope = None
-            self.requested_version = LATEST_LEGACY
-        if features(self.requested_version).era == "modern":
-            if not self._discover_negotiated():
-                raise ProtocolStateError(
-                    f"the server does not speak {self.requested_version}; it asks for the "
-                    "handshake era (connect with protocol_version='auto' or a handshake "
-                    "version)")
-            return
-        params = {
-            "protocolVersion": self.requested_version,
-            "capabilities": self.capabilities(),
-            "clientInfo": to_wire(self.client_info),
-        }
-        raw = self._connection.request("initialize", params)
-        result = from_wire(InitializeResult, raw)
-        if result.protocol_version not in LEGACY_VERSIONS:
-            raise ProtocolStateError(
-                f"server chose protocol {result.protocol_version!r}, which mcpsync does not "
-                f"speak (it speaks {', '.join(LEGACY_VERSIONS)})"
-            )
-        self._init = result
-        self._connection.notify("notifications/initialized")
-
-    def _discover_negotiated(self, timeout: float | None = None) -> bool:
-        """``server/discover``, retried once with a revision from the server's
-        ``supported`` list when it refuses ours. False when that list names only
-        handshake-era revisions."""
-        for attempt in range(2):
-            try:
-                self._discover(timeout=timeout)
-                return True
-            except MCPError as exc:
-                if exc.code != UNSUPPORTED_PROTOCOL_VERSION or attempt:
-                    raise
-                data = exc.data if isinstance(exc.data, dict) else {}
-                supported = [v for v in data.get("supported") or () if isinstance(v, str)]
-                modern = [v for v in MODERN_VERSIONS if v in supported]
-                if modern:
-                    self.requested_version = modern[0]
-                    continue
-                if any(v in LEGACY_VERSIONS for v in supported):
-                    return False
-                raise
-        return False
-
-    def _discover(self, timeout: float | None = None) -> None:
-        """2026-07-28: no handshake; ``server/discover`` tells who the server is."""
-        version = self.requested_version
-        caps = self.capabilities()
-        if "roots" in caps:
-            caps["roots"] = {}  # roots.listChanged does not exist in this era
-        self._envelope = {
-            META_VERSION: version,
-            META_CAPABILITIES: caps,
-            META_CLIENT_INFO: to_wire(self.client_info),
-        }
-        raw = self.request("server/discover", timeout=timeout)
-        supported = raw.get("supportedVersions")
-        if not isinstance(supported, list) or version not in supported:
-            raise ProtocolStateError(
-                f"server does not support {version} (it supports {supported!r})")
-        meta = raw.get("_meta") or {}
-        info = meta.get(META_SERVER_INFO) or {"name": "", "version": ""}
-        self._init = from_wire(InitializeResult, {
-            "protocolVersion": version, "serverInfo": info,
-            "capabilities": raw.get("capabilities") or {},
-            **({"instructions": raw["instructions"]} if raw.get("instructions") else {}),
-        })
-
     def capabilities(self) -> dict[str, Any]:
         """The client capabilities declared at ``initialize``: those given handlers serve."""
         caps: dict[str, Any] = {}
@@ -385,24 +284,6 @@ class Client:
             caps["roots"] = {"listChanged": True}
         caps.update(self._extra_capabilities)
         return caps
-
-    def _install_builtin_methods(self) -> None:
-        methods = self.methods
-        methods.set_default("ping", ping_method)
-        if self._elicitation_handler is not None:
-            methods.set_default("elicitation/create",
-                                elicitation_method(self._elicitation_handler))
-        if self._sampling_handler is not None:
-            methods.set_default("sampling/createMessage",
-                                sampling_method(self._sampling_handler, self._sampling_tools))
-        if self._roots is not None:
-            methods.set_default("roots/list", roots_method(self._current_roots))
-        if self._on_log is not None:
-            methods.add_notification("notifications/message", self._log_notification)
-
-    def _current_roots(self) -> RootsSource | None:
-        with self._roots_lock:
-            return self._roots
 
     def method_handler(
         self, method: str, *, replace: bool = False
@@ -562,20 +443,9 @@ class Client:
                        max_rounds=self.max_input_rounds, convert=convert)
 
     def _answer_input(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Answer one 2026-07-28 input request with the registered handler."""
-        handler = self.methods.request_handler(method) if method in INPUT_METHODS else None
-        if handler is None:
-            why = ("no handler for it" if method in INPUT_METHODS else
-                   "2026-07-28 allows only " + ", ".join(INPUT_METHODS))
-            raise ProtocolStateError(
-                f"the server asked for input this client can not give ({method}: {why})")
-        try:
-            answer = handler(HostRequest(None, method, threading.Event()), params)
-        except MethodNotFoundError as exc:  # a host handler that refuses, as a bridge does
-            raise ProtocolStateError(
-                f"the server asked for input this client has no handler for "
-                f"({exc.message})") from None
-        return _checked(method, answer)
+        """Answer one 2026-07-28 input request with the registered handler (see
+        :func:`~mcpsync.client.inbound.answer_input`)."""
+        return answer_input(self, method, params)
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send any notification."""
@@ -734,115 +604,12 @@ class Client:
             wanted["resourceSubscriptions"] = list(dict.fromkeys(resource_uris))
         wait = self.timeout if timeout is None else timeout
         if self._envelope is None:
-            return self._listen_handshake(wanted, on_notification, wait)
-        params = {"notifications": wanted,
-                  "_meta": dict(self._envelope)}
-        request_id = self._connection.new_request_id()
-        subscription = Subscription(
-            request_id, wanted,
-            lambda: self._connection.cancel_request(request_id, "subscription closed"),
-            on_notification, self._connection.name)
-        self._listens.add(subscription)
-        try:
-            _, future = self._connection.begin_request(
-                "subscriptions/listen", params, request_id=request_id, ordered=True)
-        except BaseException:
-            self._listens.pop(request_id)
-            subscription._finish(ConnectionClosedError("not sent"))
-            raise
-        future.add_done_callback(lambda done: self._listen_ended(request_id, done))
-        if not subscription.wait_acknowledged(wait):
-            if subscription.error is not None:
-                raise subscription.error
-            subscription.close()
-            raise RequestTimeoutError(f"subscriptions/listen not acknowledged in {wait} s")
-        return subscription
-
-    def _listen_ended(self, request_id: Any, done: Future[dict[str, Any]]) -> None:
-        subscription = self._listens.pop(request_id)
-        if subscription is None:
-            return
-        error = done.exception()
-        by_server = error is None
-        if isinstance(error, RequestCancelledError):
-            error = None  # closed here
-        subscription._finish(error, by_server=by_server)
-
-    def _listen_handshake(self, wanted: dict[str, Any],
-                          on_notification: SubscriptionCallback | None,
-                          wait: float) -> Subscription:
-        caps = self.server_capabilities
-        granted: dict[str, Any] = {field: True for field, kind in (
-            ("toolsListChanged", "tools"), ("promptsListChanged", "prompts"),
-            ("resourcesListChanged", "resources"))
-            if wanted.get(field) and (caps.get(kind) or {}).get("listChanged")}
-        uris: list[str] = []
-        if "resourceSubscriptions" in wanted and (caps.get("resources") or {}).get("subscribe"):
-            uris = list(wanted["resourceSubscriptions"])
-            granted["resourceSubscriptions"] = uris
-        holder: list[Subscription] = []
-
-        def closer() -> None:
-            with self._subscribe_lock:
-                for uri in self._listens.remove_legacy(holder[0], uris):
-                    if not self.closed:
-                        self.unsubscribe(uri, timeout=wait)
-
-        subscription = Subscription(None, wanted, closer, on_notification,
-                                    self._connection.name)
-        holder.append(subscription)
-        subscription._acknowledge(granted)
-        try:
-            with self._subscribe_lock:
-                for uri in self._listens.add_legacy(subscription, uris):
-                    self.subscribe(uri, timeout=wait)
-        except BaseException:
-            subscription.close()
-            raise
-        return subscription
-
-    # -- from the server -----------------------------------------------------------------
-
-    def _on_request(self, inbound: InboundRequest) -> dict[str, Any]:
-        """A request from the server (handshake era), on a handler thread: the registry's
-        handler answers; a method nobody registered is -32601."""
-        method = inbound.method
-        handler = self.methods.request_handler(method)
-        if handler is None:
-            raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
-        request = HostRequest(inbound.id, method, inbound.cancelled)
-        return _checked(method, handler(request, inbound.params))
-
-    def _log_notification(self, params: dict[str, Any]) -> None:
-        assert self._on_log is not None
-        try:
-            message = from_wire(LogMessage, params)
-        except ValueError:
-            logger.warning("malformed log message: %r", params)
-            return
-        self._on_log(message)
-
-    def _dispatch_notification(self, message: Notification) -> None:
-        params = message.params or {}
-        if self.cache is not None:
-            self.cache.on_notification(message.method, params)
-        if self._listens.route(message.method, params):
-            return  # it belonged to a subscriptions/listen stream
-        if self.methods.notify(message.method, params):
-            return
-        if self._on_notification is not None:
-            self._on_notification(message.method, params)
+            return listen_handshake(self, wanted, on_notification, wait)
+        return listen_modern(self, self._envelope, wanted, on_notification, wait)
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<Client {state} protocol={self._init.protocol_version if self._init else None}>"
-
-
-def _checked(method: str, result: Any) -> dict[str, Any]:
-    if not isinstance(result, dict):
-        raise TypeError(f"the handler of {method} returned {type(result).__name__}, "
-                        "not a result dict")
-    return result
 
 
 def _raw(result: dict[str, Any]) -> dict[str, Any]:
