@@ -87,10 +87,13 @@ def error_reply(start_response: StartResponse, status: str, code: int, message: 
 
 
 def sse_stream(app: McpWsgiApp, start_response: StartResponse, stream: ResponseStream,
-        first: list[Item], done: bool, on_close: Callable[[], None], *,
-        prime_id: str | None = None, prelude: bytes = b"",
-        extra: list[tuple[str, str]] | None = None, event_name: str | None = None,
-        on_complete: Callable[[], None] | None = None) -> _Body:
+               first: list[Item], done: bool, on_close: Callable[[], None], *,
+               prime_id: str | None = None, prelude: bytes = b"",
+               extra: list[tuple[str, str]] | None = None, event_name: str | None = None,
+               on_complete: Callable[[], None] | None = None) -> _Body:
+    """The SSE response of ``stream``: ``prelude``, a priming event (``prime_id``), the
+    items already taken (``first``), then the rest as they come, with keep-alive comments
+    while it is quiet; ``on_close`` always runs when the server closes the body."""
     start_response("200 OK", _SSE_HEADERS + (extra or []))
     keepalive = app.keepalive_interval
     retry_ms = app.retry_ms
@@ -137,9 +140,9 @@ def sse_stream(app: McpWsgiApp, start_response: StartResponse, stream: ResponseS
 
 
 def respond(app: McpWsgiApp, start_response: StartResponse, stream: ResponseStream,
-           headers: dict[str, str], on_close: Callable[[], None], *, statuses: dict[int, str],
-           prime: Callable[[], str | None] | None = None,
-           extra: list[tuple[str, str]] | None = None) -> Iterable[bytes]:
+            headers: dict[str, str], on_close: Callable[[], None], *, statuses: dict[int, str],
+            prime: Callable[[], str | None] | None = None,
+            extra: list[tuple[str, str]] | None = None) -> Iterable[bytes]:
     """JSON if the final response comes first and soon, else an SSE stream."""
     want_json, want_sse = _accepts(headers)
     if not want_sse:
@@ -161,13 +164,13 @@ def respond(app: McpWsgiApp, start_response: StartResponse, stream: ResponseStre
     if done and not items and stream.disconnect_requested and prime is not None:
         # Closed before a word was sent: a priming event lets the client resume.
         return sse_stream(app, start_response, stream, [], True, on_close, prime_id=prime(),
-                   extra=extra)
+                          extra=extra)
     if done and not items:
         on_close()
         raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
                          "The session ended before the request was answered")
     return sse_stream(app, start_response, stream, items, done, on_close,
-               prime_id=prime() if prime is not None else None, extra=extra)
+                      prime_id=prime() if prime is not None else None, extra=extra)
 
 
 def final_only(app: McpWsgiApp, stream: ResponseStream,
