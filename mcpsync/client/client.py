@@ -30,12 +30,7 @@ from ..engine.connection import (
     Connection,
     Middleware,
 )
-from ..errors import (
-    ConnectionClosedError,
-    InvalidParamsError,
-    MCPSyncError,
-    ProtocolStateError,
-)
+from ..errors import ConnectionClosedError, ProtocolStateError
 from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS
 from ..transports.base import Transport
 from ..transports.memory import memory_pair
@@ -53,11 +48,12 @@ from ..types import (
     ResourceTemplate,
     Tool,
 )
-from .cache import ResponseCache, cache_key
+from .cache import ResponseCache
+from .calls import _raw, _typed, all_pages, send_request
 from .host import ClientMethodHandler, ClientNotificationHandler
 from .inbound import answer_input, dispatch_notification, install_builtin_methods, on_request
 from .listen import Listens, Subscription, SubscriptionCallback
-from .mrtr import INPUT_MODES, resolve
+from .mrtr import INPUT_MODES
 from .negotiate import initialize
 from .subscribe import listen_handshake, listen_modern
 
@@ -75,8 +71,6 @@ SamplingHandler = Callable[..., Any]
 RootsSource = Union[Sequence[Any], Callable[[], Sequence[Any]]]  # noqa: UP007
 LogHandler = Callable[[LogMessage], None]
 NotificationCallback = Callable[[str, dict[str, Any]], None]
-
-_MAX_PAGES = 10_000
 
 
 class Client:
@@ -407,40 +401,8 @@ class Client:
     def _request(self, method: str, params: dict[str, Any] | None, timeout: float | None,
                  on_progress: ProgressHandler | None, input_mode: str | None,
                  use_cache: bool, convert: Callable[[dict[str, Any]], Any]) -> Any:
-        mode = self.input_mode if input_mode is None else input_mode
-        if mode not in INPUT_MODES:
-            raise ValueError(f"input_mode {mode!r} is not one of {INPUT_MODES}")
-        progress = _progress_adapter(on_progress) if on_progress is not None else None
-        params = dict(params or {})
-        if self._envelope is not None:
-            params["_meta"] = {**self._envelope, **(params.get("_meta") or {})}
-        cache = self.cache if use_cache else None
-        key = cache_key(method, params) if cache is not None else None
-        generation = 0
-        if cache is not None and key is not None:
-            hit = cache.get(key)
-            if hit is not None:
-                return convert(hit)
-            generation = cache.generation()
-        try:
-            result = self._connection.request(method, params or None, timeout=timeout,
-                                              on_progress=progress)
-        except InvalidParamsError:
-            if cache is not None and key is not None and key[1] is not None and (
-                    method.endswith("/list")):
-                cache.invalidate(method)  # an invalid cursor: every page is suspect
-            raise
-        if cache is not None and key is not None:
-            cache.store(key, result, generation)  # never an MRTR retry: those are not keyed
-
-        def send(retry: dict[str, Any], retry_timeout: float | None) -> dict[str, Any]:
-            return self._connection.request(
-                method, retry, timeout=timeout if retry_timeout is None else retry_timeout,
-                on_progress=progress)
-
-        return resolve(method, params, result, send=send,
-                       answer=self._answer_input if mode == "auto" else None,
-                       max_rounds=self.max_input_rounds, convert=convert)
+        return send_request(self, method, params, timeout, on_progress, input_mode,
+                            use_cache, convert)
 
     def _answer_input(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Answer one 2026-07-28 input request with the registered handler (see
@@ -464,23 +426,7 @@ class Client:
         return [from_wire(Tool, item) for item in self._all_pages("tools/list", "tools", timeout)]
 
     def _all_pages(self, method: str, key: str, timeout: float | None) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(_MAX_PAGES):
-            params = {"cursor": cursor} if cursor is not None else None
-            result = self.request(method, params, timeout=timeout)
-            page = result.get(key)
-            if not isinstance(page, list):
-                raise MCPSyncError(f"{method}: result has no {key!r} list")
-            items.extend(page)
-            cursor = result.get("nextCursor")
-            if cursor is None:
-                return items
-            if cursor in seen:
-                raise MCPSyncError(f"{method}: the server repeated cursor {cursor!r}")
-            seen.add(cursor)
-        raise MCPSyncError(f"{method}: more than {_MAX_PAGES} pages")
+        return all_pages(self, method, key, timeout)
 
     def call_tool(
         self,
@@ -610,29 +556,6 @@ class Client:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<Client {state} protocol={self._init.protocol_version if self._init else None}>"
-
-
-def _raw(result: dict[str, Any]) -> dict[str, Any]:
-    return result
-
-
-def _typed(cls: type[Any]) -> Callable[[dict[str, Any]], Any]:
-    def convert(result: dict[str, Any]) -> Any:
-        return from_wire(cls, result)
-
-    return convert
-
-
-def _progress_adapter(handler: ProgressHandler) -> Callable[[dict[str, Any]], None]:
-    def adapt(params: dict[str, Any]) -> None:
-        try:
-            progress = from_wire(Progress, params)
-        except ValueError:
-            logger.warning("malformed progress notification: %r", params)
-            return
-        handler(progress)
-
-    return adapt
 
 
 __all__ = ["Client", "ConnectionClosedError"]
