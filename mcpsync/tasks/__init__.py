@@ -1,4 +1,8 @@
-"""Tasks: tool calls that outlive their request (2025-11-25 v1 and the SEP-2663 extension)."""
+"""Tasks: tool calls that outlive their request (2025-11-25 v1 and the SEP-2663 extension).
+
+The stores: :class:`MemoryTaskStore` (the default, one process) and :class:`SqliteTaskStore`
+(a file shared by threads and processes on one host); their bounds are in :mod:`.bounds`.
+"""
 
 from .bounds import (
     DEFAULT_TTL_MS,
@@ -12,6 +16,7 @@ from .bounds import (
     clamp_ttl,
 )
 from .memory import MemoryTaskStore
+from .sqlite import SqliteTaskStore
 from .store import TERMINAL, TaskRecord, TaskStatus, TaskStore, TaskStoreFullError, runner_id
 
 __all__ = [
@@ -24,6 +29,7 @@ __all__ = [
     "MAX_TTL_MS",
     "TERMINAL",
     "MemoryTaskStore",
+    "SqliteTaskStore",
     "TaskRecord",
     "TaskResultTooLargeError",
     "TaskStatus",

@@ -84,6 +84,21 @@ def encode(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+def encode_payload(values: Mapping[str, Any]) -> dict[str, str | None]:
+    """The JSON text of each payload field in ``values``; ``None`` where nothing is stored
+    (no value, or no input responses)."""
+    return {f: (None if values[f] is None or (f == "input_responses" and not values[f])
+                else encode(values[f]))
+            for f in PAYLOAD_FIELDS if f in values}
+
+
+def record_size(record: TaskRecord, texts: Mapping[str, str | None]) -> int:
+    """What a record costs against the byte bounds: its payload texts and its strings."""
+    return RECORD_OVERHEAD + sum(text_bytes(t) for t in texts.values()) + sum(
+        text_bytes(s) for s in (record.task_id, record.owner, record.tool,
+                                record.status_message, record.runner))
+
+
 def text_bytes(text: str | None) -> int:
     return 0 if text is None else len(text.encode("utf-8"))
 

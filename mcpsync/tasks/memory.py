@@ -31,14 +31,14 @@ from .bounds import (
     MAX_TASKS,
     MAX_TTL_MS,
     PAYLOAD_FIELDS,
-    RECORD_OVERHEAD,
     TaskResultTooLargeError,
     check_changes,
     clamp_record_ttl,
     encode,
+    encode_payload,
     page_size,
     parse_cursor,
-    text_bytes,
+    record_size,
 )
 from .store import TaskRecord, TaskStoreFullError
 
@@ -66,18 +66,8 @@ class _Entry:
         return replace(self.record, **payload)
 
 
-def _encode_payload(values: Mapping[str, Any]) -> dict[str, str | None]:
-    """The JSON text of each payload field in ``values`` (``None``/empty: nothing stored)."""
-    return {f: (None if values[f] is None or (f == "input_responses" and not values[f])
-                else encode(values[f]))
-            for f in PAYLOAD_FIELDS if f in values}
-
-
 def _entry(seq: int, record: TaskRecord, texts: dict[str, str]) -> _Entry:
-    size = RECORD_OVERHEAD + sum(text_bytes(t) for t in texts.values()) + sum(
-        text_bytes(s) for s in (record.task_id, record.owner, record.tool,
-                                record.status_message, record.runner))
-    return _Entry(seq, replace(record, **_EMPTY_PAYLOAD), texts, size)
+    return _Entry(seq, replace(record, **_EMPTY_PAYLOAD), texts, record_size(record, texts))
 
 
 class MemoryTaskStore:
@@ -185,7 +175,7 @@ class MemoryTaskStore:
 
     def create(self, record: TaskRecord) -> None:
         record = clamp_record_ttl(record, self.max_ttl_ms)
-        texts = {f: t for f, t in _encode_payload(vars(record)).items() if t is not None}
+        texts = {f: t for f, t in encode_payload(vars(record)).items() if t is not None}
         now = time.time()
         with self._lock:
             entry = _entry(self._seq + 1, record, texts)
@@ -223,7 +213,7 @@ class MemoryTaskStore:
                 merge_responses: Mapping[str, Any] | None = None) -> TaskRecord | None:
         """The one read-modify-write: apply ``changes`` (and merge ``merge_responses``)
         unless the task is terminal; the record after (or as it was)."""
-        texts_in = _encode_payload(changes)
+        texts_in = encode_payload(changes)
         with self._lock:
             entry = self._find(task_id)
             if entry is None or (owner is not None and entry.record.owner != owner):
@@ -233,7 +223,7 @@ class MemoryTaskStore:
                 if merge_responses is not None:
                     merged = {**json.loads(texts.get("input_responses", "{}")),
                               **merge_responses}
-                    texts_in = {**texts_in, **_encode_payload({"input_responses": merged})}
+                    texts_in = {**texts_in, **encode_payload({"input_responses": merged})}
                 for f, t in texts_in.items():
                     if t is None:
                         texts.pop(f, None)
