@@ -285,6 +285,7 @@ class MemoryTaskStore:
                     remaining = min(remaining, max(until_expiry, 0.001))
                 # A wait that ran its full time ends the loop even if the clock it was
                 # measured with did not move (a frozen clock in tests), so it stays bounded.
+                remaining = min(remaining, threading.TIMEOUT_MAX)
                 if remaining <= 0 or not self._changed.wait(remaining):
                     entry = self._find(task_id)
                     break

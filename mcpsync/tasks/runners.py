@@ -13,6 +13,11 @@ clock ticks since boot, from ``/proc/PID/stat``). A runner is then dead when
 * its pid exists but its identity differs from the recorded one (a recycled pid, or the
   machine rebooted).
 
+Pids only mean something inside one pid namespace, so the registration also names the
+namespace of the process (``/proc/self/ns/pid``): a runner registered from another one (a
+second container that has the same hostname, e.g. with host networking, and shares the
+file through a volume) is not judged at all.
+
 Without ``/proc`` (macOS, BSD) there is no identity, and a recycled pid keeps a dead
 runner's tasks ``working`` until their ttl ends; Windows is not checked at all. Tasks of
 another host are never judged: only a store shared by hosts (issue #17) could.
@@ -25,7 +30,9 @@ import socket
 
 from .store import runner_id
 
-__all__ = ["process_identity", "runner_alive"]
+__all__ = ["process_identity", "registration", "runner_alive"]
+
+_registered: tuple[int, str | None] | None = None  # (pid, registration): fork-safe cache
 
 
 def _read(path: str) -> str | None:
@@ -54,6 +61,27 @@ def process_identity(pid: int) -> str | None:
     return f"{boot.strip()}:{fields[19]}"  # field 22 of stat: starttime
 
 
+def _pid_namespace() -> str | None:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
+def registration() -> str | None:
+    """What a store records about this process when it first runs a task here:
+    ``PIDNS BOOT_ID:START_TICKS``, or ``None`` without ``/proc``. Cached per pid, so a
+    process forked after the first call still describes itself."""
+    global _registered
+    pid = os.getpid()
+    if _registered is None or _registered[0] != pid:
+        identity = process_identity(pid)
+        namespace = _pid_namespace()
+        _registered = (pid, None if identity is None or namespace is None
+                       else f"{namespace} {identity}")
+    return _registered[1]
+
+
 def _pid_alive(pid: int) -> bool:
     if pid <= 0:
         return False
@@ -71,16 +99,22 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def runner_alive(runner: str, identity: str | None = None) -> bool | None:
+def runner_alive(runner: str, registered: str | None = None) -> bool | None:
     """Whether ``runner`` (``host:pid:boot``) still runs: ``True``/``False`` for a runner of
-    this host, ``None`` when this process cannot tell (another host, a malformed runner,
-    Windows). ``identity`` is what :func:`process_identity` said when the runner started."""
+    this host, ``None`` when this process cannot tell (another host or pid namespace, a
+    malformed runner, Windows). ``registered`` is what :func:`registration` said in the
+    runner's process, if it said anything."""
     parts = runner.rsplit(":", 2)
     if len(parts) != 3 or not parts[1].isdigit() or os.name == "nt":
         return None
     host, pid_text, _boot = parts
     if host != socket.gethostname():
         return None
+    identity = None
+    if registered:
+        namespace, _, identity = registered.partition(" ")
+        if namespace != _pid_namespace():
+            return None
     pid = int(pid_text)
     if pid == os.getpid():
         return runner == runner_id()

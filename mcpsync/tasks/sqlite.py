@@ -57,7 +57,7 @@ from .bounds import (
     parse_cursor,
     record_size,
 )
-from .runners import process_identity, runner_alive
+from .runners import registration, runner_alive
 from .store import TaskRecord, TaskStoreFullError, runner_id
 
 __all__ = ["MAX_SQLITE_BYTES", "RUNNER_EXITED", "SqliteTaskStore"]
@@ -168,10 +168,11 @@ class SqliteTaskStore:
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._closed = False
-        self._registered = False
         self._last_sweep = time.time()
-        self._conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None,
-                                     check_same_thread=False)
+        self._busy_timeout = busy_timeout
+        self._durable = durable
+        self._pid = os.getpid()
+        self._conn = self._connect()
         try:
             self._open(durable)
         except BaseException:
@@ -179,6 +180,23 @@ class SqliteTaskStore:
             raise
         if recover:
             self.recover()
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None,
+                               check_same_thread=False)
+
+    def _db(self) -> sqlite3.Connection:
+        """The connection, under the lock. A store opened before a fork (a server module
+        imported by gunicorn's master with ``--preload``) must not use the parent's
+        connection in the child (SQLite forbids it): the child opens its own, and leaves
+        the inherited one alone (closing it could release the parent's locks)."""
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._conn = self._connect()
+            self._conn.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
+        if self._closed:
+            raise sqlite3.ProgrammingError(f"the task store {self.path} is closed")
+        return self._conn
 
     def _open(self, durable: bool) -> None:
         conn = self._conn
@@ -206,13 +224,15 @@ class SqliteTaskStore:
         """A write transaction holding the file's write lock from its first read, under this
         store's lock; waiters in this process are woken after it commits."""
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+            conn = self._db()
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self._conn
+                yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
             self._changed.notify_all()
 
     def _row(self, conn: sqlite3.Connection, task_id: str) -> _Row | None:
@@ -242,12 +262,12 @@ class SqliteTaskStore:
                 return False
 
     def _register_runner(self, conn: sqlite3.Connection, runner: str) -> None:
-        """Remember who this process is, so a later open can tell it from a recycled pid."""
-        if self._registered or runner != runner_id():
-            return
-        conn.execute("INSERT OR IGNORE INTO runners (runner, identity) VALUES (?, ?)",
-                     (runner, process_identity(os.getpid())))
-        self._registered = True
+        """Remember who this process is, so a later open can tell it from a recycled pid.
+        On every write naming it (one small statement): another process's :meth:`recover`
+        forgets runners that have no live task left."""
+        if runner == runner_id():
+            conn.execute("INSERT OR IGNORE INTO runners (runner, identity) VALUES (?, ?)",
+                         (runner, registration()))
 
     def _store(self, conn: sqlite3.Connection, old: _Row, new: TaskRecord,
                texts: Mapping[str, str], size: int) -> None:
@@ -310,7 +330,7 @@ class SqliteTaskStore:
 
     def get(self, task_id: str, owner: str | None = None) -> TaskRecord | None:
         with self._lock:
-            row = self._row(self._conn, task_id)
+            row = self._row(self._db(), task_id)
         if row is None or row.record.expired() or (owner is not None
                                                    and row.record.owner != owner):
             return None
@@ -381,7 +401,7 @@ class SqliteTaskStore:
     def _version(self, task_id: str) -> tuple[int, float | None] | None:
         """The task's version and expiry (a cheap read, for polling); ``None`` if absent.
         Called with the lock held."""
-        found = self._conn.execute("SELECT version, expires_at FROM tasks WHERE task_id = ?",
+        found = self._db().execute("SELECT version, expires_at FROM tasks WHERE task_id = ?",
                                    (task_id,)).fetchone()
         return None if found is None else (found[0], found[1])
 
@@ -413,7 +433,7 @@ class SqliteTaskStore:
         how many. Runs on open; call it again to recover tasks of a worker that died
         while this process was running (a gunicorn worker restarted, say)."""
         with self._lock:
-            runners = self._conn.execute(
+            runners = self._db().execute(
                 f"SELECT DISTINCT t.runner, r.identity FROM tasks t LEFT JOIN runners r "
                 f"ON r.runner = t.runner WHERE t.{_LIVE}").fetchall()
         dead = [runner for runner, identity in runners
@@ -443,7 +463,8 @@ class SqliteTaskStore:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                self._conn.close()
+                if self._pid == os.getpid():
+                    self._conn.close()
 
     def __enter__(self) -> SqliteTaskStore:
         return self
@@ -456,11 +477,12 @@ class SqliteTaskStore:
         after = parse_cursor(cursor)
         size = page_size(limit)
         with self._lock:
-            last = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'tasks'"
+            db = self._db()
+            last = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'tasks'"
                                       ).fetchone()
             if after > (last[0] if last else 0):
                 raise ValueError("unknown cursor")
-            rows = [_Row(r) for r in self._conn.execute(
+            rows = [_Row(r) for r in db.execute(
                 f"SELECT {_COLUMNS} FROM tasks WHERE owner = ? AND seq > ? AND {_NOT_EXPIRED} "
                 f"ORDER BY seq LIMIT ?", (owner, after, time.time(), size + 1))]
         more = len(rows) > size

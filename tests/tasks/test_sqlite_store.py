@@ -6,6 +6,7 @@ threads in several processes at once never see ``database is locked``."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import signal
 import socket
@@ -15,11 +16,12 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mcpsync.tasks import SqliteTaskStore, runner_id
-from mcpsync.tasks.runners import process_identity, runner_alive
+from mcpsync.tasks.runners import process_identity, registration, runner_alive
 from mcpsync.tasks.sqlite import RUNNER_EXITED
 from tests.helpers import run_threads, wait_until
 from tests.tasks.conftest import make_record
@@ -137,29 +139,48 @@ def test_this_pid_with_another_boot_token_is_a_dead_runner(store, path):
     assert still is not None and still.status == "working"
 
 
-@pytest.mark.skipif(process_identity(os.getpid()) is None, reason="no /proc here")
+@pytest.mark.skipif(registration() is None, reason="no /proc here")
 def test_a_recycled_pid_is_told_apart_by_its_start_time(store, path):
     sleeper = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
                                stdin=subprocess.PIPE)
     try:
         host = socket.gethostname()
-        recycled = make_record(runner=f"{host}:{sleeper.pid}:recycled")
-        same = make_record(runner=f"{host}:{sleeper.pid}:same")
-        unknown = make_record(runner=f"{host}:{sleeper.pid}:unknown")
-        for record in (recycled, same, unknown):
+        namespace = os.readlink("/proc/self/ns/pid")
+        runners = {
+            # registered by a process that had this pid before
+            "recycled": (f"{namespace} other-boot:1", "failed"),
+            # registered by the process that has it now
+            "same": (f"{namespace} {process_identity(sleeper.pid)}", "working"),
+            # never registered (a system without /proc): only the pid can be checked
+            "unknown": (None, "working"),
+            # registered in another pid namespace (a container sharing the file and the
+            # hostname): its pids mean nothing here, so it is not judged
+            "elsewhere": ("pid:[1] other-boot:1", "working"),
+        }
+        records = {name: make_record(runner=f"{host}:{sleeper.pid}:{name}")
+                   for name in runners}
+        for record in records.values():
             store.create(record)
-        with sqlite3.connect(path) as raw:  # what the runners would have registered
-            raw.execute("INSERT INTO runners VALUES (?, ?)", (recycled.runner, "other:1"))
-            raw.execute("INSERT INTO runners VALUES (?, ?)",
-                        (same.runner, process_identity(sleeper.pid)))
+        with sqlite3.connect(path) as raw:  # what those runners would have registered
+            raw.executemany("INSERT INTO runners VALUES (?, ?)",
+                            [(records[n].runner, reg) for n, (reg, _) in runners.items()
+                             if reg is not None])
         raw.close()
         assert store.recover() == 1
-        statuses = {r.runner: r.status for r in store.list("alice")[0]}
-        assert statuses == {recycled.runner: "failed", same.runner: "working",
-                            unknown.runner: "working"}
+        statuses = {r.runner.rsplit(":", 1)[1]: r.status for r in store.list("alice")[0]}
+        assert statuses == {name: status for name, (_, status) in runners.items()}
     finally:
         sleeper.kill()
         sleeper.wait(WAIT)
+
+
+def test_this_process_registers_itself_when_it_runs_a_task(store, path):
+    store.create(make_record(runner=runner_id()))
+    store.create(make_record(runner="someone-else:1:x"))
+    with sqlite3.connect(path) as raw:
+        rows = raw.execute("SELECT runner, identity FROM runners").fetchall()
+    raw.close()
+    assert rows == [(runner_id(), registration())]
 
 
 def test_tasks_of_another_host_and_without_runner_are_left_alone(store):
@@ -233,3 +254,32 @@ def test_close_is_idempotent(path):
     store = SqliteTaskStore(path)
     store.close()
     store.close()
+
+
+def _use_after_fork(store: SqliteTaskStore, task_id: str, parent_conn_id: int,
+                    report: Any) -> None:
+    try:
+        record = make_record(task_id=task_id, runner=runner_id())
+        store.create(record)
+        store.update(task_id, status="completed", result={"child": os.getpid()})
+        report.put(("ok", id(store._conn) != parent_conn_id))
+    except BaseException as exc:  # reported to the parent
+        report.put(("error", repr(exc)))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_store_opened_before_a_fork_works_in_the_child_with_its_own_connection(store):
+    """gunicorn --preload: the server module (and its store) is imported in the master."""
+    context = multiprocessing.get_context("fork")
+    report = context.Queue()
+    task_id = make_record().task_id
+    child = context.Process(target=_use_after_fork, name="t-sqlite-forked",
+                            args=(store, task_id, id(store._conn), report))
+    child.start()
+    outcome = report.get(timeout=WAIT)
+    child.join(WAIT)
+    assert outcome == ("ok", True)
+    assert child.exitcode == 0
+    done = store.get(task_id)
+    assert done is not None and done.result == {"child": child.pid}
+    store.create(make_record())  # and the parent's own connection still works

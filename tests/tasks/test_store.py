@@ -232,6 +232,16 @@ def test_wait_wakes_on_a_change(store):
     assert time.monotonic() - t0 < WAIT / 2
 
 
+@pytest.mark.parametrize("ttl_ms", [None, 600_000])
+def test_wait_without_a_practical_timeout_still_wakes(store, ttl_ms):
+    record = make_record(ttl_ms=ttl_ms)
+    store.create(record)
+    changed = run_threads(
+        lambda i: store.wait(record.task_id, record.version, timeout=float("inf")) if i
+        else store.update(record.task_id, status_message="now"), 2, name="t-store-inf")
+    assert changed[1] is not None and changed[1].status_message == "now"
+
+
 def test_wait_returns_at_once_when_already_newer(store):
     record = make_record()
     store.create(record)
