@@ -16,19 +16,21 @@ from .bounds import (
     clamp_ttl,
 )
 from .memory import MemoryTaskStore
-from .sqlite import SqliteTaskStore
+from .sqlite import MAX_SQLITE_BYTES, RUNNER_EXITED, SqliteTaskStore
 from .store import TERMINAL, TaskRecord, TaskStatus, TaskStore, TaskStoreFullError, runner_id
 
 __all__ = [
     "DEFAULT_TTL_MS",
     "MAX_LIVE_TASKS_PER_OWNER",
     "MAX_PAGE_SIZE",
+    "MAX_SQLITE_BYTES",
     "MAX_RECORD_BYTES",
     "MAX_STORE_BYTES",
     "MAX_TASKS",
     "MAX_TTL_MS",
     "TERMINAL",
     "MemoryTaskStore",
+    "RUNNER_EXITED",
     "SqliteTaskStore",
     "TaskRecord",
     "TaskResultTooLargeError",
