@@ -12,6 +12,7 @@ from .bounds import (
     MAX_STORE_BYTES,
     MAX_TASKS,
     MAX_TTL_MS,
+    MIN_TTL_MS,
     TaskResultTooLargeError,
     clamp_ttl,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "MAX_STORE_BYTES",
     "MAX_TASKS",
     "MAX_TTL_MS",
+    "MIN_TTL_MS",
     "RUNNER_EXITED",
     "TERMINAL",
     "MemoryTaskStore",

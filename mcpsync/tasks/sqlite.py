@@ -372,7 +372,7 @@ class SqliteTaskStore:
         return row.decode()
 
     def update(self, task_id: str, **changes: Any) -> TaskRecord | None:
-        check_changes(changes)
+        check_changes(changes, self.max_ttl_ms)
         return self._change(task_id, None, changes)
 
     def cancel(self, task_id: str, owner: str, message: str | None = None) -> TaskRecord | None:

@@ -317,11 +317,30 @@ def test_a_ttl_above_the_cap_is_clamped(store):
     assert stored is not None and stored.ttl_ms == MAX_TTL_MS
 
 
+def test_a_ttl_above_the_cap_is_clamped_on_update_too(store):
+    record = make_record(ttl_ms=1000)
+    store.create(record)
+    after = store.update(record.task_id, ttl_ms=10 * MAX_TTL_MS)
+    assert after is not None and after.ttl_ms == MAX_TTL_MS
+    again = store.get(record.task_id)
+    assert again is not None and again.ttl_ms == MAX_TTL_MS
+
+
+def test_wait_with_a_frozen_clock_still_ends(store):
+    """Tests freeze time.monotonic too: a bounded wait must not become endless."""
+    record = make_record()
+    store.create(record)
+    with freeze_time("2026-01-01 00:00:00"):
+        assert store.wait(record.task_id, record.version, timeout=0.2) == record
+
+
 def test_clamp_ttl():
     assert clamp_ttl(None) == 3_600_000
     assert clamp_ttl(None, default=None) is None
-    assert clamp_ttl(5) == 5
-    assert clamp_ttl(-5) == 0
+    assert clamp_ttl(5000) == 5000
+    assert clamp_ttl(5) == 1000  # a task nobody could read in time is of no use
+    assert clamp_ttl(-5) == 1000
+    assert clamp_ttl(5, minimum=0) == 5
     assert clamp_ttl(10 * MAX_TTL_MS) == MAX_TTL_MS
     assert clamp_ttl(None, default=10 * MAX_TTL_MS) == MAX_TTL_MS
 
