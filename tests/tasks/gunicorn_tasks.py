@@ -21,11 +21,12 @@ from mcpsync.tasks import TaskRecord, runner_id
 
 OWNER = "gunicorn-test"
 
-server = Server("tasks-across-workers", modern_versions=MODERN_VERSIONS,
-                request_state_key="tasks-across-workers")
 store = SqliteTaskStore(os.environ["MCPSYNC_TEST_TASK_STORE"])
-# Server(task_store=store) once the server side of tasks (issue #13) is merged.
-setattr(server, "task_store", store)  # noqa: B010
+_options = {"modern_versions": MODERN_VERSIONS, "request_state_key": "tasks-across-workers"}
+try:
+    server = Server("tasks-across-workers", task_store=store, **_options)  # type: ignore[arg-type]
+except TypeError:  # a branch without Server(task_store=...) (issue #13, the server side)
+    server = Server("tasks-across-workers", **_options)  # type: ignore[arg-type]
 
 
 @server.tool()
