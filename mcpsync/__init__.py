@@ -45,6 +45,7 @@ from .errors import (
 from .server.paths import UnsafePathError, safe_join
 from .server.server import Server
 from .server.session import ServerSession
+from .tasks import MemoryTaskStore
 from .types import (
     Annotations,
     AudioContent,
@@ -105,6 +106,7 @@ __all__ = [
     "LogMessage",
     "MCPError",
     "MCPSyncError",
+    "MemoryTaskStore",
     "MessageTooLargeError",
     "MethodNotFoundError",
     "MethodRegistry",

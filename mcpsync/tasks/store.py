@@ -77,7 +77,8 @@ class TaskRecord:
     tool: str
     status: TaskStatus = "working"
     status_message: str | None = None
-    created_at: float = field(default_factory=time.time)
+    #: Looked up at creation (not bound at import) so a frozen clock in tests applies.
+    created_at: float = field(default_factory=lambda: time.time())
     last_updated_at: float = 0.0
     ttl_ms: int | None = None
     poll_interval_ms: int | None = None

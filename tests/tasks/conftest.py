@@ -1,0 +1,58 @@
+"""Fixtures for the task store tests: every contract test runs against each store."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpsync.tasks import MemoryTaskStore, TaskRecord, TaskStore
+
+STORES = ["memory"]
+
+
+def make_record(**fields: Any) -> TaskRecord:
+    """A working v2 task of ``alice`` running ``slow``, with a fresh id, unless told."""
+    fields.setdefault("task_id", secrets.token_urlsafe(16))
+    fields.setdefault("owner", "alice")
+    fields.setdefault("surface", "v2")
+    fields.setdefault("tool", "slow")
+    fields.setdefault("ttl_ms", 600_000)
+    return TaskRecord(**fields)
+
+
+def _factory(kind: str, tmp_path: Path) -> Callable[..., TaskStore]:
+    count = iter(range(1_000))
+
+    def make(**bounds: Any) -> TaskStore:
+        if kind == "memory":
+            return MemoryTaskStore(**bounds)
+        from mcpsync.tasks import SqliteTaskStore  # type: ignore[attr-defined]
+        return SqliteTaskStore(tmp_path / f"tasks-{next(count)}.db", **bounds)  # type: ignore[no-any-return]
+
+    return make
+
+
+@pytest.fixture(params=STORES)
+def make_store(request: pytest.FixtureRequest,
+               tmp_path: Path) -> Iterator[Callable[..., TaskStore]]:
+    """A function making stores of one kind (with bounds as keywords); all closed after."""
+    made: list[TaskStore] = []
+    factory = _factory(request.param, tmp_path)
+
+    def make(**bounds: Any) -> TaskStore:
+        store = factory(**bounds)
+        made.append(store)
+        return store
+
+    yield make
+    for store in made:
+        store.close()
+
+
+@pytest.fixture
+def store(make_store: Callable[..., TaskStore]) -> TaskStore:
+    return make_store()
