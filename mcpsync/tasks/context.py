@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 from ..dispatch.context import SessionHandle, SessionInfo, _log_params
 from ..dispatch.questions import INPUT_REQUEST_METHODS, InputRequired
 from ..errors import MCPError, PeerRequestError, ProtocolStateError, RequestCancelledError
-from .store import TaskStore
-from .wire import related
+from .store import TaskRecord, TaskStore
+from .wire import related, v1_task
 
 if TYPE_CHECKING:
     from ..dispatch.transport import TransportContext
@@ -126,6 +126,16 @@ class TaskContext:
             self._version = max(self._version, version)
         if status == "cancelled":
             self.cancelled.set()
+
+    def announce(self, record: TaskRecord | None) -> None:
+        """Tell a v1 client its task's new status (``notifications/tasks/status``, on the
+        session that created it; optional in v1, so a closed session just misses it)."""
+        if record is None or self.surface != "v1":
+            return
+        try:
+            self.notify("notifications/tasks/status", v1_task(record))
+        except Exception:  # the session went away meanwhile: the client polls instead
+            logger.debug("task %s: status notification not sent", self.task_id)
 
     def check_cancelled(self) -> None:
         """Raise :class:`~mcpsync.errors.RequestCancelledError` once the task is cancelled
@@ -287,6 +297,7 @@ class TaskContext:
         record = self._store.update(self.task_id, status="input_required")
         if record is not None:
             self._note(record.version, record.status)
+            self.announce(record)
         try:
             return self._session.connection.request(
                 method, sent, timeout=timeout if timeout is not None else self._request_timeout)
@@ -296,6 +307,7 @@ class TaskContext:
             record = self._store.update(self.task_id, status="working")
             if record is not None:
                 self._note(record.version, record.status)
+                self.announce(record)
 
     def elicit(self, message: str, schema: dict[str, Any] | type, *,
                timeout: float | None = None) -> ElicitResult:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from ..errors import INTERNAL_ERROR, MCPError, RequestCancelledError
+from .bounds import TaskResultTooLargeError
 from .context import TaskContext
 from .store import TaskRecord, TaskStore, runner_id
 
@@ -58,9 +59,11 @@ class TaskRunner:
         with self._lock:
             self._listeners.append(listener)
 
-    def _changed(self, record: TaskRecord | None) -> None:
+    def _changed(self, record: TaskRecord | None, context: TaskContext | None = None) -> None:
         if record is None:
             return
+        if context is not None:
+            context.announce(record)
         with self._lock:
             listeners = list(self._listeners)
         for listener in listeners:
@@ -144,12 +147,12 @@ class TaskRunner:
                         status_message=reason,
                         error={"code": INTERNAL_ERROR, "message": reason},
                         input_requests=None)
-                self._changed(record)
+                self._changed(record, context)
                 return
             except MCPError as exc:
                 record = self.store.update(task_id, status="failed", error=exc.to_wire(),
                                            status_message=exc.message, input_requests=None)
-                self._changed(record)
+                self._changed(record, context)
                 return
             except BaseException as exc:
                 # Also an InputRequired that escaped (a question asked from a thread the
@@ -159,14 +162,20 @@ class TaskRunner:
                 record = self.store.update(
                     task_id, status="failed", status_message=message,
                     error={"code": INTERNAL_ERROR, "message": message}, input_requests=None)
-                self._changed(record)
+                self._changed(record, context)
                 if not isinstance(exc, Exception):
                     raise
                 return
             failed = v1_failed_on_error and bool(result.get("isError"))
-            record = self.store.update(task_id, status="failed" if failed else "completed",
-                                       result=result, input_requests=None)
-            self._changed(record)
+            try:
+                record = self.store.update(task_id, status="failed" if failed else "completed",
+                                           result=result, input_requests=None)
+            except TaskResultTooLargeError as exc:
+                message = f"the task's result is too large to keep: {exc}"
+                record = self.store.update(
+                    task_id, status="failed", status_message=message, input_requests=None,
+                    error={"code": INTERNAL_ERROR, "message": message})
+            self._changed(record, context)
         finally:
             self._forget(task_id)
 

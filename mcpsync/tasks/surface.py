@@ -37,6 +37,7 @@ from ..errors import (
 )
 from ..protocol.envelope import META_CAPABILITIES
 from ..protocol.versions import features
+from .bounds import TaskResultTooLargeError, clamp_ttl
 from .context import TaskContext
 from .runner import TaskRunner
 from .store import TaskRecord
@@ -197,7 +198,7 @@ class TaskSurfaces:
                 ttl = asked
         if self.ttl_ms is not None and (ttl is None or ttl > self.ttl_ms):
             ttl = self.ttl_ms
-        return ttl
+        return clamp_ttl(ttl, default=None)
 
     def _start(self, ctx: HandlerContext, params: dict[str, Any], surface: Literal["v1", "v2"],
                name: str, ttl_ms: int | None,
@@ -275,7 +276,11 @@ class TaskSurfaces:
                                          "object")
             answers[key] = value
         if answers:
-            self.store.answer(record.task_id, record.owner, answers)
+            try:
+                self.store.answer(record.task_id, record.owner, answers)
+            except TaskResultTooLargeError as exc:
+                raise InvalidParamsError(f"Invalid params: inputResponses too large: {exc}"
+                                         ) from None
         return {"resultType": "complete"}
 
     def cancel(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:

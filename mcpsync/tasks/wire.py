@@ -40,8 +40,10 @@ def pending_requests(record: TaskRecord) -> dict[str, Any]:
 
 
 def shown_status(record: TaskRecord) -> str:
-    """The status a client sees: ``input_required`` only while a question is unanswered."""
-    if record.status == "input_required" and not pending_requests(record):
+    """The status a client sees: a v2 task is ``input_required`` only while one of its
+    ``inputRequests`` is unanswered (a v1 task's questions are requests, not stored)."""
+    if (record.status == "input_required" and record.surface == "v2"
+            and not pending_requests(record)):
         return "working"
     return record.status
 

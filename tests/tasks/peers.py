@@ -87,13 +87,10 @@ class Peer:
             wire = message.to_wire()
             if isinstance(message, Request):
                 self.server_requests.append(wire)
-                result = self.answer(message.method, message.params or {}) if (
-                    self.answer) else None
-                if result is None:
-                    self._transport.send(ErrorResponse(message.id, {
-                        "code": -32601, "message": f"no answer for {message.method}"}))
-                else:
-                    self._transport.send(Response(message.id, result))
+                # Answered on its own thread: an answer may wait on the test, which may
+                # itself be waiting for a reply this reader must deliver.
+                threading.Thread(target=self._reply, args=(message,), daemon=True,
+                                 name="task-test-answer").start()
             elif isinstance(message, Notification):
                 self.notifications.append(wire)
             else:
@@ -101,6 +98,14 @@ class Peer:
                     box = self._replies.get(wire.get("id"))
                 if box is not None:
                     box.put(wire)
+
+    def _reply(self, message: Request) -> None:
+        result = self.answer(message.method, message.params or {}) if self.answer else None
+        if result is None:
+            self._transport.send(ErrorResponse(message.id, {
+                "code": -32601, "message": f"no answer for {message.method}"}))
+        else:
+            self._transport.send(Response(message.id, result))
 
     def _initialize(self) -> None:
         params = {"protocolVersion": self.version, "capabilities": self.capabilities,
