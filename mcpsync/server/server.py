@@ -25,6 +25,7 @@ from ..engine.pool import WorkerPool
 from ..errors import InvalidParamsError
 from ..protocol.uritemplate import UriTemplate, is_template
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, features
+from ..tasks.bounds import DEFAULT_TTL_MS
 from ..tasks.wire import EXTENSION
 from ..transports.base import Transport
 from ..types import Icon, ToolAnnotations
@@ -80,7 +81,7 @@ class Server:
         request_state_ttl: float = 600.0,
         task_store: TaskStore | None = None,
         max_running_tasks: int = 64,
-        task_ttl_ms: int | None = 3_600_000,
+        task_ttl_ms: int | None = DEFAULT_TTL_MS,
         task_poll_interval_ms: int = 500,
     ) -> None:
         self.name = name
@@ -601,7 +602,10 @@ class Server:
         self.listeners.list_changed(kind)
 
     def _listen(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
-        return serve_listen(self.listeners, self.capabilities(), ctx, params)
+        from ..tasks.surface import owner_of
+
+        return serve_listen(self.listeners, self.capabilities(), ctx, params,
+                            principal=owner_of(ctx))
 
     def run_stdio(self, *, drain_timeout: float = 2.0) -> None:
         """Serve one client over this process's stdin/stdout until EOF or SIGINT/SIGTERM.

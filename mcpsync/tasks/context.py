@@ -66,6 +66,7 @@ class TaskContext:
         channel_usable: bool,
         stop: threading.Event,
         request_timeout: float,
+        publish: Callable[[TaskRecord], None] | None = None,
     ) -> None:
         self.task_id = task_id
         #: ``"v1"`` or ``"v2"``: which task surface created this task.
@@ -81,6 +82,7 @@ class TaskContext:
         self._channel_usable = channel_usable
         self._stop = stop
         self._request_timeout = request_timeout
+        self._publish = publish
         #: Set once the task is known to be cancelled (here or by another worker).
         self.cancelled = threading.Event()
         self._lock = threading.Lock()
@@ -128,9 +130,14 @@ class TaskContext:
             self.cancelled.set()
 
     def announce(self, record: TaskRecord | None) -> None:
-        """Tell a v1 client its task's new status (``notifications/tasks/status``, on the
-        session that created it; optional in v1, so a closed session just misses it)."""
-        if record is None or self.surface != "v1":
+        """Tell the client its task's new status: v1, ``notifications/tasks/status`` on
+        the session that created it; v2, ``notifications/tasks`` on the listens following
+        the task. Both are optional: a client that misses one polls."""
+        if record is None:
+            return
+        if self.surface == "v2":
+            if self._publish is not None:
+                self._publish(record)
             return
         try:
             self.notify("notifications/tasks/status", v1_task(record))
@@ -251,6 +258,7 @@ class TaskContext:
             self.check_cancelled()
         assert record is not None
         self._note(record.version, record.status)
+        self.announce(record)
         deadline = None if timeout is None else time.monotonic() + timeout
         answers: dict[str, dict[str, Any]] = {}
         try:
@@ -285,6 +293,7 @@ class TaskContext:
             record = self._store.update(self.task_id, status=status, input_requests=asked or None)
             if record is not None:
                 self._note(record.version, record.status)
+                self.announce(record)
         return answers
 
     def _request_v1(self, method: str, params: dict[str, Any] | None,

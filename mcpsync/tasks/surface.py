@@ -215,12 +215,18 @@ class TaskSurfaces:
                 task_id=task_id, surface=surface, store=self.store, session=session,
                 info=info, transport=ctx.transport, method=ctx.method, params=task_params,
                 channel_usable=not isinstance(session, RequestScope), stop=stop,
-                request_timeout=self.server.request_timeout)
+                request_timeout=self.server.request_timeout, publish=self.publish)
 
         return self.runner.start(
             owner=owner_of(ctx), surface=surface, tool=name, ttl_ms=ttl_ms,
             poll_interval_ms=self.poll_interval_ms, make_context=make_context, body=body,
             v1_failed_on_error=surface == "v1")
+
+    def publish(self, record: TaskRecord) -> None:
+        """A v2 task's status to the ``subscriptions/listen`` streams following it (those
+        of its owner): the ``DetailedTask`` as ``notifications/tasks`` params. Changes
+        made by another worker are not seen here; its clients poll."""
+        self.server.listeners.task_status(record.task_id, record.owner, v2_detailed(record))
 
     # -- tasks/* -----------------------------------------------------------------------------
 
@@ -291,6 +297,8 @@ class TaskSurfaces:
                            f"{record.status}", code=INVALID_PARAMS)
         after = self.store.cancel(record.task_id, record.owner, "cancelled by the client")
         self.runner.cancel_local(record.task_id)
+        if after is not None and after.surface == "v2" and after.version != record.version:
+            self.publish(after)
         if surface == "v2":
             return {"resultType": "complete"}
         return v1_task(after or record)

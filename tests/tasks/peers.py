@@ -166,6 +166,19 @@ class Peer:
             with self._lock:
                 del self._replies[request_id]
 
+    def send(self, method: str, params: dict[str, Any] | None = None) -> int:
+        """Send a request without waiting for its reply (memory and stdio); its id."""
+        params = dict(params or {})
+        if self.era == "modern":
+            params["_meta"] = {**envelope(self.version, self.capabilities),
+                               **(params.get("_meta") or {})}
+        request_id = next(self._ids)
+        self._transport.send(Request(request_id, method, params))
+        return request_id
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self._transport.send(Notification(method, params))
+
     def result(self, method: str, params: dict[str, Any] | None = None,
                **options: Any) -> dict[str, Any]:
         reply = self.request(method, params, **options)
