@@ -45,7 +45,7 @@ from .errors import (
 from .server.paths import UnsafePathError, safe_join
 from .server.server import Server
 from .server.session import ServerSession
-from .tasks import MemoryTaskStore
+from .tasks import MemoryTaskStore, RunAsTask, TaskContext
 from .types import (
     Annotations,
     AudioContent,
@@ -125,11 +125,13 @@ __all__ = [
     "ResourceNotFoundError",
     "ResourceTemplate",
     "Root",
+    "RunAsTask",
     "SamplingMessage",
     "Server",
     "ServerExitedError",
     "ServerSession",
     "SessionInfo",
+    "TaskContext",
     "TextContent",
     "TextResourceContents",
     "Tool",
