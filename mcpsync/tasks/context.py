@@ -325,6 +325,19 @@ class TaskContext:
 
         return elicit(self, message, schema, timeout=timeout)  # type: ignore[arg-type]
 
+    def elicit_url(self, message: str, url: str, *, elicitation_id: str | None = None,
+                   timeout: float | None = None) -> ElicitResult:
+        """Ask the user to open ``url`` (see :meth:`HandlerContext.elicit_url`)."""
+        from ..dispatch.reverse import elicit_url
+
+        return elicit_url(self, message, url, elicitation_id=elicitation_id,  # type: ignore[arg-type]
+                          timeout=timeout)
+
+    def detach(self) -> TaskContext:
+        """The context itself: a task's context already outlives the request that
+        started it (so a handler written for plain calls that detaches still works)."""
+        return self
+
     def sample(self, messages: str | Sequence[Any], *, max_tokens: int,
                **options: Any) -> CreateMessageResult:
         """Ask the client's model (see :meth:`HandlerContext.sample`)."""

@@ -61,6 +61,13 @@ def make_server(**options: object) -> Server:
         roots = ctx.list_roots()
         return f"{reply.text} ({len(roots)} roots)"
 
+    @server.tool(task="optional")
+    def detaching(ctx: HandlerContext) -> str:
+        """Written for plain calls: detaches, and still works as a task."""
+        background = ctx.detach()
+        background.check_cancelled()
+        return f"detached from {type(ctx).__name__}"
+
     @server.tool(task="required", defer_task=True)
     def ask_then_task(ctx: HandlerContext) -> str:
         """Asks a name in the plain call, then continues as a task."""

@@ -84,3 +84,16 @@ def test_ids_are_unguessable_and_distinct() -> None:
     finally:
         peer.close()
         server.close_tasks()
+
+
+def test_a_handler_that_detaches_still_runs_as_a_task() -> None:
+    server = make_server()
+    peer = Peer("memory", "modern", server=server)
+    try:
+        task_id = created(peer, "detaching")
+        wait_until(lambda: status(peer, task_id) == "completed", timeout=WAIT)
+        result = peer.result("tasks/get", {"taskId": task_id})["result"]
+        assert result["content"][0]["text"] == "detached from TaskContext"
+    finally:
+        peer.close()
+        server.close_tasks()
