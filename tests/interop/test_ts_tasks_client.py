@@ -62,12 +62,11 @@ def test_a_task_runs_to_its_result(report: dict[str, Any]) -> None:
 
 
 def test_an_elicitation_inside_a_task(report: dict[str, Any]) -> None:
-    statuses = [m.get("status") for m in report["ask"] if m["type"] == "taskStatus"]
-    assert "input_required" in statuses
     assert report["ask"][-1]["result"]["content"][0]["text"] == "Hello, Tess!"
     task_id = report["ask"][0]["task"]["taskId"]
     [elicitation] = report["elicitations"]
-    assert elicitation["_meta"][RELATED] == {"taskId": task_id}
+    assert elicitation["params"]["_meta"][RELATED] == {"taskId": task_id}
+    assert elicitation["statusWhileAsking"] == "input_required"
 
 
 def test_a_tool_error_is_a_failed_task(report: dict[str, Any]) -> None:

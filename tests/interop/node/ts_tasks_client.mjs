@@ -14,7 +14,10 @@ const client = new Client({ name: "ts-tasks", version: "1.0.0" },
   { capabilities: { elicitation: {}, tasks: { requests: {} } } });
 const elicitations = [];
 client.setRequestHandler(ElicitRequestSchema, async (request) => {
-  elicitations.push(request.params);
+  // While the question waits, the task says input_required (asked before answering).
+  const related = request.params._meta?.["io.modelcontextprotocol/related-task"];
+  const during = related ? await client.experimental.tasks.getTask(related.taskId) : null;
+  elicitations.push({ params: request.params, statusWhileAsking: during?.status ?? null });
   return { action: "accept", content: { name: "Tess" } };
 });
 await client.connect(new StdioClientTransport({
