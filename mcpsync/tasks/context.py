@@ -364,26 +364,25 @@ class TaskContext:
         collected: dict[str, Any] = {}
         self._collecting[ident] = collected
         answers: list[Any] = []
-        unanswered: list[int] = []
+        unanswered: dict[int, list[str]] = {}
         try:
             for index, ask in enumerate(questions):
-                before = len(collected)
+                before = set(collected)
                 try:
                     answers.append(ask())
                 except InputRequired:
                     answers.append(None)
-                    if len(collected) > before:
-                        unanswered.append(index)
+                    unanswered[index] = [key for key in collected if key not in before]
         finally:
             del self._collecting[ident]
         if not collected:
             return answers
         got = self._await_answers(collected, None)
-        # Run each unanswered question again; its request() now returns the answer, in
-        # the order the questions were collected.
-        self._prepared[ident] = [got[key] for key in collected]
+        # Run each unanswered question again with its own answers ready: its request()
+        # returns them in order (a question that asks more after that asks afresh).
         try:
-            for index in unanswered:
+            for index, keys in unanswered.items():
+                self._prepared[ident] = [got[key] for key in keys]
                 answers[index] = questions[index]()
         finally:
             self._prepared.pop(ident, None)

@@ -62,6 +62,18 @@ def make_server(**options: object) -> Server:
         return f"{reply.text} ({len(roots)} roots)"
 
     @server.tool(task="optional")
+    def ask_nested(ctx: HandlerContext) -> str:
+        """ask_all where one question asks twice: each answer must reach its own ask."""
+
+        def pair() -> str:
+            first = ctx.elicit("A?", NAME)
+            second = ctx.elicit("B?", NAME)
+            return f"{(first.content or {}).get('name')}+{(second.content or {}).get('name')}"
+
+        both, third = ctx.ask_all(pair, lambda: ctx.elicit("C?", NAME))
+        return f"{both}/{(third.content or {}).get('name')}"
+
+    @server.tool(task="optional")
     def detaching(ctx: HandlerContext) -> str:
         """Written for plain calls: detaches, and still works as a task."""
         background = ctx.detach()

@@ -97,3 +97,32 @@ def test_a_handler_that_detaches_still_runs_as_a_task() -> None:
     finally:
         peer.close()
         server.close_tasks()
+
+
+def test_ask_all_gives_each_question_its_own_answers() -> None:
+    server = make_server()
+    peer = Peer("memory", "modern", server=server)
+
+    def pending() -> dict[str, Any]:
+        asked: dict[str, Any] = peer.result("tasks/get", {"taskId": task_id}).get(
+            "inputRequests", {})
+        return asked
+
+    def answer(message: str, name: str) -> None:
+        wait_until(lambda: any(q["params"]["message"] == message
+                               for q in pending().values()), timeout=WAIT)
+        key = next(k for k, q in pending().items() if q["params"]["message"] == message)
+        peer.result("tasks/update", {"taskId": task_id, "inputResponses": {
+            key: {"action": "accept", "content": {"name": name}}}})
+
+    try:
+        task_id = created(peer, "ask_nested")
+        answer("A?", "a")
+        answer("C?", "c")
+        answer("B?", "b")  # asked afresh after the first round
+        wait_until(lambda: status(peer, task_id) == "completed", timeout=WAIT)
+        result = peer.result("tasks/get", {"taskId": task_id})["result"]
+        assert result["content"][0]["text"] == "a+b/c"
+    finally:
+        peer.close()
+        server.close_tasks()
