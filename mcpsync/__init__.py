@@ -45,7 +45,7 @@ from .errors import (
 from .server.paths import UnsafePathError, safe_join
 from .server.server import Server
 from .server.session import ServerSession
-from .tasks import MemoryTaskStore, SqliteTaskStore
+from .tasks import MemoryTaskStore, RunAsTask, SqliteTaskStore, TaskContext
 from .types import (
     Annotations,
     AudioContent,
@@ -125,12 +125,14 @@ __all__ = [
     "ResourceNotFoundError",
     "ResourceTemplate",
     "Root",
+    "RunAsTask",
     "SamplingMessage",
     "Server",
     "ServerExitedError",
     "ServerSession",
     "SessionInfo",
     "SqliteTaskStore",
+    "TaskContext",
     "TextContent",
     "TextResourceContents",
     "Tool",

@@ -62,11 +62,12 @@ def parse_filter(params: dict[str, Any]) -> dict[str, Any]:
         if field in wanted and not isinstance(wanted[field], bool):
             raise InvalidParamsError(f'Invalid params: "notifications.{field}" must be a '
                                      "boolean")
-    uris = wanted.get("resourceSubscriptions")
-    if uris is not None and (not isinstance(uris, list)
-                             or not all(isinstance(u, str) for u in uris)):
-        raise InvalidParamsError('Invalid params: "notifications.resourceSubscriptions" '
-                                 "must be an array of strings")
+    for field in ("resourceSubscriptions", "taskIds"):
+        items = wanted.get(field)
+        if items is not None and (not isinstance(items, list)
+                                  or not all(isinstance(u, str) for u in items)):
+            raise InvalidParamsError(f'Invalid params: "notifications.{field}" must be an '
+                                     "array of strings")
     return wanted
 
 
@@ -79,6 +80,9 @@ def honoured(wanted: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, 
     uris = wanted.get("resourceSubscriptions")
     if uris is not None and (capabilities.get("resources") or {}).get("subscribe"):
         granted["resourceSubscriptions"] = list(dict.fromkeys(uris))
+    task_ids = wanted.get("taskIds")
+    if task_ids is not None:  # the tasks extension: status changes of these tasks
+        granted["taskIds"] = list(dict.fromkeys(task_ids))[:MAX_TASK_IDS]
     return granted
 
 
@@ -86,14 +90,20 @@ def honoured(wanted: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, 
 #: come. Past it, a resource update folds into the subscribed URI that covers it (a client
 #: told "notes://a changed" re-reads what it follows), so the backlog stays bounded.
 MAX_PENDING = 256
+#: Task ids one listen may follow (``notifications.taskIds``); the rest are not granted.
+MAX_TASK_IDS = 256
 
 
 class Listener:
     """One open subscription: what it follows, and what changed since it last sent."""
 
-    def __init__(self, subscription_id: Any, granted: dict[str, Any], owner: object) -> None:
+    def __init__(self, subscription_id: Any, granted: dict[str, Any], owner: object,
+                 principal: str = "") -> None:
         self.subscription_id = subscription_id
         self.owner = owner
+        #: Whose tasks this listen may hear about (see mcpsync.tasks.surface.owner_of).
+        self.principal = principal
+        self.task_ids = frozenset(granted.get("taskIds") or ())
         self.lists = frozenset(kind for field, kind in LIST_FIELDS.items()
                                if granted.get(field))
         self.uris = tuple(granted.get("resourceSubscriptions") or ())
@@ -198,6 +208,14 @@ class ListenRegistry:
             if listener.wants_uri(uri):
                 listener.post(("uri", uri), UPDATED, {"uri": uri})
 
+    def task_status(self, task_id: str, owner: str, params: dict[str, Any]) -> None:
+        """``notifications/tasks`` (the tasks extension) to every subscription following
+        ``task_id`` on behalf of the task's ``owner``; nobody else hears of it."""
+        key = ("task", f"{task_id}:{params.get('status')}")
+        for listener in self.snapshot():
+            if task_id in listener.task_ids and listener.principal == owner:
+                listener.post(key, "notifications/tasks", params)
+
     def end(self, owners: Iterable[object] | None = None) -> int:
         """End subscriptions gracefully: all of them, or those of ``owners`` (the ``ended``
         events of sessions). Returns how many were asked to end."""
@@ -209,7 +227,8 @@ class ListenRegistry:
 
 
 def serve_listen(registry: ListenRegistry, capabilities: dict[str, Any],
-                 ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+                 ctx: HandlerContext, params: dict[str, Any],
+                 principal: str = "") -> dict[str, Any]:
     """The ``subscriptions/listen`` handler: acknowledge, deliver, and end."""
     version = ctx.session.protocol_version
     if version is None or features(version).era != "modern":
@@ -218,7 +237,7 @@ def serve_listen(registry: ListenRegistry, capabilities: dict[str, Any],
     granted = honoured(parse_filter(params), capabilities)
     tag = {META_SUBSCRIPTION_ID: ctx.request_id}
     owner = ctx._session.ended
-    listener = Listener(ctx.request_id, granted, owner)
+    listener = Listener(ctx.request_id, granted, owner, principal)
     cancelled = ctx.cancelled
     # Registered before the acknowledgement, so no change after it can be missed; the
     # handler sends the acknowledgement before anything it collects. Refused at once

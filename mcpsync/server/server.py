@@ -18,7 +18,7 @@ import inspect
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from ..codec import to_wire
 from ..dispatch.context import HandlerContext, check_meta
@@ -28,6 +28,8 @@ from ..engine.connection import Middleware
 from ..engine.pool import WorkerPool
 from ..protocol.uritemplate import is_template
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, features
+from ..tasks.bounds import DEFAULT_TTL_MS
+from ..tasks.wire import EXTENSION
 from ..transports.base import Transport
 from ..types import Icon, ToolAnnotations
 from .builtins import install_core_methods
@@ -37,6 +39,10 @@ from .resources import ResourceRegistry, describe_resource
 from .session import ServerSession
 from .stdio import serve_stdio
 from .tools import RegisteredTool, ToolRegistry, describe
+
+if TYPE_CHECKING:
+    from ..tasks.store import TaskStore
+    from ..tasks.surface import TaskSurfaces
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -77,6 +83,10 @@ class Server:
         cache_scope: str = "public",
         request_state_key: bytes | str | None = None,
         request_state_ttl: float = 600.0,
+        task_store: TaskStore | None = None,
+        max_running_tasks: int = 64,
+        task_ttl_ms: int | None = DEFAULT_TTL_MS,
+        task_poll_interval_ms: int = 500,
     ) -> None:
         self.name = name
         self.version = version
@@ -124,6 +134,47 @@ class Server:
         #: Open ``subscriptions/listen`` streams (2026-07-28), across sessions.
         self.listeners = ListenRegistry(max_subscriptions)
         self._install_core_methods()
+        self._task_store = task_store
+        self._task_options = (max_running_tasks, task_ttl_ms, task_poll_interval_ms)
+        self._tasks: TaskSurfaces | None = None
+        self._tasks_lock = threading.Lock()
+        self._install_tasks()
+
+    def _install_tasks(self) -> None:
+        from ..tasks.surface import install
+
+        install(self)
+
+    @property
+    def tasks(self) -> TaskSurfaces:
+        """The task surfaces (v1 and the v2 extension) and their runner, made on first use
+        with ``task_store`` (a :class:`~mcpsync.tasks.MemoryTaskStore` by default)."""
+        with self._tasks_lock:
+            if self._tasks is None:
+                from ..tasks.runner import TaskRunner
+                from ..tasks.surface import TaskSurfaces
+
+                if self._task_store is None:
+                    from ..tasks.memory import MemoryTaskStore
+
+                    self._task_store = MemoryTaskStore()
+                running, ttl_ms, poll_ms = self._task_options
+                self._tasks = TaskSurfaces(self, TaskRunner(self._task_store,
+                                                            max_running=running),
+                                           ttl_ms=ttl_ms, poll_interval_ms=poll_ms)
+            return self._tasks
+
+    @property
+    def task_store(self) -> TaskStore:
+        """Where this server's tasks live (see ``Server(task_store=...)``)."""
+        return self.tasks.store
+
+    def close_tasks(self, timeout: float = 5.0) -> bool:
+        """Stop the tasks running in this process (each ends ``failed``: "the server
+        stopped") and join their threads; False if some still ran after ``timeout``."""
+        with self._tasks_lock:
+            tasks = self._tasks
+        return True if tasks is None else tasks.runner.close(timeout)
 
     @property
     def request_state_key(self) -> bytes:
@@ -171,7 +222,11 @@ class Server:
         replaced by ``method_handler`` does not count) they are not declared.
         """
         caps = self.capabilities()
-        if features(version).era == "modern" and (
+        rules = features(version)
+        if rules.tasks_v1:
+            caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        caps["extensions"] = {EXTENSION: {}}
+        if rules.era == "modern" and (
                 self.methods.request_handler("subscriptions/listen") != self._listen):
             caps["tools"] = {}
             caps["prompts"] = {}
@@ -195,6 +250,8 @@ class Server:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
+        task: Literal["forbidden", "optional", "required"] = "forbidden",
+        defer_task: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -208,6 +265,8 @@ class Server:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
+        task: Literal["forbidden", "optional", "required"] = "forbidden",
+        defer_task: bool = False,
     ) -> Any:
         """Register a plain function as a tool: ``@server.tool()`` or ``@server.tool("name")``.
 
@@ -216,6 +275,11 @@ class Server:
         ``HandlerContext`` receives the request's context. ``input_schema`` replaces the
         derived schema with a hand-written one (advertised verbatim, arguments validated
         against it and passed as they arrive; a ``**kwargs`` parameter receives them all).
+
+        ``task="optional"`` or ``"required"`` lets the tool run as a task (a client that
+        negotiated tasks gets a ``CreateTaskResult`` and polls); ``defer_task=True`` runs
+        it as a plain call until it raises :class:`~mcpsync.tasks.RunAsTask`. See
+        docs/tasks.md.
         """
         if callable(name):
             self.add_tool(name)
@@ -225,7 +289,7 @@ class Server:
             self.add_tool(
                 fn, name=name, title=title, description=description, annotations=annotations,
                 icons=icons, meta=meta, structured_output=structured_output,
-                input_schema=input_schema,
+                input_schema=input_schema, task=task, defer_task=defer_task,
             )
             return fn
 
@@ -243,14 +307,20 @@ class Server:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
+        task: Literal["forbidden", "optional", "required"] = "forbidden",
+        defer_task: bool = False,
     ) -> None:
         """Register ``fn`` as a tool (the non-decorator form of :meth:`tool`)."""
+        if task not in ("forbidden", "optional", "required"):
+            raise ValueError(f"task must be 'forbidden', 'optional' or 'required', not {task!r}")
         binding = ToolBinding.from_function(
             fn, name=name, description=description, structured_output=structured_output,
             context_type=HandlerContext, input_schema=input_schema,
         )
-        wire = describe(binding, title=title, annotations=annotations, icons=icons, meta=meta)
-        self.tools.add(RegisteredTool(binding, wire))
+        execution = None if task == "forbidden" else {"taskSupport": task}
+        wire = describe(binding, title=title, annotations=annotations, icons=icons, meta=meta,
+                        execution=execution)
+        self.tools.add(RegisteredTool(binding, wire, task=task, defer_task=defer_task))
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool; connected clients are told the list changed."""
@@ -457,7 +527,10 @@ class Server:
     def _listen(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
         # A method (not a function of builtins.py): capabilities_for() compares the
         # registered listen handler with it, and a bound method compares equal each time.
-        return serve_listen(self.listeners, self.capabilities(), ctx, params)
+        from ..tasks.surface import owner_of
+
+        return serve_listen(self.listeners, self.capabilities(), ctx, params,
+                            principal=owner_of(ctx))
 
     def run_stdio(self, *, drain_timeout: float = 2.0) -> None:
         """Serve one client over this process's stdin/stdout until EOF or SIGINT/SIGTERM.

@@ -199,7 +199,7 @@ class ServerSession:
         self._advance(lifecycle.Event.INITIALIZE_ANSWERED)
         result: dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": self.server.capabilities(),
+            "capabilities": self.server.capabilities_for(version),
             "serverInfo": self.server.info_for(version),
         }
         if self.server.instructions:

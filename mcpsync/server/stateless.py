@@ -220,7 +220,8 @@ def serve(session: StatelessHost, inbound: InboundRequest) -> dict[str, Any]:
             return {"resultType": "input_required", "inputRequests": question.requests,
                     "requestState": state,
                     "_meta": {META_SERVER_INFO: server.info_for(version)}}
-    result["resultType"] = "complete"
+    # A CreateTaskResult (the tasks extension) says "task"; everything else is complete.
+    result["resultType"] = "task" if result.get("resultType") == "task" else "complete"
     result_meta = dict(result.get("_meta") or {})
     result_meta[META_SERVER_INFO] = server.info_for(version)
     result["_meta"] = result_meta

@@ -22,6 +22,10 @@ class RegisteredTool:
 
     binding: ToolBinding
     description: dict[str, Any]
+    #: Whether it may run as a task: "forbidden", "optional" or "required".
+    task: str = "forbidden"
+    #: Run as a plain call until the handler raises ``RunAsTask`` (see mcpsync.tasks).
+    defer_task: bool = False
 
     @property
     def name(self) -> str:
@@ -101,6 +105,10 @@ class ToolRegistry:
         version = ctx.session.protocol_version
         if version is not None and not features(version).structured_output:
             result["tools"] = [_without(item, "outputSchema") for item in result["tools"]]
+        if version is not None and not (features(version).tasks_v1
+                                        or features(version).era == "modern"):
+            # execution.taskSupport exists from 2025-11-25 on.
+            result["tools"] = [_without(item, "execution") for item in result["tools"]]
         return result
 
     def call(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:

@@ -16,12 +16,18 @@ from .bounds import (
     TaskResultTooLargeError,
     clamp_ttl,
 )
+from .context import TaskContext
 from .memory import MemoryTaskStore
 from .sqlite import MAX_SQLITE_BYTES, RUNNER_EXITED, SqliteTaskStore
+from .runner import DEFAULT_MAX_RUNNING, TaskRunner
 from .store import TERMINAL, TaskRecord, TaskStatus, TaskStore, TaskStoreFullError, runner_id
+from .surface import RunAsTask
+from .wire import EXTENSION
 
 __all__ = [
+    "DEFAULT_MAX_RUNNING",
     "DEFAULT_TTL_MS",
+    "EXTENSION",
     "MAX_LIVE_TASKS_PER_OWNER",
     "MAX_PAGE_SIZE",
     "MAX_RECORD_BYTES",
@@ -34,8 +40,11 @@ __all__ = [
     "TERMINAL",
     "MemoryTaskStore",
     "SqliteTaskStore",
+    "RunAsTask",
+    "TaskContext",
     "TaskRecord",
     "TaskResultTooLargeError",
+    "TaskRunner",
     "TaskStatus",
     "TaskStore",
     "TaskStoreFullError",

@@ -49,6 +49,7 @@ from mcpsync.dispatch.questions import InputRequired
 from mcpsync.errors import MISSING_CLIENT_CAPABILITY
 from mcpsync.protocol.versions import features
 from mcpsync.server.stateless import verified_answers
+from mcpsync.tasks import RunAsTask
 
 server = Server(
     "mcpsync-conformance",
@@ -668,6 +669,69 @@ def test_prompt_with_image() -> list[PromptMessage | str]:
     """A prompt with an image."""
     image = ImageContent(data=PNG_B64, mime_type="image/png")
     return [PromptMessage("user", image), "Please analyze the image above."]
+
+
+# -- tasks (the io.modelcontextprotocol/tasks extension, SEP-2663; and v1, 2025-11-25) ------
+
+
+@server.tool()
+def greet(name: str) -> str:
+    """Greets someone (never a task)."""
+    return f"Hello, {name}!"
+
+
+@server.tool(task="optional")
+def slow_compute(ctx: HandlerContext, seconds: float = 1.0, label: str = "") -> str:
+    """Sleeps ``seconds`` (waking at once when the task is cancelled), then answers."""
+    ctx.sleep(seconds)
+    return f"Computed {label or 'result'} after {seconds} s"
+
+
+@server.tool(task="required")
+def failing_job(ctx: HandlerContext) -> CallToolResult:
+    """Reports a tool execution error after about a second."""
+    ctx.sleep(1.0)
+    return CallToolResult(content=[TextContent(text="the job failed")], is_error=True)
+
+
+@server.tool(task="optional")
+def protocol_error_job(ctx: HandlerContext) -> str:
+    """Fails with a protocol-level (JSON-RPC) error."""
+    raise MCPError("internal failure in protocol_error_job", code=-32603)
+
+
+CONFIRM_SCHEMA = {"type": "object", "properties": {"confirm": {"type": "boolean"}},
+                  "required": ["confirm"]}
+
+
+@server.tool(task="optional")
+def confirm_delete(ctx: HandlerContext, filename: str) -> str:
+    """Asks the user to confirm, then "deletes" ``filename``."""
+    answer = ctx.elicit(f"Delete {filename}?", CONFIRM_SCHEMA)
+    confirmed = answer.action == "accept" and bool((answer.content or {}).get("confirm"))
+    return f"{'Deleted' if confirmed else 'Kept'} {filename}"
+
+
+@server.tool(task="optional")
+def multi_input(ctx: HandlerContext) -> str:
+    """Asks two questions at once (two inputRequests pending together)."""
+    first, second = ctx.ask_all(
+        lambda: ctx.elicit("First name?", NAME_SCHEMA),
+        lambda: ctx.elicit("Confirm?", CONFIRM_SCHEMA))
+    return f"Got {_field(first, 'name', '?')} and {_field(second, 'confirm', '?')}"
+
+
+@server.tool(task="required", defer_task=True)
+def test_tool_with_task(ctx: HandlerContext) -> str:
+    """Asks for ``user_name`` in a plain multi round-trip round, then runs as a task."""
+    answers = ask_all(ctx, {"user_name": Elicit("What is your name?", NAME_SCHEMA)})
+    name = _field(answers["user_name"], "name", "stranger")
+    raise RunAsTask(_greet_later, name)
+
+
+def _greet_later(ctx: HandlerContext, name: str) -> str:
+    ctx.sleep(0.2)
+    return f"Hello, {name}, from a task!"
 
 
 # -- completion --------------------------------------------------------------------------------

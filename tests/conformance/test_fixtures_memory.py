@@ -192,6 +192,9 @@ EXPECTED_TOOLS = {
     "test_input_required_result_capabilities", "test_missing_capability",
     "test_streaming_elicitation", "test_logging_tool", "test_trigger_tool_change",
     "test_trigger_prompt_change", "test_x_mcp_header",
+    # tasks-* (the tasks extension)
+    "greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete",
+    "multi_input", "test_tool_with_task",
 }
 
 

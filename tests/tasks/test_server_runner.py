@@ -1,0 +1,128 @@
+"""The task runner's bounds and lifetime: the cap on running tasks, shutdown, and
+cancellation that arrives through the store (another worker served ``tasks/cancel``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpsync.tasks import MemoryTaskStore
+from tests.helpers import wait_until
+from tests.tasks.peers import WAIT, Peer
+from tests.tasks.task_server import make_server
+
+
+def created(peer: Peer, tool: str, **arguments: Any) -> str:
+    result = peer.result("tools/call", {"name": tool, "arguments": arguments})
+    assert result["resultType"] == "task", result
+    task_id: str = result["taskId"]
+    return task_id
+
+
+def status(peer: Peer, task_id: str) -> str:
+    value: str = peer.result("tasks/get", {"taskId": task_id})["status"]
+    return value
+
+
+def test_past_the_cap_a_task_is_refused_at_once_and_nothing_is_stored() -> None:
+    server = make_server(max_running_tasks=1)
+    peer = Peer("memory", "modern", server=server)
+    try:
+        first = created(peer, "slow", seconds=60)
+        error = peer.error("tools/call", {"name": "slow", "arguments": {"seconds": 60}})
+        assert error["code"] == -32603 and "too many tasks running (1)" in error["message"]
+        assert server.task_store.list("")[0][0].task_id == first  # only the first
+        peer.result("tasks/cancel", {"taskId": first})
+        wait_until(lambda: server.tasks.runner.running() == 0, timeout=WAIT)
+        created(peer, "slow", seconds=0)  # a slot is free again
+    finally:
+        peer.close()
+        assert server.close_tasks(WAIT)
+
+
+def test_close_tasks_stops_running_tasks_and_joins_them() -> None:
+    server = make_server()
+    peer = Peer("memory", "modern", server=server)
+    try:
+        task_id = created(peer, "slow", seconds=60)
+        assert server.close_tasks(WAIT)
+        assert server.tasks.runner.running() == 0
+        record = server.task_store.get(task_id)
+        assert record is not None and record.status == "failed"
+        assert record.error == {"code": -32603, "message": "the server stopped"}
+        error = peer.error("tools/call", {"name": "slow", "arguments": {}})
+        assert "shutting down" in error["message"]
+    finally:
+        peer.close()
+
+
+def test_a_cancel_served_by_another_worker_reaches_the_runner() -> None:
+    """Two servers (two "workers") share one store: the task runs on the first, the
+    client's tasks/cancel lands on the second; the runner learns it from the store."""
+    store = MemoryTaskStore()
+    one, two = make_server(task_store=store), make_server(task_store=store)
+    first, second = Peer("memory", "modern", server=one), Peer("memory", "modern", server=two)
+    try:
+        task_id = created(first, "slow", seconds=60)
+        assert status(second, task_id) == "working"  # any worker answers tasks/get
+        second.result("tasks/cancel", {"taskId": task_id})
+        wait_until(lambda: one.tasks.runner.running() == 0, timeout=WAIT,
+                   message="the runner did not notice the cancel")
+        assert status(first, task_id) == "cancelled"
+    finally:
+        first.close()
+        second.close()
+        one.close_tasks()
+        two.close_tasks()
+
+
+def test_ids_are_unguessable_and_distinct() -> None:
+    server = make_server()
+    peer = Peer("memory", "modern", server=server)
+    try:
+        ids = {created(peer, "slow", seconds=0) for _ in range(20)}
+        assert len(ids) == 20 and all(len(i) == 32 for i in ids)  # 24 random bytes
+    finally:
+        peer.close()
+        server.close_tasks()
+
+
+def test_a_handler_that_detaches_still_runs_as_a_task() -> None:
+    server = make_server()
+    peer = Peer("memory", "modern", server=server)
+    try:
+        task_id = created(peer, "detaching")
+        wait_until(lambda: status(peer, task_id) == "completed", timeout=WAIT)
+        result = peer.result("tasks/get", {"taskId": task_id})["result"]
+        assert result["content"][0]["text"] == "detached from TaskContext"
+    finally:
+        peer.close()
+        server.close_tasks()
+
+
+def test_ask_all_gives_each_question_its_own_answers() -> None:
+    server = make_server()
+    peer = Peer("memory", "modern", server=server)
+
+    def pending() -> dict[str, Any]:
+        asked: dict[str, Any] = peer.result("tasks/get", {"taskId": task_id}).get(
+            "inputRequests", {})
+        return asked
+
+    def answer(message: str, name: str) -> None:
+        wait_until(lambda: any(q["params"]["message"] == message
+                               for q in pending().values()), timeout=WAIT)
+        key = next(k for k, q in pending().items() if q["params"]["message"] == message)
+        peer.result("tasks/update", {"taskId": task_id, "inputResponses": {
+            key: {"action": "accept", "content": {"name": name}}}})
+
+    try:
+        task_id = created(peer, "ask_nested")
+        answer("A?", "a")
+        answer("C?", "c")
+        answer("B?", "b")  # asked afresh after the first round
+        wait_until(lambda: status(peer, task_id) == "completed", timeout=WAIT)
+        result = peer.result("tasks/get", {"taskId": task_id})["result"]
+        assert result["content"][0]["text"] == "a+b/c"
+    finally:
+        peer.close()
+        server.close_tasks()
