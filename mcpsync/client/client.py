@@ -76,6 +76,8 @@ from .host import (
 )
 from .listen import Listens, Subscription, SubscriptionCallback
 from .mrtr import INPUT_MODES, resolve
+from .task_calls import ClientTasks
+from .tasks import TaskHandle, with_extension
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -170,6 +172,13 @@ class Client:
         self._roots = roots
         self._roots_lock = threading.Lock()
         self._cleanup: list[Callable[[], None]] = []
+        #: Tasks (v1 and the v2 extension): see :mod:`mcpsync.client.task_calls`.
+        self._tasks = ClientTasks(
+            request=lambda method, params, wait: self.request(method, params, timeout=wait,
+                                                              cache=False),
+            answer=self._answer_input,
+            capabilities=lambda: (self.server_capabilities, self._envelope is not None),
+            list_tools=self.list_tools, default_timeout=lambda: self.timeout)
         #: Every method this client answers and notification it hears: the built-ins
         #: (``ping`` and the host handlers given above), then custom ones.
         self.methods: MethodRegistry[ClientMethodHandler, ClientNotificationHandler] = (
@@ -315,7 +324,7 @@ class Client:
             return
         params = {
             "protocolVersion": self.requested_version,
-            "capabilities": self.capabilities(),
+            "capabilities": with_extension(self.capabilities()),
             "clientInfo": to_wire(self.client_info),
         }
         raw = self._connection.request("initialize", params)
@@ -353,7 +362,7 @@ class Client:
     def _discover(self, timeout: float | None = None) -> None:
         """2026-07-28: no handshake; ``server/discover`` tells who the server is."""
         version = self.requested_version
-        caps = self.capabilities()
+        caps = with_extension(self.capabilities())
         if "roots" in caps:
             caps["roots"] = {}  # roots.listChanged does not exist in this era
         self._envelope = {
@@ -591,7 +600,9 @@ class Client:
 
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every tool the server offers (all pages)."""
-        return [from_wire(Tool, item) for item in self._all_pages("tools/list", "tools", timeout)]
+        items = self._all_pages("tools/list", "tools", timeout)
+        self._tasks.support.learn(items)
+        return [from_wire(Tool, item) for item in items]
 
     def _all_pages(self, method: str, key: str, timeout: float | None) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
@@ -628,15 +639,40 @@ class Client:
         exception; protocol failures (unknown tool, bad params) raise
         :class:`~mcpsync.errors.MCPError`. ``on_progress`` receives
         :class:`~mcpsync.types.Progress` updates, all of them before this returns.
+
+        A call the server runs as a task (v2: the server decides; v1: the tool requires it)
+        is followed to its end: polled, its questions answered by the client's handlers,
+        its result returned. ``timeout`` then bounds the whole wait; when it passes (or on
+        Ctrl-C) the task is cancelled on the server before the exception propagates.
         """
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
         if meta:
             params["_meta"] = dict(meta)
+        convert = self._tasks.converter(self._tasks.prepare_call(name, params), timeout)
         result: CallToolResult = self._request("tools/call", params, timeout, on_progress,
-                                               input_mode, True, _typed(CallToolResult))
+                                               input_mode, True, convert)
         return result
+
+    def start_task(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                   ttl: float | None = None, timeout: float | None = None,
+                   meta: dict[str, Any] | None = None) -> TaskHandle:
+        """Start a tool as a task and return at once with its :class:`TaskHandle`.
+
+        ``ttl`` (seconds) asks a v1 server to keep the task that long (v2 servers choose).
+        See :mod:`mcpsync.client.tasks`; raises
+        :class:`~mcpsync.errors.ProtocolStateError` when the server offers no tasks.
+        """
+        params = self._tasks.start_params(name, arguments, ttl, meta)
+        raw = self._request("tools/call", params, timeout, None, None, False, _raw)
+        return self._tasks.started(raw)
+
+    def task(self, task_id: str, *, timeout: float | None = None) -> TaskHandle:
+        """Re-attach to a task by id (made by this or any other client of the server,
+        e.g. before a notebook kernel restarted). Raises the server's error (-32602) when
+        the task is unknown, expired or not visible to this client."""
+        return self._tasks.attach(task_id, timeout)
 
     def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
         """Every resource with a fixed URI (all pages)."""
@@ -826,6 +862,7 @@ class Client:
         params = message.params or {}
         if self.cache is not None:
             self.cache.on_notification(message.method, params)
+        self._tasks.on_notification(message.method, params)
         if self._listens.route(message.method, params):
             return  # it belonged to a subscriptions/listen stream
         if self.methods.notify(message.method, params):
