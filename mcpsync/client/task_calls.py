@@ -27,6 +27,7 @@ from .tasks import (
     created_task,
     run_to_result,
     surface_of,
+    surface_of_created,
 )
 
 
@@ -83,12 +84,10 @@ class ClientTasks:
                                        else timeout)
 
         def convert(raw: dict[str, Any]) -> CallToolResult:
-            surface = self.surface
-            state = created_task(raw, surface, asked_v1) if surface is not None else None
+            state = created_task(raw, asked_v1)
             if state is None:
                 return from_wire(CallToolResult, raw)
-            assert surface is not None
-            handle = TaskHandle(self._ports(surface), state)
+            handle = TaskHandle(self._ports(surface_of_created(raw)), state)
             return run_to_result(handle, max(0.0, deadline - time.monotonic()))
 
         return convert
@@ -111,9 +110,9 @@ class ClientTasks:
     def started(self, raw: dict[str, Any]) -> TaskHandle:
         """The handle for a ``tools/call`` made by :meth:`Client.start_task`."""
         surface = self._require()
-        state = created_task(raw, surface, True)
+        state = created_task(raw, surface == "v1")
         if state is not None:
-            return TaskHandle(self._ports(surface), state)
+            return TaskHandle(self._ports(surface_of_created(raw)), state)
         # The server answered at once (v2 may; a v1 server that ignored params.task).
         result = from_wire(CallToolResult, raw)
         done = TaskState(task_id="", status="completed", raw=raw)

@@ -168,16 +168,23 @@ def _short(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def created_task(raw: dict[str, Any], surface: Surface, asked_v1: bool) -> TaskState | None:
+def created_task(raw: dict[str, Any], asked_v1: bool) -> TaskState | None:
     """The task a ``tools/call`` answer created, or None when it is a plain result: v2's
-    ``resultType: "task"``, or v1's ``{task: {...}}`` when the call asked for one."""
-    if surface == "v2" and raw.get("resultType") == "task":
+    ``resultType: "task"`` (followed even from a server that did not advertise the
+    extension: the client declared it, and dropping the task would lose the call), or
+    v1's ``{task: {...}}`` when the call asked for one."""
+    if raw.get("resultType") == "task":
         return TaskState.from_wire(raw, "v2")
-    if surface == "v1" and asked_v1:
+    if asked_v1:
         task = raw.get("task")
         if isinstance(task, dict):
             return TaskState.from_wire(task, "v1")
     return None
+
+
+def surface_of_created(raw: dict[str, Any]) -> Surface:
+    """Which surface made the task :func:`created_task` found in ``raw``."""
+    return "v2" if raw.get("resultType") == "task" else "v1"
 
 
 class Watchers:
@@ -531,5 +538,6 @@ __all__ = [
     "created_task",
     "run_to_result",
     "surface_of",
+    "surface_of_created",
     "with_extension",
 ]

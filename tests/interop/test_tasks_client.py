@@ -13,6 +13,7 @@ how these tests see what the client did to a task on the server.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -24,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from mcpsync import Client, ElicitResult, MCPError, ProtocolStateError, RequestTimeoutError
+from mcpsync import Client, ElicitResult, MCPError, RequestTimeoutError
 from mcpsync.client.tasks import TaskCancelledError, TaskHandle, TaskState
 from tests.interop import peers
 from tests.serving import free_port, wait_for_port
@@ -251,7 +252,8 @@ def test_wait_reports_every_status_and_answers_questions(connect: Connect) -> No
     assert final.status == "completed"
     statuses = [state.status for state in seen]
     assert statuses[-1] == "completed" and "input_required" in statuses
-    assert all(a != b for a, b in zip(seen, seen[1:]))  # changes only
+    changes = [(state.status, state.status_message) for state in seen]
+    assert all(a != b for a, b in itertools.pairwise(changes))  # changes only
     assert handle.result().text == "hello Ada"
 
 
