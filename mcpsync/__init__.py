@@ -18,6 +18,7 @@ Plain blocking functions are tools; there is no event loop anywhere::
 from ._version import __version__
 from .client import Client
 from .client.host import HostRequest
+from .client.tasks import TaskCancelledError, TaskHandle, TaskState
 from .dispatch.context import DetachedContext, HandlerContext, SessionInfo
 from .dispatch.registry import DuplicateHandlerError, MethodRegistry
 from .dispatch.transport import TransportContext, current_transport
@@ -128,6 +129,9 @@ __all__ = [
     "ServerExitedError",
     "ServerSession",
     "SessionInfo",
+    "TaskCancelledError",
+    "TaskHandle",
+    "TaskState",
     "TextContent",
     "TextResourceContents",
     "Tool",
