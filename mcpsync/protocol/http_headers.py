@@ -23,8 +23,9 @@ SESSION_ID: Final = "Mcp-Session-Id"
 
 #: Methods whose target travels in ``Mcp-Name``, and the params field it comes from.
 NAME_SOURCES: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
-                       # SEP-2663: the tasks extension routes by task id.
-                       "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+                       # The tasks extension (SEP-2663) routes by task id.
+                       "tasks/get": "taskId", "tasks/update": "taskId",
+                       "tasks/cancel": "taskId"}
 
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _SAFE = re.compile(r"^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$")
