@@ -178,7 +178,10 @@ class Client:
                                                               cache=False),
             answer=self._answer_input,
             capabilities=lambda: (self.server_capabilities, self._envelope is not None),
-            list_tools=self.list_tools, default_timeout=lambda: self.timeout)
+            list_tools=self.list_tools, default_timeout=lambda: self.timeout,
+            listen=lambda task_id, wait: self.listen(
+                tools=False, prompts=False, resources=False, task_ids=[task_id],
+                timeout=wait))
         #: Every method this client answers and notification it hears: the built-ins
         #: (``ping`` and the host handlers given above), then custom ones.
         self.methods: MethodRegistry[ClientMethodHandler, ClientNotificationHandler] = (
@@ -751,6 +754,7 @@ class Client:
         prompts: bool = True,
         resources: bool = True,
         resource_uris: Sequence[str] = (),
+        task_ids: Sequence[str] = (),
         on_notification: SubscriptionCallback | None = None,
         timeout: float | None = None,
     ) -> Subscription:
@@ -761,13 +765,17 @@ class Client:
         list_changed notifications and ``resources/subscribe`` for ``resource_uris``.
         Iterate the subscription, or pass ``on_notification(note)`` to have every
         notification handed to it on the subscription's own thread. ``acknowledged``
-        says what the server agreed to send.
+        says what the server agreed to send. ``task_ids`` asks for the status changes
+        (``notifications/tasks``) of those tasks (the tasks extension, 2026-07-28 only;
+        see :meth:`TaskHandle.subscribe <mcpsync.client.tasks.TaskHandle.subscribe>`).
         """
         wanted: dict[str, Any] = {field: True for field, on in (
             ("toolsListChanged", tools), ("promptsListChanged", prompts),
             ("resourcesListChanged", resources)) if on}
         if resource_uris:
             wanted["resourceSubscriptions"] = list(dict.fromkeys(resource_uris))
+        if task_ids:
+            wanted["taskIds"] = list(dict.fromkeys(task_ids))
         wait = self.timeout if timeout is None else timeout
         if self._envelope is None:
             return self._listen_handshake(wanted, on_notification, wait)

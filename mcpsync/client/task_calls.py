@@ -17,6 +17,7 @@ from ..errors import ProtocolStateError
 from ..types import CallToolResult
 from .tasks import (
     Answer,
+    Listen,
     Request,
     Surface,
     TaskHandle,
@@ -37,8 +38,10 @@ class ClientTasks:
 
     def __init__(self, *, request: Request, answer: Answer,
                  capabilities: Callable[[], tuple[Mapping[str, Any], bool]],
-                 list_tools: Callable[[], object], default_timeout: Callable[[], float]) -> None:
+                 list_tools: Callable[[], object], default_timeout: Callable[[], float],
+                 listen: Listen | None = None) -> None:
         self._request = request
+        self._listen = listen
         self._answer = answer
         self._capabilities = capabilities
         self._list_tools = list_tools
@@ -58,7 +61,10 @@ class ClientTasks:
 
     def _ports(self, surface: Surface) -> TaskPorts:
         return TaskPorts(surface, self._request, self._answer, self.watchers,
-                         self._default_timeout())
+                         self._default_timeout(), self._listen if self._modern() else None)
+
+    def _modern(self) -> bool:
+        return self._capabilities()[1]
 
     # -- call_tool --------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..codec import from_wire, to_wire
 from ..errors import (
@@ -39,12 +39,17 @@ from ..errors import (
 from ..tasks.store import TERMINAL
 from ..types import CallToolResult
 
+if TYPE_CHECKING:
+    from .listen import Subscription
+
 #: The extension id a v2 client declares and a v2 server advertises.
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 #: The ``_meta`` key v1 puts on messages that belong to a task.
 RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
 #: The v1 notification a server may send when a task's status changes.
 V1_STATUS_NOTIFICATION: Final = "notifications/tasks/status"
+#: The v2 one, delivered on a ``subscriptions/listen`` stream that follows the task.
+V2_STATUS_NOTIFICATION: Final = "notifications/tasks"
 
 #: The server's poll hint is honoured within these bounds (seconds): a hint of 0 does not
 #: make the client spin, a hint of a day does not make it sleep past its own deadline
@@ -70,6 +75,8 @@ Request = Callable[[str, dict[str, Any], float], dict[str, Any]]
 #: ``answer(method, params)``: a host handler's wire answer to one input request.
 Answer = Callable[[str, dict[str, Any]], dict[str, Any]]
 StatusCallback = Callable[["TaskState"], None]
+#: ``listen(task_id, timeout)``: open a ``subscriptions/listen`` following one task.
+Listen = Callable[[str, float], "Subscription"]
 
 
 class TaskCancelledError(RequestCancelledError):
@@ -189,7 +196,8 @@ def surface_of_created(raw: dict[str, Any]) -> Surface:
 
 class Watchers:
     """Wakes the waits on a task when a status notification for it arrives (v1
-    ``notifications/tasks/status``). Holds one Event per wait in progress, no more."""
+    ``notifications/tasks/status`` on the session, v2 ``notifications/tasks`` on a listen
+    stream). Holds one Event per wait in progress, no more."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -212,7 +220,7 @@ class Watchers:
 
     def on_notification(self, method: str, params: dict[str, Any]) -> None:
         """Feed every server notification; the ones about a watched task wake its waits."""
-        if method != V1_STATUS_NOTIFICATION:
+        if method not in (V1_STATUS_NOTIFICATION, V2_STATUS_NOTIFICATION):
             return
         task_id = params.get("taskId")
         if not isinstance(task_id, str):
@@ -278,6 +286,8 @@ class TaskPorts:
     watchers: Watchers
     #: The client's default deadline (seconds) for a wait given no ``timeout``.
     default_timeout: float
+    #: Opens a listen stream for a task (2026-07-28 only; None otherwise).
+    listen: Listen | None = None
 
 
 class TaskHandle:
@@ -386,6 +396,18 @@ class TaskHandle:
         if self.surface == "v1" and isinstance(raw.get("taskId"), str):
             with self._lock:
                 self._state = TaskState.from_wire(raw, "v1")
+
+    def subscribe(self, *, timeout: float | None = None) -> Subscription:
+        """Follow this v2 task's status changes as they happen: a ``subscriptions/listen``
+        for this task (2026-07-28). Iterate it for ``notifications/tasks`` notes; while it
+        is open, :meth:`wait` and :meth:`result` also wake on them instead of waiting out
+        the poll interval. Close it (or use ``with``) when done. Raises
+        :class:`~mcpsync.errors.ProtocolStateError` where there is no such stream (v1,
+        the handshake era); the server's error when it refuses the listen."""
+        if self._ports.listen is None or self.surface != "v2" or self.id is None:
+            raise ProtocolStateError("task status notifications need a v2 task over "
+                                     "2026-07-28 (subscriptions/listen)")
+        return self._ports.listen(self.id, self._timeout(timeout))
 
     def respond(self, responses: Mapping[str, Any], *, timeout: float | None = None) -> None:
         """Answer v2 ``inputRequests`` by hand (``tasks/update``): key -> an

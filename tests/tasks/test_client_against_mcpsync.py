@@ -29,6 +29,7 @@ from mcpsync import (
     CreateMessageResult,
     ElicitResult,
     MCPError,
+    ProtocolStateError,
     RequestTimeoutError,
     Root,
     TaskCancelledError,
@@ -244,3 +245,24 @@ def test_many_threads_follow_their_tasks_at_once(connect: Connect) -> None:
         results = run_threads(
             lambda i: client.call_tool("slow", {"seconds": 0.2, "label": labels[i]}).text, 6)
         assert results == [f"done: {label}" for label in labels]
+
+
+def test_subscribe_follows_a_tasks_status_changes(connect: Connect) -> None:
+    with connect() as client:
+        handle = client.start_task("slow", {"seconds": 0.3, "label": _label()})
+        if connect.era == LEGACY:  # type: ignore[attr-defined]
+            with pytest.raises(ProtocolStateError):
+                handle.subscribe()  # no subscriptions/listen in the handshake era
+            handle.cancel()
+            return
+        with handle.subscribe() as subscription:
+            assert subscription.acknowledged == {"taskIds": [handle.id]}
+            assert handle.result().text.startswith("done: ")
+            statuses = []
+            while (note := subscription.get(timeout=WAIT)) is not None:
+                assert note.method == "notifications/tasks"
+                assert note.params["taskId"] == handle.id
+                statuses.append(note.params["status"])
+                if note.params["status"] == "completed":
+                    break
+        assert statuses[-1] == "completed"
