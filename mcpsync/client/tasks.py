@@ -308,7 +308,7 @@ class TaskHandle:
         self._lock = threading.Lock()
         self._state = state
         #: The server's task id (None for a call the server answered without a task).
-        self.id: str | None = state.task_id if state is not None else task_id
+        self.id: str | None = (state.task_id or None) if state is not None else task_id
         self._outcome: CallToolResult | BaseException | None = result
         #: v2 input keys answered (or being answered), oldest first.
         self._answered: dict[str, bool] = {}

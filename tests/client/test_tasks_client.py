@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mcpsync import Client, ElicitResult, ProtocolStateError, RequestTimeoutError, Server
+from mcpsync import ElicitResult, ProtocolStateError, RequestTimeoutError
 from mcpsync.client.tasks import (
     MAX_POLL_INTERVAL,
     MIN_POLL_INTERVAL,
@@ -168,18 +168,25 @@ def test_handles_are_thread_safe() -> None:
 
 
 def test_start_task_without_tasks_on_the_server() -> None:
-    server = Server("plain")
-
-    @server.tool()
-    def echo(text: str) -> str:
-        return text
-
-    with Client.memory(server) as client:
+    plain = {"resultType": "complete", "content": [{"type": "text", "text": "x"}]}
+    with TaskServer([], created=plain, caps={"tools": {}}) as server, \
+            server.scripted.client() as client:
         with pytest.raises(ProtocolStateError, match="offers no tasks"):
             client.start_task("echo", {"text": "x"})
         with pytest.raises(ProtocolStateError):
             client.task("anything")
         assert client.call_tool("echo", {"text": "x"}).text == "x"
+        assert server.scripted.sent("tasks/get") == []
+
+
+def test_start_task_answered_at_once_has_no_id() -> None:
+    plain = {"resultType": "complete", "content": [{"type": "text", "text": "now"}]}
+    with TaskServer([], created=plain) as server, server.scripted.client() as client:
+        handle = client.start_task("quick")
+        assert handle.id is None and handle.status().status == "completed"
+        assert handle.result().text == "now"
+        handle.cancel()  # nothing to cancel
+        assert server.scripted.sent("tasks/cancel") == []
 
 
 # -- pure rules ---------------------------------------------------------------------------
