@@ -13,10 +13,11 @@ Two surfaces, chosen by what the server offers (see :func:`surface_of`):
   is terminal and is also the channel the server's questions (elicitation, sampling) travel
   on; those are ordinary server requests, answered by the client's handlers as always.
 
-Everything here waits on a deadline: polling honours the server's ``pollIntervalMs`` /
-``pollInterval`` (clamped to :data:`MIN_POLL_INTERVAL` .. :data:`MAX_POLL_INTERVAL`), else
-backs off from :data:`FIRST_POLL_DELAY` to :data:`MAX_BACKOFF_DELAY`; a v1
-``notifications/tasks/status`` for the task cuts a wait short.
+Everything here waits on a deadline. Polling starts quick (:data:`FIRST_POLL_DELAY`) and
+doubles until it reaches the server's ``pollIntervalMs`` / ``pollInterval`` (clamped to
+:data:`MIN_POLL_INTERVAL` .. :data:`MAX_POLL_INTERVAL`), or :data:`MAX_BACKOFF_DELAY`
+without a hint; a status notification for the task (v1 on the session, v2 on a listen
+stream, see :meth:`TaskHandle.subscribe`) cuts a wait short.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ V2_STATUS_NOTIFICATION: Final = "notifications/tasks"
 #: unnoticed (every sleep is also cut at the deadline).
 MIN_POLL_INTERVAL: Final = 0.01
 MAX_POLL_INTERVAL: Final = 60.0
-#: Without a hint: the first re-poll after this many seconds, then 1.5 times longer each
-#: time, never longer than :data:`MAX_BACKOFF_DELAY`.
+#: The first re-poll comes after this many seconds, then twice as long each time up to the
+#: server's hint (or, without one, up to :data:`MAX_BACKOFF_DELAY`).
 FIRST_POLL_DELAY: Final = 0.05
 MAX_BACKOFF_DELAY: Final = 2.0
 #: How many answered v2 input keys one handle remembers (so that a ``tasks/get`` that raced
@@ -521,10 +522,13 @@ def _remaining(deadline: float, task_id: str | None) -> float:
 
 
 def _next_pause(hint_ms: int | None, backoff: float) -> tuple[float, float]:
-    """(this pause, the next backoff): the server's hint when given, else the backoff."""
-    if hint_ms is not None:
-        return min(MAX_POLL_INTERVAL, max(MIN_POLL_INTERVAL, hint_ms / 1000.0)), backoff
-    return backoff, min(MAX_BACKOFF_DELAY, backoff * 1.5)
+    """(this pause, the next backoff). The pause starts at :data:`FIRST_POLL_DELAY` and
+    doubles up to the server's hint (clamped), which it then keeps; without a hint, up to
+    :data:`MAX_BACKOFF_DELAY`. So a task that ends at once is seen at once, and a long one
+    is polled at the pace the server asked for after a few early looks."""
+    cap = MAX_BACKOFF_DELAY if hint_ms is None else min(
+        MAX_POLL_INTERVAL, max(MIN_POLL_INTERVAL, hint_ms / 1000.0))
+    return min(backoff, cap), min(max(cap, FIRST_POLL_DELAY), backoff * 2)
 
 
 def _wire_answer(key: str, value: Any) -> dict[str, Any]:

@@ -207,15 +207,22 @@ def test_with_extension_keeps_other_extensions() -> None:
     assert caps == {"extensions": {"x/y": {"a": 1}, TASKS_EXTENSION: {}}, "roots": {}}
 
 
-def test_poll_pacing() -> None:
-    assert _next_pause(0, 0.05)[0] == MIN_POLL_INTERVAL
-    assert _next_pause(10**12, 0.05)[0] == MAX_POLL_INTERVAL
-    assert _next_pause(250, 0.05) == (0.25, 0.05)
+def _pauses(hint_ms: int | None, count: int = 12) -> list[float]:
     pauses, backoff = [], 0.05
-    for _ in range(20):
-        pause, backoff = _next_pause(None, backoff)
+    for _ in range(count):
+        pause, backoff = _next_pause(hint_ms, backoff)
         pauses.append(pause)
-    assert pauses[0] == 0.05 and max(pauses) <= 2.0 and pauses == sorted(pauses)
+    return pauses
+
+
+def test_poll_pacing() -> None:
+    # Quick first looks, doubling up to the server's hint, then the hint.
+    assert _pauses(500)[:6] == [0.05, 0.1, 0.2, 0.4, 0.5, 0.5]
+    assert _pauses(500)[-1] == 0.5
+    assert set(_pauses(0)) == {MIN_POLL_INTERVAL}  # a zero hint does not spin
+    assert _pauses(10**12)[-1] == MAX_POLL_INTERVAL  # nor does a huge one sleep for days
+    no_hint = _pauses(None)
+    assert no_hint[0] == 0.05 and no_hint[-1] == 2.0 and no_hint == sorted(no_hint)
 
 
 def test_task_state_reads_both_surfaces() -> None:
