@@ -513,6 +513,12 @@ class Client:
     def instructions(self) -> str | None:
         return self.initialize_result.instructions
 
+    @property
+    def task_surface(self) -> str | None:
+        """The task surface the server offers: ``"v2"`` (the extension), ``"v1"``
+        (2025-11-25) or None (no tasks). See :mod:`mcpsync.client.tasks`."""
+        return self._tasks.surface
+
     # -- requests ------------------------------------------------------------------------
 
     def request(

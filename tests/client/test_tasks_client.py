@@ -88,7 +88,7 @@ def test_a_malformed_task_is_a_clear_error_not_a_hang() -> None:
 def test_a_task_from_a_server_that_did_not_advertise_the_extension_is_still_followed() -> None:
     done = _task(status="completed", result={"content": [{"type": "text", "text": "ok"}]})
     with TaskServer([done], caps={"tools": {}}) as server, server.scripted.client() as client:
-        assert client._tasks.surface is None
+        assert client.task_surface is None
         assert client.call_tool("job").text == "ok"
 
 

@@ -129,7 +129,7 @@ def _new_task(before: dict[str, str], after: dict[str, str]) -> str:
 
 def test_the_client_picks_the_surface_the_server_offers(connect: Connect) -> None:
     client = connect()
-    assert client._tasks.surface == connect.surface  # type: ignore[attr-defined]
+    assert client.task_surface == connect.surface  # type: ignore[attr-defined]
     assert client.protocol_version == ("2025-11-25" if connect.surface == "v1"  # type: ignore[attr-defined]
                                        else "2026-07-28")
 
@@ -297,7 +297,7 @@ def test_server_everything_research_task_with_a_clarifying_question(
         return ElicitResult(action="accept", content={"interpretation": options[0]["const"]})
 
     with Client.stdio(everything_stdio_cmd, timeout=WAIT, elicitation_handler=clarify) as client:
-        assert client._tasks.surface == "v1"
+        assert client.task_surface == "v1"
         result = client.call_tool("simulate-research-query",
                                   {"topic": "python", "ambiguous": True})
     assert not result.is_error and "Research Report" in result.text

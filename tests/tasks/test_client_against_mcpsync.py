@@ -104,7 +104,7 @@ def _outcome(client: Client, label: str) -> str | None:
 def test_the_client_follows_v2_in_both_eras(connect: Connect) -> None:
     with connect() as client:
         assert client.protocol_version == connect.era  # type: ignore[attr-defined]
-        assert client._tasks.surface == "v2"
+        assert client.task_surface == "v2"
 
 
 def test_a_required_task_tool_is_a_plain_looking_call(connect: Connect) -> None:
