@@ -417,6 +417,11 @@ class TaskHandle:
             raise ProtocolStateError("v1 tasks take their answers as ordinary requests")
         answers = {key: _wire_answer(key, value) for key, value in responses.items()}
         self._update(answers, self._timeout(timeout))
+        with self._lock:  # answered: a wait() in progress must not ask the handlers again
+            for key in answers:
+                self._answered[key] = True
+            while len(self._answered) > MAX_REMEMBERED_INPUT_KEYS:
+                del self._answered[next(iter(self._answered))]
 
     # -- internals -------------------------------------------------------------------
 

@@ -145,6 +145,21 @@ def test_a_question_seen_twice_is_answered_once() -> None:
             {"q": {"action": "accept", "content": {}}}]
 
 
+def test_questions_answered_by_hand_are_not_asked_again() -> None:
+    asking = _task(status="input_required", pollIntervalMs=10, inputRequests={
+        "q": {"method": "elicitation/create", "params": {"message": "?", "requestedSchema": {
+            "type": "object", "properties": {}}}}})
+    done = _task(status="completed", result={"content": [{"type": "text", "text": "ok"}]})
+    with TaskServer([asking, done]) as server, server.scripted.client() as client:
+        handle = client.start_task("job")
+        state = handle.status()
+        assert state.status == "input_required" and list(state.input_requests or {}) == ["q"]
+        handle.respond({"q": ElicitResult(action="decline")})
+        assert handle.result().text == "ok"  # no handler: it must not be asked
+        assert [u["params"]["inputResponses"] for u in server.scripted.sent("tasks/update")] \
+            == [{"q": {"action": "decline"}}]
+
+
 def test_a_cancelled_task_raises_task_cancelled() -> None:
     with TaskServer([_task(status="cancelled", statusMessage="stopped")]) as server, \
             server.scripted.client() as client, \
