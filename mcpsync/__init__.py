@@ -18,6 +18,7 @@ Plain blocking functions are tools; there is no event loop anywhere::
 from ._version import __version__
 from .client import Client
 from .client.host import HostRequest
+from .client.tasks import TaskCancelledError, TaskHandle, TaskState
 from .dispatch.context import DetachedContext, HandlerContext, SessionInfo
 from .dispatch.registry import DuplicateHandlerError, MethodRegistry
 from .dispatch.transport import TransportContext, current_transport
@@ -132,7 +133,10 @@ __all__ = [
     "ServerSession",
     "SessionInfo",
     "SqliteTaskStore",
+    "TaskCancelledError",
     "TaskContext",
+    "TaskHandle",
+    "TaskState",
     "TextContent",
     "TextResourceContents",
     "Tool",

@@ -56,6 +56,8 @@ from .listen import Listens, Subscription, SubscriptionCallback
 from .mrtr import INPUT_MODES
 from .negotiate import initialize
 from .subscribe import listen_handshake, listen_modern
+from .task_calls import ClientTasks
+from .tasks import TaskHandle
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -148,6 +150,16 @@ class Client:
         self._roots = roots
         self._roots_lock = threading.Lock()
         self._cleanup: list[Callable[[], None]] = []
+        #: Tasks (v1 and the v2 extension): see :mod:`mcpsync.client.task_calls`.
+        self._tasks = ClientTasks(
+            request=lambda method, params, wait: self.request(method, params, timeout=wait,
+                                                              cache=False),
+            answer=self._answer_input,
+            capabilities=lambda: (self.server_capabilities, self._envelope is not None),
+            list_tools=self.list_tools, default_timeout=lambda: self.timeout,
+            listen=lambda task_id, wait: self.listen(
+                tools=False, prompts=False, resources=False, task_ids=[task_id],
+                timeout=wait))
         #: Every method this client answers and notification it hears: the built-ins
         #: (``ping`` and the host handlers given above), then custom ones.
         self.methods: MethodRegistry[ClientMethodHandler, ClientNotificationHandler] = (
@@ -376,6 +388,12 @@ class Client:
     def instructions(self) -> str | None:
         return self.initialize_result.instructions
 
+    @property
+    def task_surface(self) -> str | None:
+        """The task surface the server offers: ``"v2"`` (the extension), ``"v1"``
+        (2025-11-25) or None (no tasks). See :mod:`mcpsync.client.tasks`."""
+        return self._tasks.surface
+
     # -- requests ------------------------------------------------------------------------
 
     def request(
@@ -423,7 +441,9 @@ class Client:
 
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every tool the server offers (all pages)."""
-        return [from_wire(Tool, item) for item in self._all_pages("tools/list", "tools", timeout)]
+        items = self._all_pages("tools/list", "tools", timeout)
+        self._tasks.support.learn(items)
+        return [from_wire(Tool, item) for item in items]
 
     def _all_pages(self, method: str, key: str, timeout: float | None) -> list[dict[str, Any]]:
         return all_pages(self, method, key, timeout)
@@ -444,15 +464,40 @@ class Client:
         exception; protocol failures (unknown tool, bad params) raise
         :class:`~mcpsync.errors.MCPError`. ``on_progress`` receives
         :class:`~mcpsync.types.Progress` updates, all of them before this returns.
+
+        A call the server runs as a task (v2: the server decides; v1: the tool requires it)
+        is followed to its end: polled, its questions answered by the client's handlers,
+        its result returned. ``timeout`` then bounds the whole wait; when it passes (or on
+        Ctrl-C) the task is cancelled on the server before the exception propagates.
         """
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
         if meta:
             params["_meta"] = dict(meta)
+        convert = self._tasks.converter(self._tasks.prepare_call(name, params), timeout)
         result: CallToolResult = self._request("tools/call", params, timeout, on_progress,
-                                               input_mode, True, _typed(CallToolResult))
+                                               input_mode, True, convert)
         return result
+
+    def start_task(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                   ttl: float | None = None, timeout: float | None = None,
+                   meta: dict[str, Any] | None = None) -> TaskHandle:
+        """Start a tool as a task and return at once with its :class:`TaskHandle`.
+
+        ``ttl`` (seconds) asks a v1 server to keep the task that long (v2 servers choose).
+        See :mod:`mcpsync.client.tasks`; raises
+        :class:`~mcpsync.errors.ProtocolStateError` when the server offers no tasks.
+        """
+        params = self._tasks.start_params(name, arguments, ttl, meta)
+        raw = self._request("tools/call", params, timeout, None, None, False, _raw)
+        return self._tasks.started(raw)
+
+    def task(self, task_id: str, *, timeout: float | None = None) -> TaskHandle:
+        """Re-attach to a task by id (made by this or any other client of the server,
+        e.g. before a notebook kernel restarted). Raises the server's error (-32602) when
+        the task is unknown, expired or not visible to this client."""
+        return self._tasks.attach(task_id, timeout)
 
     def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
         """Every resource with a fixed URI (all pages)."""
@@ -531,6 +576,7 @@ class Client:
         prompts: bool = True,
         resources: bool = True,
         resource_uris: Sequence[str] = (),
+        task_ids: Sequence[str] = (),
         on_notification: SubscriptionCallback | None = None,
         timeout: float | None = None,
     ) -> Subscription:
@@ -541,13 +587,17 @@ class Client:
         list_changed notifications and ``resources/subscribe`` for ``resource_uris``.
         Iterate the subscription, or pass ``on_notification(note)`` to have every
         notification handed to it on the subscription's own thread. ``acknowledged``
-        says what the server agreed to send.
+        says what the server agreed to send. ``task_ids`` asks for the status changes
+        (``notifications/tasks``) of those tasks (the tasks extension, 2026-07-28 only;
+        see :meth:`TaskHandle.subscribe <mcpsync.client.tasks.TaskHandle.subscribe>`).
         """
         wanted: dict[str, Any] = {field: True for field, on in (
             ("toolsListChanged", tools), ("promptsListChanged", prompts),
             ("resourcesListChanged", resources)) if on}
         if resource_uris:
             wanted["resourceSubscriptions"] = list(dict.fromkeys(resource_uris))
+        if task_ids:
+            wanted["taskIds"] = list(dict.fromkeys(task_ids))
         wait = self.timeout if timeout is None else timeout
         if self._envelope is None:
             return listen_handshake(self, wanted, on_notification, wait)

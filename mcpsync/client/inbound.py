@@ -101,6 +101,7 @@ def dispatch_notification(client: Client, message: Notification) -> None:
     params = message.params or {}
     if client.cache is not None:
         client.cache.on_notification(message.method, params)
+    client._tasks.on_notification(message.method, params)
     if client._listens.route(message.method, params):
         return  # it belonged to a subscriptions/listen stream
     if client.methods.notify(message.method, params):

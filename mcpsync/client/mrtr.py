@@ -120,8 +120,8 @@ def resolve(method: str, params: dict[str, Any], result: dict[str, Any], *, send
     """Follow ``result`` to a complete one. ``answer=None`` is manual mode."""
     while True:
         kind = result.get("resultType", "complete")
-        if kind == "complete":
-            return convert(result)
+        if kind == "complete" or (kind == "task" and method == "tools/call"):
+            return convert(result)  # a task (SEP-2663) is followed by convert
         if kind != "input_required":
             raise ProtocolStateError(f"{method}: unknown result type {kind!r}")
         if retries >= max_rounds:

@@ -29,6 +29,7 @@ from ..protocol.envelope import (
 )
 from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS, features
 from ..types import InitializeResult
+from .tasks import with_extension
 
 if TYPE_CHECKING:
     from .client import Client
@@ -62,7 +63,7 @@ def initialize(client: Client) -> None:
         return
     params = {
         "protocolVersion": client.requested_version,
-        "capabilities": client.capabilities(),
+        "capabilities": with_extension(client.capabilities()),
         "clientInfo": to_wire(client.client_info),
     }
     raw = client._connection.request("initialize", params)
@@ -102,7 +103,7 @@ def _discover_negotiated(client: Client, timeout: float | None = None) -> bool:
 def discover(client: Client, timeout: float | None = None) -> None:
     """2026-07-28: no handshake; ``server/discover`` tells who the server is."""
     version = client.requested_version
-    caps = client.capabilities()
+    caps = with_extension(client.capabilities())
     if "roots" in caps:
         caps["roots"] = {}  # roots.listChanged does not exist in this era
     client._envelope = {

@@ -18,8 +18,8 @@ from .bounds import (
 )
 from .context import TaskContext
 from .memory import MemoryTaskStore
-from .sqlite import MAX_SQLITE_BYTES, RUNNER_EXITED, SqliteTaskStore
 from .runner import DEFAULT_MAX_RUNNING, TaskRunner
+from .sqlite import MAX_SQLITE_BYTES, RUNNER_EXITED, SqliteTaskStore
 from .store import TERMINAL, TaskRecord, TaskStatus, TaskStore, TaskStoreFullError, runner_id
 from .surface import RunAsTask
 from .wire import EXTENSION
@@ -39,8 +39,8 @@ __all__ = [
     "RUNNER_EXITED",
     "TERMINAL",
     "MemoryTaskStore",
-    "SqliteTaskStore",
     "RunAsTask",
+    "SqliteTaskStore",
     "TaskContext",
     "TaskRecord",
     "TaskResultTooLargeError",

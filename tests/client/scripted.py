@@ -21,8 +21,9 @@ Script = Callable[[str, dict[str, Any]], dict[str, Any]]
 class Scripted:
     """Answers each request with ``script(method, params)``; records what arrived."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, *, capabilities: dict[str, Any] | None = None) -> None:
         self.script = script
+        self.capabilities = {"tools": {}} if capabilities is None else capabilities
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self.client_end, self._end = memory_pair()
@@ -39,7 +40,7 @@ class Scripted:
                 self.requests.append(wire)
             if message.method == "server/discover":
                 result = {"resultType": "complete", "supportedVersions": [MODERN],
-                          "capabilities": {"tools": {}}, "ttlMs": 0, "cacheScope": "public",
+                          "capabilities": self.capabilities, "ttlMs": 0, "cacheScope": "public",
                           "_meta": INFO}
             else:
                 result = {"_meta": INFO, **self.script(message.method, message.params or {})}
