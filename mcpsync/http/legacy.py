@@ -83,7 +83,7 @@ def post(app: McpWsgiApp, session: HttpSession, items: list[Message | Invalid], 
         raise _HttpError("400 Bad Request", INVALID_REQUEST,
                          "Invalid request: batches are only allowed in 2025-03-26")
     replies: list[Message] = []
-    streams: list[ResponseStream] = []
+    streams: list[tuple[ResponseStream, int]] = []  # with each one's consumer token
     transport = app._transport(environ, headers, session.id)
     for item in items:
         if isinstance(item, Invalid):
@@ -97,31 +97,33 @@ def post(app: McpWsgiApp, session: HttpSession, items: list[Message | Invalid], 
                     "code": INVALID_REQUEST,
                     "message": f"Invalid request: id {item.id!r} is already in flight"}))
                 continue
-            stream.attach()
-            streams.append(stream)
+            streams.append((stream, stream.attach()))
         session.feed(item, transport)
     if not streams and not replies:
         start_response("202 Accepted", [("Content-Length", "0")])
         return [b""]
     if batch or not streams:
-        for stream in streams:
-            final = final_only(app, stream)
-            stream.detach()
-            stream.delivered = final is not None
-            session.release(stream)
+        for stream, token in streams:
+            final = final_only(app, stream, consumer=token)
+            if stream.detach(token):
+                stream.delivered = final is not None
+                session.release(stream)
             if final is not None:
                 replies.append(final)
         body = b"[" + b",".join(_encode(m) for m in replies) + b"]" if batch else _encode(
             replies[0])
         return json_reply(start_response, "200 OK", body)
-    stream = streams[0]
+    stream, token = streams[0]
 
     def on_close() -> None:
-        stream.detach()  # a dropped handshake-era stream is not a cancellation
-        session.release(stream)
+        # A dropped handshake-era stream is not a cancellation; one a resume took over
+        # is the resume's to release.
+        if stream.detach(token):
+            session.release(stream)
 
     return respond(app, start_response, stream, headers, on_close, statuses=_LEGACY_STATUS,
-                   prime=(lambda: session.prime(stream)) if session.priming else None)
+                   prime=(lambda: session.prime(stream)) if session.priming else None,
+                   consumer=token)
 
 
 def _session_for(app: McpWsgiApp, headers: dict[str, str]) -> HttpSession:
@@ -156,27 +158,43 @@ def get(app: McpWsgiApp, headers: dict[str, str],
     if stream is None:
         raise _HttpError("409 Conflict", INVALID_REQUEST,
                          "Conflict: this session already has a GET stream")
-    stream.attach()
+    token = stream.attach()
 
     def on_close() -> None:
-        stream.detach()
-        session.close_standalone(stream)
+        if stream.detach(token):
+            session.close_standalone(stream)
 
-    items, done = stream.take(0.0)
+    items, done = stream.take(0.0, token)
     return sse_stream(app, start_response, stream, items, done, on_close,
-                      prime_id=session.prime(stream) if session.priming else None)
+                      prime_id=session.prime(stream) if session.priming else None,
+                      consumer=token)
 
 
 def _resume(app: McpWsgiApp, session: HttpSession, found: tuple[str, list[tuple[str, bytes]]],
             last: str, start_response: StartResponse) -> Iterable[bytes]:
+    """Replay a stream's events after ``last`` and, if it is still live, carry on with it.
+
+    A live stream that another connection still holds is taken over, not refused: the
+    client resuming has given that connection up even if the server has not noticed yet
+    (a half-open connection, a proxy, a client read timeout). The events are read from
+    the store only after taking over, so whatever the old connection took is replayed."""
     key, events = found
-    replay = b"".join(sse_codec.encode_event(data, id=event_id)
-                      for event_id, data in events if data)
     live = session.stream_by_key(key)
-    skip = max([_seq(last)] + [_seq(event_id) for event_id, _ in events])
-    on_complete: Callable[[], None] | None = None
+    token: int | None = None
     if live is not None and live.final_id is not None and _has_answer(events, live.final_id):
         live = None  # the replay carries the final answer: the stream is over for us
+    if live is not None:
+        if live.final_id is None and not session.resume_standalone(live):
+            raise _HttpError("409 Conflict", INVALID_REQUEST,
+                             "Conflict: this session already has a GET stream")
+        token = live.attach()
+        again = app.store.events_after(last) if app.store is not None else None
+        if again is not None and again[0] == key:
+            events = again[1]
+    skip = max([_seq(last)] + [_seq(event_id) for event_id, _ in events])
+    replay = b"".join(sse_codec.encode_event(data, id=event_id)
+                      for event_id, data in events if data)
+    on_complete: Callable[[], None] | None = None
     if live is None:  # that stream is over: replay what was kept, then end
         stream = ResponseStream()
         stream.end()
@@ -186,26 +204,18 @@ def _resume(app: McpWsgiApp, session: HttpSession, found: tuple[str, list[tuple[
             session.forget_finished(key)
     else:
         stream = live
-        standalone = live.final_id is None
-        if standalone and live.attached:
-            raise _HttpError("409 Conflict", INVALID_REQUEST,
-                             "Conflict: this session already has a GET stream")
-        stream.attach(skip_through=skip)
-        if standalone and not session.resume_standalone(live):
-            stream.detach()
-            raise _HttpError("409 Conflict", INVALID_REQUEST,
-                             "Conflict: this session already has a GET stream")
+        stream.skip_through(skip)
 
     def on_close() -> None:
-        stream.detach()
-        if live is not None:
-            session.release(live)
-            if live.final_id is None:
-                session.close_standalone(live)
+        if not stream.detach(token) or live is None:
+            return  # taken over by a later resume: it is that one's to release
+        session.release(live)
+        if live.final_id is None:
+            session.close_standalone(live)
 
-    items, done = stream.take(0.0)
+    items, done = stream.take(0.0, token)
     return sse_stream(app, start_response, stream, items, done, on_close, prelude=replay,
-                      on_complete=on_complete)
+                      on_complete=on_complete, consumer=token)
 
 
 def delete(app: McpWsgiApp, headers: dict[str, str],

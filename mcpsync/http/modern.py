@@ -140,8 +140,10 @@ def serve(app: McpWsgiApp, message: Request, environ: Environ, headers: dict[str
             raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
                              "The server dropped the request without an answer",
                              message.id)
-        return respond(app, start_response, stream, headers, stream.detach,
-                       statuses=_MODERN_STATUS)
+        def detach() -> None:
+            stream.detach()
+
+        return respond(app, start_response, stream, headers, detach, statuses=_MODERN_STATUS)
     request = accepted[0]
     inbound = InboundRequest(channel, request.id, request.method, request.params or {},
                              transport)

@@ -90,10 +90,13 @@ def sse_stream(app: McpWsgiApp, start_response: StartResponse, stream: ResponseS
                first: list[Item], done: bool, on_close: Callable[[], None], *,
                prime_id: str | None = None, prelude: bytes = b"",
                extra: list[tuple[str, str]] | None = None, event_name: str | None = None,
-               on_complete: Callable[[], None] | None = None) -> _Body:
+               on_complete: Callable[[], None] | None = None,
+               consumer: int | None = None) -> _Body:
     """The SSE response of ``stream``: ``prelude``, a priming event (``prime_id``), the
     items already taken (``first``), then the rest as they come, with keep-alive comments
-    while it is quiet; ``on_close`` always runs when the server closes the body."""
+    while it is quiet; ``on_close`` always runs when the server closes the body.
+    ``consumer`` is this response's token from :meth:`ResponseStream.attach`: once another
+    connection has taken the stream over, this one ends at once."""
     start_response("200 OK", _SSE_HEADERS + (extra or []))
     keepalive = app.keepalive_interval
     retry_ms = app.retry_ms
@@ -119,15 +122,16 @@ def sse_stream(app: McpWsgiApp, start_response: StartResponse, stream: ResponseS
                     # took the chunk and wrote it. Everything was taken, so a finished
                     # stream's final message went out (a client that closes as soon as
                     # it has read the answer must not leave the stream's events kept).
-                    stream.delivered = stream.finished
-                    if on_complete is not None:
-                        on_complete()
+                    if stream.current(consumer):  # not if superseded: it took nothing
+                        stream.delivered = stream.finished
+                        if on_complete is not None:
+                            on_complete()
                 return
             yield chunk or sse_codec.KEEPALIVE
             head = b""
             quiet = 0.0
             while True:
-                items, over = stream.take(tick)
+                items, over = stream.take(tick, consumer)
                 if items or over:
                     break
                 quiet += tick
@@ -142,20 +146,22 @@ def sse_stream(app: McpWsgiApp, start_response: StartResponse, stream: ResponseS
 def respond(app: McpWsgiApp, start_response: StartResponse, stream: ResponseStream,
             headers: dict[str, str], on_close: Callable[[], None], *, statuses: dict[int, str],
             prime: Callable[[], str | None] | None = None,
-            extra: list[tuple[str, str]] | None = None) -> Iterable[bytes]:
+            extra: list[tuple[str, str]] | None = None,
+            consumer: int | None = None) -> Iterable[bytes]:
     """JSON if the final response comes first and soon, else an SSE stream."""
     want_json, want_sse = _accepts(headers)
     if not want_sse:
         try:
-            final = final_only(app, stream, getattr(app._local, "peer", None))
+            final = final_only(app, stream, getattr(app._local, "peer", None), consumer)
         except _ClientGone:
             on_close()  # as when a stream's client leaves: a cancellation in 2026-07-28
             raise _HttpError("499 Client Closed Request", INTERNAL_ERROR,
                              "The client closed the connection before the answer") from None
-        stream.delivered = final is not None
+        if stream.current(consumer):
+            stream.delivered = final is not None
         on_close()
         return json_response(start_response, final, statuses, extra)
-    items, done = stream.take(app.json_window if want_json else 0.0)
+    items, done = stream.take(app.json_window if want_json else 0.0, consumer)
     if want_json and done and len(items) == 1 and items[0][1] is not None and isinstance(
             items[0][1], (Response, ErrorResponse)):
         stream.delivered = True
@@ -164,23 +170,25 @@ def respond(app: McpWsgiApp, start_response: StartResponse, stream: ResponseStre
     if done and not items and stream.disconnect_requested and prime is not None:
         # Closed before a word was sent: a priming event lets the client resume.
         return sse_stream(app, start_response, stream, [], True, on_close, prime_id=prime(),
-                          extra=extra)
+                          extra=extra, consumer=consumer)
     if done and not items:
         on_close()
         raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
                          "The session ended before the request was answered")
     return sse_stream(app, start_response, stream, items, done, on_close,
-                      prime_id=prime() if prime is not None else None, extra=extra)
+                      prime_id=prime() if prime is not None else None, extra=extra,
+                      consumer=consumer)
 
 
 def final_only(app: McpWsgiApp, stream: ResponseStream,
-               peer: Callable[[], bool] | None = None) -> Message | None:
+               peer: Callable[[], bool] | None = None,
+               consumer: int | None = None) -> Message | None:
     """Wait for the final answer only. With a check of the client (``peer``), raise
     :class:`_ClientGone` as soon as the client has closed its connection."""
     tick = min(app.keepalive_interval, _PEER_CHECK) if peer is not None else (
         app.keepalive_interval)
     while True:
-        items, done = stream.take(tick)
+        items, done = stream.take(tick, consumer)
         for _, message in items:
             if isinstance(message, (Response, ErrorResponse)):
                 return message

@@ -6,6 +6,13 @@ everything a standalone ``GET`` stream carries). Producers :meth:`~ResponseStrea
 from any thread; the one WSGI thread that serves the response :meth:`~ResponseStream.take`.
 A consumer can go away and another attach later (a resumed handshake-era stream): the
 stream itself lives until its final message, or until it is ended.
+
+A stream has at most one consumer. A resume may arrive while the server still holds the
+connection the client gave up (a half-open TCP connection, a proxy that has not noticed,
+a client whose read timed out): the newcomer *takes over*. :meth:`ResponseStream.attach`
+returns a consumer token; the superseded consumer's :meth:`~ResponseStream.take` reports
+the stream as over at once and its :meth:`~ResponseStream.detach` changes nothing, so it
+can neither steal the newcomer's messages nor tear down what the newcomer holds.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ class ResponseStream:
         self._ended = False          # no more messages will come (session over, closed)
         self._disconnect = False     # the server asks the consumer to drop the connection
         self._skip_through = 0       # events up to this sequence number were replayed
+        self._consumer = 0           # the current consumer's token (0: none yet)
         self.consumer_gone = threading.Event()
         self.attached = False
         #: Set by the consumer once the final message went out in a complete response:
@@ -82,33 +90,60 @@ class ResponseStream:
 
     # -- the consumer --------------------------------------------------------------------
 
-    def attach(self, skip_through: int = 0) -> None:
-        """Become the consumer, dropping queued items whose event sequence number is at most
-        ``skip_through`` (they were just replayed from the event store)."""
+    def attach(self, skip_through: int = 0) -> int:
+        """Become the consumer, taking over from any current one; return this consumer's
+        token. Queued items whose event sequence number is at most ``skip_through`` are
+        dropped (they were just replayed from the event store); see :meth:`skip_through`."""
         with self._cond:
+            self._consumer += 1
+            token = self._consumer
             self.attached = True
             self._disconnect = False
             self.consumer_gone.clear()
-            self._skip_through = max(self._skip_through, skip_through)
-            if skip_through:
-                self._items = deque(item for item in self._items
-                                    if _seq(item[0]) > skip_through)
+            self._cond.notify_all()  # a superseded consumer waiting in take() leaves now
+        if skip_through:
+            self.skip_through(skip_through)
+        return token
 
-    def detach(self) -> None:
+    def skip_through(self, seq: int) -> None:
+        """Drop queued items up to event sequence number ``seq`` and any put later: they
+        were replayed from the event store. Items without an event id were never stored,
+        so never replayed: they stay."""
         with self._cond:
+            self._skip_through = max(self._skip_through, seq)
+            self._items = deque(item for item in self._items
+                                if item[0] is None or _seq(item[0]) > self._skip_through)
+
+    def current(self, consumer: int | None) -> bool:
+        """Whether ``consumer`` (a token from :meth:`attach`; ``None``: whoever) still
+        holds the stream."""
+        return consumer is None or consumer == self._consumer
+
+    def detach(self, consumer: int | None = None) -> bool:
+        """The consumer ``consumer`` leaves; ``False`` (and nothing changes) when another
+        consumer has taken over since."""
+        with self._cond:
+            if not self.current(consumer):
+                return False
             self.attached = False
         self.consumer_gone.set()
+        return True
 
-    def take(self, timeout: float) -> tuple[list[Item], bool]:
+    def take(self, timeout: float, consumer: int | None = None) -> tuple[list[Item], bool]:
         """Wait up to ``timeout`` for items; return them and whether the stream is over for
-        this consumer (final message taken, ended, or asked to disconnect)."""
+        this consumer (final message taken, ended, asked to disconnect, or taken over by
+        another consumer: then nothing is taken)."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while not self._items and not self._ended and not self._disconnect:
+                if not self.current(consumer):
+                    return [], True
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return [], False
                 self._cond.wait(remaining)
+            if not self.current(consumer):
+                return [], True
             items = list(self._items)
             self._items.clear()
             done = self._finished or self._ended or self._disconnect
