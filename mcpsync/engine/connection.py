@@ -166,6 +166,7 @@ class Connection:
         max_queued_notifications: int = DEFAULT_MAX_QUEUED_NOTIFICATIONS,
         max_queued_notification_bytes: int = DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
         transport_context: TransportContext | None = None,
+        on_arrival: Callable[[Notification], bool] | None = None,
     ) -> None:
         self.transport = transport
         #: What every inbound message's TransportContext starts from (``None``: a client's
@@ -176,6 +177,10 @@ class Connection:
         self.drain_timeout = drain_timeout
         self._on_request = on_request
         self._on_notification = on_notification
+        #: Protocol bookkeeping that must take effect in message order (a session's
+        #: lifecycle): called on the receiving thread before a notification is queued;
+        #: True means it was consumed. Never user code: it would stall the reader.
+        self._on_arrival = on_arrival
         self._on_closed = on_closed
         self._on_closing = on_closing
         self._executor = InboundExecutor(recv_middleware, send_middleware, name=name)
@@ -608,6 +613,8 @@ class Connection:
             if entry is not None and entry.on_progress is not None:
                 callback = entry.on_progress
                 self._enqueue(lambda: callback(params), message)
+            return
+        if self._on_arrival is not None and self._on_arrival(message):
             return
         if self._on_notification is not None:
             handler = self._on_notification

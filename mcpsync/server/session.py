@@ -60,6 +60,7 @@ class ServerSession:
             transport,
             on_request=self._on_request,
             on_notification=self._on_notification,
+            on_arrival=self._on_arrival,
             send_middleware=server.send_middleware,
             recv_middleware=server.recv_middleware,
             max_handlers=server.max_concurrent_handlers,
@@ -223,13 +224,19 @@ class ServerSession:
             state = lifecycle.advance(self._state, lifecycle.Event.INITIALIZE_ANSWERED)
             self._state = lifecycle.advance(state, lifecycle.Event.INITIALIZED_RECEIVED)
 
+    def _on_arrival(self, message: Notification) -> bool:
+        # On the receiving thread, in message order: a request sent after
+        # notifications/initialized must find the session READY, even when the
+        # notification thread is still busy with an earlier (slow) handler.
+        if message.method != "notifications/initialized":
+            return False
+        try:
+            self._advance(lifecycle.Event.INITIALIZED_RECEIVED)
+        except lifecycle.LifecycleError as exc:
+            logger.debug("ignored notifications/initialized: %s", exc)
+        return True
+
     def _on_notification(self, message: Notification) -> None:
-        if message.method == "notifications/initialized":
-            try:
-                self._advance(lifecycle.Event.INITIALIZED_RECEIVED)
-            except lifecycle.LifecycleError as exc:
-                logger.debug("ignored notifications/initialized: %s", exc)
-            return
         handler = self.server.notification_handlers.get(message.method)
         if handler is not None:
             handler(self, message.params or {})
