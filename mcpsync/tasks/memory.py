@@ -166,9 +166,13 @@ class MemoryTaskStore:
 
     def _make_room(self, extra: int, keep: str | None) -> bool:
         """Evict terminal tasks until ``extra`` more bytes fit; whether they do."""
+        swept = False
         while self._bytes + extra > self.max_bytes:
-            if not self._evict_terminal(keep):
+            if self._evict_terminal(keep):
+                continue
+            if swept or not self._sweep(time.time()):
                 return False
+            swept = True
         return True
 
     # -- the TaskStore protocol ------------------------------------------------------------
@@ -188,13 +192,18 @@ class MemoryTaskStore:
             if now - self._last_sweep >= SWEEP_INTERVAL:
                 self._sweep(now)
             if not record.terminal and self._owner_full(record.owner):
-                self._sweep(now)
+                for task_id in list(self._live.get(record.owner, ())):
+                    self._find(task_id, now)  # drops the owner's expired tasks
                 if self._owner_full(record.owner):
                     raise TaskStoreFullError(
                         f"this client has {self.max_live_per_owner} tasks running; "
                         f"wait for one to finish or cancel one")
             while len(self._entries) >= self.max_tasks:
-                if not self._sweep(now) and not self._evict_terminal():
+                # A full store evicts a terminal task per create; a sweep (a scan of all
+                # records) goes first at most once a second, or when nothing else frees one.
+                if now - self._last_sweep >= 1.0 and self._sweep(now):
+                    continue
+                if not self._evict_terminal() and not self._sweep(now):
                     raise TaskStoreFullError(
                         f"the server is running {self.max_tasks} tasks; try again later")
             if not self._make_room(entry.size, None):

@@ -77,38 +77,49 @@ POLL_MAX: Final = 0.250
 SWEEP_INTERVAL: Final = 60.0
 
 _SCHEMA_VERSION: Final = 1
-_SCHEMA: Final = """
-CREATE TABLE IF NOT EXISTS tasks (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    task_id TEXT NOT NULL UNIQUE,
-    owner TEXT NOT NULL,
-    surface TEXT NOT NULL,
-    tool TEXT NOT NULL,
-    status TEXT NOT NULL,
-    status_message TEXT,
-    created_at REAL NOT NULL,
-    last_updated_at REAL NOT NULL,
-    ttl_ms INTEGER,
-    expires_at REAL,
-    poll_interval_ms INTEGER,
-    result TEXT,
-    error TEXT,
-    input_requests TEXT,
-    input_responses TEXT,
-    runner TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    finished INTEGER
-);
-CREATE INDEX IF NOT EXISTS tasks_owner ON tasks (owner, seq);
-CREATE INDEX IF NOT EXISTS tasks_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS tasks_finished ON tasks (finished) WHERE finished IS NOT NULL;
-CREATE INDEX IF NOT EXISTS tasks_live ON tasks (runner) WHERE finished IS NULL;
-CREATE TABLE IF NOT EXISTS runners (
-    runner TEXT PRIMARY KEY,
-    identity TEXT
-);
-"""
+_SCHEMA: Final = (
+    """CREATE TABLE IF NOT EXISTS tasks (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        task_id TEXT NOT NULL UNIQUE,
+        owner TEXT NOT NULL,
+        surface TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        status TEXT NOT NULL,
+        status_message TEXT,
+        created_at REAL NOT NULL,
+        last_updated_at REAL NOT NULL,
+        ttl_ms INTEGER,
+        expires_at REAL,
+        poll_interval_ms INTEGER,
+        result TEXT,
+        error TEXT,
+        input_requests TEXT,
+        input_responses TEXT,
+        runner TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        finished INTEGER
+    )""",
+    "CREATE INDEX IF NOT EXISTS tasks_owner ON tasks (owner, seq)",
+    "CREATE INDEX IF NOT EXISTS tasks_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS tasks_finished ON tasks (finished) WHERE finished IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS tasks_live ON tasks (runner) WHERE finished IS NULL",
+    "CREATE TABLE IF NOT EXISTS runners (runner TEXT PRIMARY KEY, identity TEXT)",
+    # Running totals, kept by triggers in the writing transaction: the byte bound is
+    # checked on every create, and summing a column scans the whole table.
+    """CREATE TABLE IF NOT EXISTS totals (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        bytes INTEGER NOT NULL,
+        finished INTEGER NOT NULL
+    )""",
+    "INSERT OR IGNORE INTO totals (id, bytes, finished) VALUES (1, 0, 0)",
+    """CREATE TRIGGER IF NOT EXISTS tasks_added AFTER INSERT ON tasks BEGIN
+        UPDATE totals SET bytes = bytes + NEW.size WHERE id = 1; END""",
+    """CREATE TRIGGER IF NOT EXISTS tasks_removed AFTER DELETE ON tasks BEGIN
+        UPDATE totals SET bytes = bytes - OLD.size WHERE id = 1; END""",
+    """CREATE TRIGGER IF NOT EXISTS tasks_resized AFTER UPDATE OF size ON tasks BEGIN
+        UPDATE totals SET bytes = bytes - OLD.size + NEW.size WHERE id = 1; END""",
+)
 # ``finished``: the order in which tasks became terminal (NULL while live), so eviction
 # takes the one that finished first; ``size``: what the record costs against the bounds.
 
@@ -212,9 +223,8 @@ class SqliteTaskStore:
                 raise sqlite3.DatabaseError(
                     f"{self.path} was written by a newer mcpsync (task store schema "
                     f"{version}; this one reads {_SCHEMA_VERSION})")
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            for statement in _SCHEMA:
+                conn.execute(statement)
             conn.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -254,12 +264,17 @@ class SqliteTaskStore:
         return True
 
     def _make_room(self, conn: sqlite3.Connection, extra: int, keep: str | None) -> bool:
+        """Evict terminal tasks (then expired ones) until ``extra`` more bytes fit."""
+        swept = False
         while True:
-            total = conn.execute("SELECT COALESCE(SUM(size), 0) FROM tasks").fetchone()[0]
+            total = conn.execute("SELECT bytes FROM totals WHERE id = 1").fetchone()[0]
             if total + extra <= self.max_bytes:
                 return True
-            if not self._evict_terminal(conn, keep):
+            if self._evict_terminal(conn, keep):
+                continue
+            if swept or not self._sweep(conn, time.time()):
                 return False
+            swept = True
 
     def _register_runner(self, conn: sqlite3.Connection, runner: str) -> None:
         """Remember who this process is, so a later open can tell it from a recycled pid.
@@ -269,12 +284,15 @@ class SqliteTaskStore:
             conn.execute("INSERT OR IGNORE INTO runners (runner, identity) VALUES (?, ?)",
                          (runner, registration()))
 
+    @staticmethod
+    def _next_finished(conn: sqlite3.Connection) -> int:
+        """The next place in the order tasks became terminal (in the write transaction)."""
+        conn.execute("UPDATE totals SET finished = finished + 1 WHERE id = 1")
+        return int(conn.execute("SELECT finished FROM totals WHERE id = 1").fetchone()[0])
+
     def _store(self, conn: sqlite3.Connection, old: _Row, new: TaskRecord,
                texts: Mapping[str, str], size: int) -> None:
-        finished = None
-        if new.terminal:
-            finished = conn.execute("SELECT COALESCE(MAX(finished), 0) + 1 FROM tasks"
-                                    ).fetchone()[0]
+        finished = self._next_finished(conn) if new.terminal else None
         conn.execute(
             "UPDATE tasks SET tool = ?, status = ?, status_message = ?, last_updated_at = ?, "
             "ttl_ms = ?, expires_at = ?, poll_interval_ms = ?, result = ?, error = ?, "
@@ -317,10 +335,7 @@ class SqliteTaskStore:
                         f"the server is running {self.max_tasks} tasks; try again later")
             if not self._make_room(conn, size, None):
                 raise TaskStoreFullError("the server's task store is full; try again later")
-            finished = None
-            if record.terminal:
-                finished = conn.execute("SELECT COALESCE(MAX(finished), 0) + 1 FROM tasks"
-                                        ).fetchone()[0]
+            finished = self._next_finished(conn) if record.terminal else None
             conn.execute(
                 f"INSERT INTO tasks ({', '.join(_PLAIN)}, {', '.join(PAYLOAD_FIELDS)}, "
                 f"expires_at, size, finished) VALUES ({', '.join('?' * (len(_PLAIN) + 7))})",

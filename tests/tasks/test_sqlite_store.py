@@ -283,3 +283,25 @@ def test_a_store_opened_before_a_fork_works_in_the_child_with_its_own_connection
     done = store.get(task_id)
     assert done is not None and done.result == {"child": child.pid}
     store.create(make_record())  # and the parent's own connection still works
+
+
+def test_the_running_byte_total_matches_the_records(path):
+    """The byte bound reads a total kept by triggers; every kind of write keeps it right."""
+    with SqliteTaskStore(path, max_tasks=5, max_bytes=20_000) as store:
+        records = [make_record(ttl_ms=1000 if i % 2 else None, status="input_required")
+                   for i in range(5)]
+        for record in records:
+            store.create(record)
+        store.answer(records[0].task_id, "alice", {"a": "x" * 3000})
+        store.take_responses(records[0].task_id, ["a"])
+        store.update(records[1].task_id, status="completed", result={"t": "y" * 5000})
+        store.cancel(records[2].task_id, "alice")
+        store.create(make_record())  # evicts the first to finish
+        store.expire(now=records[3].created_at + 2)
+        store.create(make_record(runner=f"{socket.gethostname()}:{os.getpid()}:gone"))
+        store.recover()
+        with sqlite3.connect(path) as raw:
+            total = raw.execute("SELECT bytes FROM totals").fetchone()[0]
+            summed = raw.execute("SELECT COALESCE(SUM(size), 0) FROM tasks").fetchone()[0]
+        raw.close()
+        assert total == summed > 0

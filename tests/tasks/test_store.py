@@ -360,6 +360,18 @@ def test_live_tasks_per_owner_are_bounded(make_store):
     store.create(make_record(owner="alice"))  # a finished task frees a slot
 
 
+@pytest.mark.parametrize("bound", ["max_live_per_owner", "max_tasks", "max_bytes"])
+def test_expired_live_tasks_make_room(make_store, bound):
+    store = make_store(**{bound: 2_000 if bound == "max_bytes" else 2})
+    with freeze_time("2026-01-01 00:00:00") as clock:
+        for _ in range(2):
+            store.create(make_record(ttl_ms=1000, tool="t" * 400, created_at=time.time()))
+        with pytest.raises(TaskStoreFullError):
+            store.create(make_record(ttl_ms=1000, tool="t" * 400, created_at=time.time()))
+        clock.tick(1.5)
+        store.create(make_record(ttl_ms=1000, tool="t" * 400, created_at=time.time()))
+
+
 def test_total_tasks_evict_oldest_terminal_never_live(make_store):
     store = make_store(max_tasks=4)
     done = [make_record() for _ in range(2)]
