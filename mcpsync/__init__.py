@@ -45,7 +45,7 @@ from .errors import (
 from .server.paths import UnsafePathError, safe_join
 from .server.server import Server
 from .server.session import ServerSession
-from .tasks import MemoryTaskStore, RunAsTask, TaskContext
+from .tasks import MemoryTaskStore, RunAsTask, SqliteTaskStore, TaskContext
 from .types import (
     Annotations,
     AudioContent,
@@ -131,6 +131,7 @@ __all__ = [
     "ServerExitedError",
     "ServerSession",
     "SessionInfo",
+    "SqliteTaskStore",
     "TaskContext",
     "TextContent",
     "TextResourceContents",

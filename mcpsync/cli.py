@@ -1,8 +1,8 @@
 """The ``mcpsync`` command.
 
-    mcpsync run SERVER                        serve a Server over stdio
+    mcpsync run SERVER [--task-store PATH]    serve a Server over stdio
     mcpsync serve SERVER [--host H] [--port N] [--timeout S] [--max-connections N]
-                                              serve it over HTTP at http://H:N/mcp
+                         [--task-store PATH]  serve it over HTTP at http://H:N/mcp
                                               (a development server: werkzeug, threaded)
     mcpsync tools TARGET                      list a server's tools
     mcpsync call TARGET TOOL [JSON_ARGS]      call a tool, print the result as JSON
@@ -16,8 +16,11 @@ TARGET is one of
     ``.py`` file without execute permission, which is loaded as FILE:server; either way
     the command says which it did.
 
+``--task-store PATH`` keeps the server's tasks in the SQLite file PATH (created if absent)
+instead of in memory: they survive a restart, and processes sharing the file share them.
+
 A TARGET or SERVER that can not be used (no such file, no such object, not a Server, not a
-command) is one line on stderr and exit status 2.
+command), or a task store that can not be opened, is one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import json
 import os
 import shlex
 import shutil
+import sqlite3
 import sys
 import traceback
 from collections.abc import Sequence
@@ -163,11 +167,28 @@ def _connect(target: str, timeout: float) -> Client:
                       f"quote it with its arguments)")
 
 
+def _with_task_store(server: Server, path: str | None) -> Server:
+    """``server`` with its tasks kept in the SQLite file ``path`` (if given). Opened before
+    serving, so a path that can not be used is a usage error, not a failure later."""
+    if path is None:
+        return server
+    from .tasks.sqlite import SqliteTaskStore
+
+    try:
+        store = SqliteTaskStore(path)
+    except (sqlite3.Error, OSError) as exc:
+        raise TargetError(f"cannot use {path!r} as the task store: {exc}") from None
+    # setattr: Server gains ``task_store`` with Server(task_store=...) (issue #13, server side);
+    # until then this names an attribute mypy does not know yet.
+    setattr(server, "task_store", store)  # noqa: B010
+    return server
+
+
 def _serve(args: argparse.Namespace) -> int:
     from .http import serve
     from .http.security import LOOPBACK
 
-    server = load_server(args.server)
+    server = _with_task_store(load_server(args.server), args.task_store)
     hosts = list(LOOPBACK) + list(args.allowed_hosts or [])
     if args.host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
         hosts.append(args.host)
@@ -232,6 +253,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--max-connections", type=_count, default=256, metavar="N",
                        help="connections served at once, a thread each; more get 503 "
                             "(default 256)")
+    for p in (run, serve):
+        p.add_argument("--task-store", metavar="PATH", default=None,
+                       help="keep tasks in this SQLite file (created if absent) instead of "
+                            "in memory: they survive a restart and are shared by the "
+                            "processes using the file")
     tools = sub.add_parser("tools", help="list the tools of a server")
     tools.add_argument("target")
     call = sub.add_parser("call", help="call a tool")
@@ -250,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "run":
-        load_server(args.server).run_stdio()
+        _with_task_store(load_server(args.server), args.task_store).run_stdio()
         return 0
     if args.command == "serve":
         return _serve(args)

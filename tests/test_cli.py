@@ -185,3 +185,61 @@ def test_serve_rejects_a_port_out_of_range(project, port):
     assert "Traceback" not in done.stderr
     assert "--port" in done.stderr
     assert "0..65535" in done.stderr
+
+
+# -- --task-store ------------------------------------------------------------------------
+
+TASKY = """\
+from mcpsync import Server
+
+server = Server("tasky")
+
+
+@server.tool()
+def store() -> str:
+    held = getattr(server, "task_store", None)
+    return f"{type(held).__name__} {getattr(held, 'path', '-')}"
+"""
+
+
+def test_run_with_a_task_store_keeps_tasks_in_that_file(project):
+    (project / "tasky.py").write_text(TASKY)
+    command = f"{sys.executable} -m mcpsync run tasky.py:server --task-store tasks.db"
+    done = mcpsync("call", command, "store", cwd=project)
+    assert done.returncode == 0, done.stderr
+    text = json.loads(done.stdout)["content"][0]["text"]
+    assert text == "SqliteTaskStore tasks.db"
+    assert (project / "tasks.db").is_file()
+
+
+def test_serve_with_a_task_store_keeps_tasks_in_that_file(project):
+    from mcpsync import Client
+    from tests.serving import free_port, serving_process
+
+    (project / "tasky.py").write_text(TASKY)
+    port = free_port()
+    db = project / "state" / "tasks.db"
+    db.parent.mkdir()
+    argv = [sys.executable, "-m", "mcpsync", "serve", "tasky.py:server", "--port", str(port),
+            "--task-store", str(db)]
+    with serving_process(argv, port, cwd=project, env=dict(os.environ, PYTHONPATH=str(ROOT))
+                         ) as base, Client.http(f"{base}/mcp", timeout=WAIT) as client:
+        result = client.call_tool("store", {})
+    assert result.content[0].text == f"SqliteTaskStore {db}"  # type: ignore[union-attr]
+    assert db.is_file()
+
+
+def test_without_a_task_store_flag_nothing_is_set(project):
+    (project / "tasky.py").write_text(TASKY)
+    command = f"{sys.executable} -m mcpsync run tasky.py:server"
+    done = mcpsync("call", command, "store", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert not list(project.glob("*.db"))
+
+
+@pytest.mark.parametrize("command", ["run", "serve"])
+@pytest.mark.parametrize("where", ["missing/dir/tasks.db", "notes.txt", "."])
+def test_a_task_store_that_can_not_be_used_is_a_usage_error(project, command, where):
+    (project / "notes.txt").write_text("not a database\n" * 200)
+    done = mcpsync(command, "good.py:server", "--task-store", where, cwd=project)
+    assert_usage_error(done, f"cannot use {where!r} as the task store")

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_STORE_BYTES",
     "MAX_TASKS",
     "MAX_TTL_MS",
+    "MIN_TTL_MS",
     "TaskResultTooLargeError",
     "clamp_ttl",
 ]
@@ -35,6 +36,8 @@ DEFAULT_TTL_MS: Final = 60 * 60 * 1000
 #: No task is kept longer than this after its creation (24 hours); a longer ``ttl_ms``
 #: is clamped to it by :func:`clamp_ttl` and by the stores' ``create``.
 MAX_TTL_MS: Final = 24 * 60 * 60 * 1000
+#: The shortest ttl :func:`clamp_ttl` grants (one second).
+MIN_TTL_MS: Final = 1000
 #: Live (``working`` / ``input_required``) tasks one owner may have at once; ``create``
 #: raises :class:`~mcpsync.tasks.store.TaskStoreFullError` beyond it.
 MAX_LIVE_TASKS_PER_OWNER: Final = 1000
@@ -69,12 +72,13 @@ class TaskResultTooLargeError(ValueError):
 
 
 def clamp_ttl(ttl_ms: int | None, *, default: int | None = DEFAULT_TTL_MS,
-              maximum: int = MAX_TTL_MS) -> int | None:
-    """The ttl a server grants: ``default`` when the client asked none, at most ``maximum``,
-    never negative. Report the granted value (not the asked one) in ``CreateTaskResult``."""
+              maximum: int = MAX_TTL_MS, minimum: int = MIN_TTL_MS) -> int | None:
+    """The ttl a server grants: ``default`` when the client asked none, between ``minimum``
+    (a task gone before anyone could read it is of no use) and ``maximum``. Report the
+    granted value (not the asked one) in ``CreateTaskResult``."""
     if ttl_ms is None:
-        return None if default is None else min(default, maximum)
-    return max(0, min(int(ttl_ms), maximum))
+        return None if default is None else max(minimum, min(default, maximum))
+    return max(minimum, min(int(ttl_ms), maximum))
 
 
 def encode(value: Any) -> str:
@@ -84,12 +88,28 @@ def encode(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+def encode_payload(values: Mapping[str, Any]) -> dict[str, str | None]:
+    """The JSON text of each payload field in ``values``; ``None`` where nothing is stored
+    (no value, or no input responses)."""
+    return {f: (None if values[f] is None or (f == "input_responses" and not values[f])
+                else encode(values[f]))
+            for f in PAYLOAD_FIELDS if f in values}
+
+
+def record_size(record: TaskRecord, texts: Mapping[str, str | None]) -> int:
+    """What a record costs against the byte bounds: its payload texts and its strings."""
+    return RECORD_OVERHEAD + sum(text_bytes(t) for t in texts.values()) + sum(
+        text_bytes(s) for s in (record.task_id, record.owner, record.tool,
+                                record.status_message, record.runner))
+
+
 def text_bytes(text: str | None) -> int:
     return 0 if text is None else len(text.encode("utf-8"))
 
 
-def check_changes(changes: Mapping[str, Any]) -> None:
-    """``update``'s keywords: a field of :class:`TaskRecord` that is not fixed."""
+def check_changes(changes: dict[str, Any], max_ttl_ms: int) -> None:
+    """``update``'s keywords: fields of :class:`TaskRecord` that are not fixed; a ttl is
+    clamped to ``max_ttl_ms`` (in place), as on ``create``."""
     unknown = sorted(set(changes) - _FIELDS)
     if unknown:
         raise TypeError(f"TaskRecord has no field {', '.join(unknown)}")
@@ -98,6 +118,8 @@ def check_changes(changes: Mapping[str, Any]) -> None:
         raise ValueError(f"a task's {', '.join(fixed)} cannot change")
     if "status" in changes and changes["status"] not in _STATUSES:
         raise ValueError(f"{changes['status']!r} is not a task status")
+    if changes.get("ttl_ms") is not None:
+        changes["ttl_ms"] = max(0, min(int(changes["ttl_ms"]), max_ttl_ms))
 
 
 def page_size(limit: int) -> int:

@@ -31,14 +31,14 @@ from .bounds import (
     MAX_TASKS,
     MAX_TTL_MS,
     PAYLOAD_FIELDS,
-    RECORD_OVERHEAD,
     TaskResultTooLargeError,
     check_changes,
     clamp_record_ttl,
     encode,
+    encode_payload,
     page_size,
     parse_cursor,
-    text_bytes,
+    record_size,
 )
 from .store import TaskRecord, TaskStoreFullError
 
@@ -66,18 +66,8 @@ class _Entry:
         return replace(self.record, **payload)
 
 
-def _encode_payload(values: Mapping[str, Any]) -> dict[str, str | None]:
-    """The JSON text of each payload field in ``values`` (``None``/empty: nothing stored)."""
-    return {f: (None if values[f] is None or (f == "input_responses" and not values[f])
-                else encode(values[f]))
-            for f in PAYLOAD_FIELDS if f in values}
-
-
 def _entry(seq: int, record: TaskRecord, texts: dict[str, str]) -> _Entry:
-    size = RECORD_OVERHEAD + sum(text_bytes(t) for t in texts.values()) + sum(
-        text_bytes(s) for s in (record.task_id, record.owner, record.tool,
-                                record.status_message, record.runner))
-    return _Entry(seq, replace(record, **_EMPTY_PAYLOAD), texts, size)
+    return _Entry(seq, replace(record, **_EMPTY_PAYLOAD), texts, record_size(record, texts))
 
 
 class MemoryTaskStore:
@@ -176,16 +166,20 @@ class MemoryTaskStore:
 
     def _make_room(self, extra: int, keep: str | None) -> bool:
         """Evict terminal tasks until ``extra`` more bytes fit; whether they do."""
+        swept = False
         while self._bytes + extra > self.max_bytes:
-            if not self._evict_terminal(keep):
+            if self._evict_terminal(keep):
+                continue
+            if swept or not self._sweep(time.time()):
                 return False
+            swept = True
         return True
 
     # -- the TaskStore protocol ------------------------------------------------------------
 
     def create(self, record: TaskRecord) -> None:
         record = clamp_record_ttl(record, self.max_ttl_ms)
-        texts = {f: t for f, t in _encode_payload(vars(record)).items() if t is not None}
+        texts = {f: t for f, t in encode_payload(vars(record)).items() if t is not None}
         now = time.time()
         with self._lock:
             entry = _entry(self._seq + 1, record, texts)
@@ -198,13 +192,18 @@ class MemoryTaskStore:
             if now - self._last_sweep >= SWEEP_INTERVAL:
                 self._sweep(now)
             if not record.terminal and self._owner_full(record.owner):
-                self._sweep(now)
+                for task_id in list(self._live.get(record.owner, ())):
+                    self._find(task_id, now)  # drops the owner's expired tasks
                 if self._owner_full(record.owner):
                     raise TaskStoreFullError(
                         f"this client has {self.max_live_per_owner} tasks running; "
                         f"wait for one to finish or cancel one")
             while len(self._entries) >= self.max_tasks:
-                if not self._sweep(now) and not self._evict_terminal():
+                # A full store evicts a terminal task per create; a sweep (a scan of all
+                # records) goes first at most once a second, or when nothing else frees one.
+                if now - self._last_sweep >= 1.0 and self._sweep(now):
+                    continue
+                if not self._evict_terminal() and not self._sweep(now):
                     raise TaskStoreFullError(
                         f"the server is running {self.max_tasks} tasks; try again later")
             if not self._make_room(entry.size, None):
@@ -223,7 +222,7 @@ class MemoryTaskStore:
                 merge_responses: Mapping[str, Any] | None = None) -> TaskRecord | None:
         """The one read-modify-write: apply ``changes`` (and merge ``merge_responses``)
         unless the task is terminal; the record after (or as it was)."""
-        texts_in = _encode_payload(changes)
+        texts_in = encode_payload(changes)
         with self._lock:
             entry = self._find(task_id)
             if entry is None or (owner is not None and entry.record.owner != owner):
@@ -233,7 +232,7 @@ class MemoryTaskStore:
                 if merge_responses is not None:
                     merged = {**json.loads(texts.get("input_responses", "{}")),
                               **merge_responses}
-                    texts_in = {**texts_in, **_encode_payload({"input_responses": merged})}
+                    texts_in = {**texts_in, **encode_payload({"input_responses": merged})}
                 for f, t in texts_in.items():
                     if t is None:
                         texts.pop(f, None)
@@ -254,7 +253,7 @@ class MemoryTaskStore:
         return entry.decode()
 
     def update(self, task_id: str, **changes: Any) -> TaskRecord | None:
-        check_changes(changes)
+        check_changes(changes, self.max_ttl_ms)
         return self._change(task_id, None, changes)
 
     def cancel(self, task_id: str, owner: str, message: str | None = None) -> TaskRecord | None:
@@ -295,6 +294,7 @@ class MemoryTaskStore:
                     remaining = min(remaining, max(until_expiry, 0.001))
                 # A wait that ran its full time ends the loop even if the clock it was
                 # measured with did not move (a frozen clock in tests), so it stays bounded.
+                remaining = min(remaining, threading.TIMEOUT_MAX)
                 if remaining <= 0 or not self._changed.wait(remaining):
                     entry = self._find(task_id)
                     break

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from mcpsync.tasks import MemoryTaskStore, TaskRecord, TaskStore
+from mcpsync.tasks import MemoryTaskStore, SqliteTaskStore, TaskRecord, TaskStore
 
-STORES = ["memory"]
+STORES = ["memory", "sqlite"]
 
 
 def make_record(**fields: Any) -> TaskRecord:
@@ -30,8 +30,7 @@ def _factory(kind: str, tmp_path: Path) -> Callable[..., TaskStore]:
     def make(**bounds: Any) -> TaskStore:
         if kind == "memory":
             return MemoryTaskStore(**bounds)
-        from mcpsync.tasks import SqliteTaskStore  # type: ignore[attr-defined]
-        return SqliteTaskStore(tmp_path / f"tasks-{next(count)}.db", **bounds)  # type: ignore[no-any-return]
+        return SqliteTaskStore(tmp_path / f"tasks-{next(count)}.db", **bounds)
 
     return make
 

@@ -232,6 +232,16 @@ def test_wait_wakes_on_a_change(store):
     assert time.monotonic() - t0 < WAIT / 2
 
 
+@pytest.mark.parametrize("ttl_ms", [None, 600_000])
+def test_wait_without_a_practical_timeout_still_wakes(store, ttl_ms):
+    record = make_record(ttl_ms=ttl_ms)
+    store.create(record)
+    changed = run_threads(
+        lambda i: store.wait(record.task_id, record.version, timeout=float("inf")) if i
+        else store.update(record.task_id, status_message="now"), 2, name="t-store-inf")
+    assert changed[1] is not None and changed[1].status_message == "now"
+
+
 def test_wait_returns_at_once_when_already_newer(store):
     record = make_record()
     store.create(record)
@@ -307,11 +317,30 @@ def test_a_ttl_above_the_cap_is_clamped(store):
     assert stored is not None and stored.ttl_ms == MAX_TTL_MS
 
 
+def test_a_ttl_above_the_cap_is_clamped_on_update_too(store):
+    record = make_record(ttl_ms=1000)
+    store.create(record)
+    after = store.update(record.task_id, ttl_ms=10 * MAX_TTL_MS)
+    assert after is not None and after.ttl_ms == MAX_TTL_MS
+    again = store.get(record.task_id)
+    assert again is not None and again.ttl_ms == MAX_TTL_MS
+
+
+def test_wait_with_a_frozen_clock_still_ends(store):
+    """Tests freeze time.monotonic too: a bounded wait must not become endless."""
+    record = make_record()
+    store.create(record)
+    with freeze_time("2026-01-01 00:00:00"):
+        assert store.wait(record.task_id, record.version, timeout=0.2) == record
+
+
 def test_clamp_ttl():
     assert clamp_ttl(None) == 3_600_000
     assert clamp_ttl(None, default=None) is None
-    assert clamp_ttl(5) == 5
-    assert clamp_ttl(-5) == 0
+    assert clamp_ttl(5000) == 5000
+    assert clamp_ttl(5) == 1000  # a task nobody could read in time is of no use
+    assert clamp_ttl(-5) == 1000
+    assert clamp_ttl(5, minimum=0) == 5
     assert clamp_ttl(10 * MAX_TTL_MS) == MAX_TTL_MS
     assert clamp_ttl(None, default=10 * MAX_TTL_MS) == MAX_TTL_MS
 
@@ -329,6 +358,18 @@ def test_live_tasks_per_owner_are_bounded(make_store):
     store.create(make_record(owner="bob"))  # another owner is not affected
     store.update(records[0].task_id, status="completed", result={})
     store.create(make_record(owner="alice"))  # a finished task frees a slot
+
+
+@pytest.mark.parametrize("bound", ["max_live_per_owner", "max_tasks", "max_bytes"])
+def test_expired_live_tasks_make_room(make_store, bound):
+    store = make_store(**{bound: 2_000 if bound == "max_bytes" else 2})
+    with freeze_time("2026-01-01 00:00:00") as clock:
+        for _ in range(2):
+            store.create(make_record(ttl_ms=1000, tool="t" * 400, created_at=time.time()))
+        with pytest.raises(TaskStoreFullError):
+            store.create(make_record(ttl_ms=1000, tool="t" * 400, created_at=time.time()))
+        clock.tick(1.5)
+        store.create(make_record(ttl_ms=1000, tool="t" * 400, created_at=time.time()))
 
 
 def test_total_tasks_evict_oldest_terminal_never_live(make_store):
