@@ -166,8 +166,16 @@ class Server:
 
     @property
     def task_store(self) -> TaskStore:
-        """Where this server's tasks live (see ``Server(task_store=...)``)."""
+        """Where this server's tasks live (see ``Server(task_store=...)``). Assignable
+        until the first task surface is used (``mcpsync serve --task-store`` sets it)."""
         return self.tasks.store
+
+    @task_store.setter
+    def task_store(self, store: TaskStore) -> None:
+        with self._tasks_lock:
+            if self._tasks is not None:
+                raise RuntimeError("the task store can only be set before tasks are served")
+            self._task_store = store
 
     def close_tasks(self, timeout: float = 5.0) -> bool:
         """Stop the tasks running in this process (each ends ``failed``: "the server

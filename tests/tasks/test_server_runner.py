@@ -126,3 +126,16 @@ def test_ask_all_gives_each_question_its_own_answers() -> None:
     finally:
         peer.close()
         server.close_tasks()
+
+
+def test_the_task_store_can_be_set_until_tasks_are_served() -> None:
+    server = make_server()
+    store = MemoryTaskStore()
+    server.task_store = store  # what `mcpsync serve --task-store` does
+    assert server.task_store is store
+    try:
+        server.task_store = MemoryTaskStore()
+    except RuntimeError as exc:
+        assert "before tasks are served" in str(exc)
+    else:
+        raise AssertionError("replacing the store of a serving server must fail")
