@@ -178,9 +178,7 @@ def _with_task_store(server: Server, path: str | None) -> Server:
         store = SqliteTaskStore(path)
     except (sqlite3.Error, OSError) as exc:
         raise TargetError(f"cannot use {path!r} as the task store: {exc}") from None
-    # setattr: Server gains ``task_store`` with Server(task_store=...) (issue #13, server side);
-    # until then this names an attribute mypy does not know yet.
-    setattr(server, "task_store", store)  # noqa: B010
+    server.task_store = store
     return server
 
 
