@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidParamsError
+from .calling import call_handler, check_handler
 from .typed import parse_docstring
 
 _TRUE = {"true", "1", "yes", "on"}
@@ -47,8 +48,10 @@ class Parameter:
 class StringBinding:
     """Calls ``fn(ctx?, **string_arguments)`` with scalar conversion. Thread-safe."""
 
-    def __init__(self, fn: Callable[..., Any], context_type: type) -> None:
+    def __init__(self, fn: Callable[..., Any], context_type: type,
+                 what: str | None = None) -> None:
         self.fn = fn
+        check_handler(fn, what or repr(getattr(fn, "__name__", fn)))
         hints = typing.get_type_hints(fn)
         summary, docs = parse_docstring(inspect.getdoc(fn))
         self.description = summary
@@ -75,4 +78,4 @@ class StringBinding:
                 raise InvalidParamsError(f"Invalid params: missing required argument {p.name!r}")
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
-        return self.fn(**kwargs)
+        return call_handler(self.fn, kwargs, ctx)

@@ -10,6 +10,7 @@ and cancellation propagate to the engine.
 
 from __future__ import annotations
 
+import base64
 import copy
 import dataclasses
 import enum
@@ -25,7 +26,9 @@ from typing import TYPE_CHECKING, Any, Union
 from ..codec import to_wire
 from ..errors import MCPError, RequestCancelledError, RequestTimeoutError
 from ..types.content import CONTENT_TYPES
+from ..types.media import sniff_mime
 from ..types.tools import CallToolResult
+from .calling import call_handler, check_handler
 from .schema import _NONE_TYPE, Decoder, SchemaBuilder, _set_default, _validator_class
 
 if TYPE_CHECKING:
@@ -92,6 +95,17 @@ def _encode_structured(value: Any) -> Any:
     return value
 
 
+def bytes_block(data: bytes, uri: str) -> dict[str, Any]:
+    """Bytes a tool returned, as one content block: an image or audio block when the
+    leading bytes say so, otherwise an embedded resource with a base64 blob at ``uri``."""
+    mime = sniff_mime(data)
+    encoded = base64.b64encode(data).decode("ascii")
+    if mime is not None and mime.startswith(("image/", "audio/")):
+        return {"type": mime.split("/")[0], "data": encoded, "mimeType": mime}
+    return {"type": "resource", "resource": {"uri": uri, "blob": encoded,
+                                             "mimeType": mime or "application/octet-stream"}}
+
+
 def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
@@ -119,6 +133,7 @@ class ToolBinding:
             hints = typing.get_type_hints(fn, include_extras=True)
         except NameError as exc:
             raise TypeError(f"tool {self.name!r}: cannot resolve type hints: {exc}") from exc
+        check_handler(fn, f"tool {self.name!r}")
         doc_text, doc_params = parse_docstring(inspect.getdoc(fn))
         self.description = description if description is not None else doc_text
         builder = SchemaBuilder()
@@ -177,6 +192,8 @@ class ToolBinding:
         self.output_schema: dict[str, Any] | None = None
         self._wrap_result = False
         self._structured_allowed = structured is not False
+        if hint in (bytes, bytearray, memoryview) and not structured:
+            return  # binary content: an image, audio or blob block (see bytes_block)
         if structured is False or hint in (inspect.Parameter.empty, None, _NONE_TYPE, str):
             if structured:
                 raise TypeError(f"tool {self.name!r}: structured output needs a return "
@@ -224,7 +241,7 @@ class ToolBinding:
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
         try:
-            value = self.fn(**kwargs)
+            value = call_handler(self.fn, kwargs, ctx)
         except RequestTimeoutError as exc:
             # A reverse call (ctx.sample, ...) ran out of time: the tool call itself was not
             # cancelled and must still be answered.
@@ -240,7 +257,17 @@ class ToolBinding:
         return {"content": [_text(text)], "isError": True}
 
     def encode(self, value: Any) -> dict[str, Any]:
-        """Turn a return value into a CallToolResult dict (see the server guide)."""
+        """Turn a return value into a CallToolResult dict (see the server guide); a value
+        that cannot be encoded as JSON is the tool's failure (an ``isError`` result that
+        says why), not an internal error of ``tools/call``."""
+        try:
+            return self._encode(value)
+        except (TypeError, ValueError) as exc:
+            logger.warning("tool %s returned a value that cannot be encoded: %s", self.name, exc)
+            return self._error(f"Error executing tool {self.name}: the result cannot be "
+                               f"encoded as JSON: {exc}")
+
+    def _encode(self, value: Any) -> dict[str, Any]:
         if isinstance(value, str) and self.output_schema is None:
             return {"content": [_text(value)]}
         if isinstance(value, CallToolResult):
@@ -252,9 +279,8 @@ class ToolBinding:
         if (isinstance(value, list) and self.output_schema is None
                 and any(isinstance(v, CONTENT_TYPES) for v in value)):
             return {"content": [_text(v) if isinstance(v, str) else to_wire(v) for v in value]}
-        if isinstance(value, bytes):
-            return self._error(f"Error executing tool {self.name}: bytes are not a result; "
-                               "return ImageContent/AudioContent or EmbeddedResource")
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return {"content": [bytes_block(bytes(value), f"tool://{self.name}/result")]}
         data = _encode_structured(value)
         if self.output_schema is None:
             if isinstance(data, dict) and not self._structured_allowed:

@@ -36,7 +36,7 @@ def describe_prompt(fn: Callable[..., Any], *, name: str | None, title: str | No
                     meta: dict[str, Any] | None) -> RegisteredPrompt:
     """A prompt rendered by ``fn``, described for ``prompts/list``: its parameters are the
     prompt's arguments (required unless they have a default)."""
-    binding = StringBinding(fn, HandlerContext)
+    binding = StringBinding(fn, HandlerContext, f"prompt {name or fn.__name__!r}")
     wire: dict[str, Any] = {"name": name or fn.__name__}
     text = description or binding.description
     if title is not None:

@@ -41,7 +41,7 @@ def describe_resource(
 ) -> RegisteredResource:
     """A resource read by ``fn`` at ``uri`` (fixed, or an RFC 6570 template whose variables
     must cover ``fn``'s required parameters), described for ``resources/list``."""
-    binding = StringBinding(fn, HandlerContext)
+    binding = StringBinding(fn, HandlerContext, f"resource {uri!r}")
     template = UriTemplate(uri) if is_template(uri) else None
     wire: dict[str, Any] = {"uriTemplate" if template else "uri": uri,
                             "name": name or fn.__name__}

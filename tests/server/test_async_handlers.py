@@ -1,0 +1,194 @@
+"""``async def`` tools, resources and prompts; handlers refused at registration; binary and
+unencodable results. Each behaviour on memory, stdio and HTTP, in both eras."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpsync import Client, HandlerContext, RequestTimeoutError, Server
+from mcpsync.protocol.versions import MODERN_VERSIONS
+from mcpsync.types.media import Audio, Image
+from tests.serving import RunningServer
+
+from . import types_server
+from .types_server import PNG, WAV
+
+MODERN = MODERN_VERSIONS[0]
+HANDSHAKE = "2025-11-25"
+WAIT = 30.0
+ROOT = Path(__file__).resolve().parents[2]
+TRANSPORTS = ["memory", "stdio", "http"]
+ERAS = [HANDSHAKE, MODERN]
+
+
+@contextmanager
+def connect(transport: str, version: str, **options: Any) -> Iterator[Client]:
+    """A client of tests/server/types_server.py over ``transport`` at ``version``."""
+    if transport == "memory":
+        with Client.memory(types_server.server, protocol_version=version, timeout=WAIT,
+                           **options) as client:
+            yield client
+    elif transport == "stdio":
+        with Client.stdio([sys.executable, "-m", "tests.server.types_server"], cwd=ROOT,
+                          protocol_version=version, timeout=WAIT, **options) as client:
+            yield client
+    else:
+        app = types_server.server.wsgi_app(path="/mcp")
+        with RunningServer(app, on_stop=app.close) as running, Client.http(
+                running.base + "/mcp", protocol_version=version, timeout=WAIT,
+                **options) as client:
+            yield client
+
+
+@pytest.mark.parametrize("version", ERAS)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_async_handlers_run_on_every_transport_and_era(transport: str, version: str) -> None:
+    """The bug: an ``async def`` tool answered the text ``<coroutine object ...>``."""
+    def elicit(params: Any) -> dict[str, Any]:
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    with connect(transport, version, elicitation_handler=elicit) as client:
+        progress: list[Any] = []
+        added = client.call_tool("add_later", {"a": 2, "b": 3}, on_progress=progress.append)
+        assert added.structured_content == {"result": 5} and added.text == "5"
+        assert added.is_error is False
+        assert [p.progress for p in progress] == [1]
+        assert client.call_tool("ask_name").text == "hello Ada"
+        read = client.read_resource("types://async/x")
+        assert read.contents[0].text == "resource x"
+        assert client.read_resource("types://bytes").contents[0].blob == base64.b64encode(
+            b"\x00\xff").decode()
+        prompt = client.get_prompt("async_prompt", {"topic": "tea"})
+        assert prompt.messages[0].content.text == "Talk about tea"
+
+
+@pytest.mark.parametrize("version", ERAS)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_binary_and_unencodable_results(transport: str, version: str) -> None:
+    with connect(transport, version) as client:
+        bad = client.call_tool("anything")  # was an InternalError on the client
+        assert bad.is_error is True
+        assert "cannot be encoded as JSON" in bad.text and "object" in bad.text
+        png = client.call_tool("raw_png").content
+        assert [(b.type, b.mime_type, b.data) for b in png] == [
+            ("image", "image/png", base64.b64encode(PNG).decode())]
+        blob = client.call_tool("raw_blob").content[0]
+        assert blob.type == "resource"
+        assert base64.b64decode(blob.resource.blob) == b"\x00\x01binary"
+        assert blob.resource.mime_type == "application/octet-stream"
+        mixed = client.call_tool("pictures").content
+        assert [(b.type, getattr(b, "mime_type", None)) for b in mixed] == [
+            ("image", "image/png"), ("audio", "audio/wav"), ("text", None)]
+        assert base64.b64decode(mixed[1].data) == WAV
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_cancelling_the_request_cancels_the_coroutine(version: str) -> None:
+    server = Server("cancel", modern_versions=MODERN_VERSIONS, request_state_key="k")
+    started, cancelled = threading.Event(), threading.Event()
+
+    @server.tool()
+    async def slow() -> str:
+        started.set()
+        try:
+            await asyncio.sleep(WAIT)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "late"
+
+    @server.tool()
+    async def quick() -> str:
+        return "quick"
+
+    with Client.memory(server, protocol_version=version, timeout=WAIT) as client:
+        with pytest.raises(RequestTimeoutError):
+            client.call_tool("slow", timeout=0.5)
+        assert started.is_set()
+        assert cancelled.wait(WAIT)
+        assert client.call_tool("quick").text == "quick"
+
+
+def test_async_handler_sees_its_thread_and_a_private_loop() -> None:
+    """The coroutine runs on the request's thread (thread-bound state works) and each call
+    gets its own loop, closed afterwards."""
+    server = Server("where")
+    seen: list[tuple[str, Any]] = []
+
+    @server.tool()
+    async def where(ctx: HandlerContext) -> str:
+        seen.append((threading.current_thread().name, asyncio.get_running_loop()))
+        return ctx.transport.kind
+
+    with Client.memory(server, timeout=WAIT) as client:
+        assert client.call_tool("where").text == "memory"
+        assert client.call_tool("where").text == "memory"
+    assert all(name != threading.current_thread().name for name, _ in seen)
+    assert seen[0][1] is not seen[1][1] and seen[0][1].is_closed()
+
+
+def _generator() -> Iterator[str]:
+    yield "a"
+
+
+async def _async_generator() -> Any:
+    yield "a"
+
+
+def _positional(a: int, /, b: int) -> int:
+    return a + b
+
+
+@pytest.mark.parametrize("fn", [_generator, _async_generator])
+def test_generator_functions_are_refused_at_registration(fn: Any) -> None:
+    server = Server("gen")
+    with pytest.raises(TypeError, match=r"tool '_.*generator'.*generator function"):
+        server.add_tool(fn)
+    with pytest.raises(TypeError, match=r"resource 'r://x'.*generator function"):
+        server.resource("r://x")(fn)
+    with pytest.raises(TypeError, match=r"prompt 'p'.*generator function"):
+        server.prompt("p")(fn)
+
+
+def test_positional_only_parameters_are_refused_at_registration() -> None:
+    server = Server("pos")
+    with pytest.raises(TypeError, match=r"tool '_positional'.*'a' is positional-only"):
+        server.add_tool(_positional)
+    with pytest.raises(TypeError, match=r"resource 'r://\{a\}/\{b\}'.*'a' is positional-only"):
+        server.resource("r://{a}/{b}")(_positional)
+    with pytest.raises(TypeError, match=r"prompt '_positional'.*'a' is positional-only"):
+        server.prompt()(_positional)
+
+
+def test_bytes_return_has_no_output_schema_and_helpers_detect_types(tmp_path: Path) -> None:
+    server = Server("b")
+
+    @server.tool()
+    def raw() -> bytes:
+        return b"x"
+
+    assert "outputSchema" not in server.tools.get("raw").description  # type: ignore[union-attr]
+    picture = tmp_path / "chart.png"
+    picture.write_bytes(PNG)
+    assert Image(picture).mime_type == "image/png"
+    assert Image(path=str(picture)).data == base64.b64encode(PNG).decode()
+    jpeg_named = tmp_path / "noise.jpg"
+    jpeg_named.write_bytes(b"no magic here")
+    assert Image(jpeg_named).mime_type == "image/jpeg"  # from the extension
+    assert Audio(WAV).mime_type == "audio/wav"
+    assert Image(b"raw", mime_type="image/x-custom").mime_type == "image/x-custom"
+    with pytest.raises(ValueError, match="cannot tell the image type"):
+        Image(b"plain bytes")
+    with pytest.raises(ValueError, match="cannot tell the audio type"):
+        Audio(PNG)
+    with pytest.raises(TypeError, match="exactly one"):
+        Image()
