@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import copy
 import dataclasses
-import enum
 import inspect
 import json
 import logging
@@ -29,7 +28,14 @@ from ..types.content import CONTENT_TYPES
 from ..types.media import sniff_mime
 from ..types.tools import CallToolResult
 from .calling import call_handler, check_handler
-from .schema import _NONE_TYPE, Decoder, SchemaBuilder, _set_default, _validator_class
+from .schema import (
+    _NONE_TYPE,
+    Decoder,
+    SchemaBuilder,
+    _set_default,
+    _validator_class,
+    to_json_value,
+)
 
 if TYPE_CHECKING:
     import jsonschema
@@ -77,22 +83,6 @@ def _is_structured(hint: Any) -> bool:
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return not any(issubclass(hint, t) for t in CONTENT_TYPES)
     return typing.is_typeddict(hint)
-
-
-def _encode_structured(value: Any) -> Any:
-    """Dataclasses (plain or wire types), enums and containers to JSON values."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        if hasattr(value, "to_dict"):
-            return to_wire(value)
-        return {f.name: _encode_structured(getattr(value, f.name))
-                for f in dataclasses.fields(value)}
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, dict):
-        return {str(k): _encode_structured(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_encode_structured(v) for v in value]
-    return value
 
 
 def bytes_block(data: bytes, uri: str) -> dict[str, Any]:
@@ -281,7 +271,7 @@ class ToolBinding:
             return {"content": [_text(v) if isinstance(v, str) else to_wire(v) for v in value]}
         if isinstance(value, (bytes, bytearray, memoryview)):
             return {"content": [bytes_block(bytes(value), f"tool://{self.name}/result")]}
-        data = _encode_structured(value)
+        data = to_json_value(value)
         if self.output_schema is None:
             if isinstance(data, dict) and not self._structured_allowed:
                 return {"content": [_text(_dumps(data))]}

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import pytest
 
-from mcpsync import Client, HandlerContext, RequestTimeoutError, Server
+from mcpsync import Client, HandlerContext, InvalidParamsError, RequestTimeoutError, Server
 from mcpsync.protocol.versions import MODERN_VERSIONS
 from mcpsync.types.media import Audio, Image
 from tests.serving import RunningServer
@@ -28,6 +30,7 @@ WAIT = 30.0
 ROOT = Path(__file__).resolve().parents[2]
 TRANSPORTS = ["memory", "stdio", "http"]
 ERAS = [HANDSHAKE, MODERN]
+UUID_1 = UUID(int=1)
 
 
 @contextmanager
@@ -192,3 +195,50 @@ def test_bytes_return_has_no_output_schema_and_helpers_detect_types(tmp_path: Pa
         Audio(PNG)
     with pytest.raises(TypeError, match="exactly one"):
         Image()
+
+
+EVERY = {"when": "2026-07-28T10:00:00Z", "day": "2026-07-28", "at": "10:11:12", "id": str(
+    UUID_1), "path": "notes/a.txt", "price": 0.1, "data": "AAH/", "span": [3], "count": 2.0,
+    "names": {"1": "one", "-2": "minus two"}, "event": {"when": "2026-01-01T00:00:00",
+                                                        "id": str(UUID_1), "size": "large"},
+    "options": {"mode": "fast"}}
+
+
+@pytest.mark.parametrize("version", ERAS)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_every_type_in_and_out(transport: str, version: str) -> None:
+    with connect(transport, version) as client:
+        tools = {t.name: t for t in client.list_tools()}
+        props = tools["every_type"].input_schema["properties"]
+        assert props["when"] == {"type": "string", "format": "date-time"}
+        assert props["data"] == {"type": "string", "contentEncoding": "base64"}
+        result = client.call_tool("every_type", EVERY)
+        assert result.is_error is False, result.text
+        out = json.loads(result.text)
+        assert out["types"] == {"when": "datetime", "day": "date", "at": "time", "id": "UUID",
+                                "path": "PosixPath", "price": "Decimal", "data": "bytes",
+                                "span": "Span", "count": "int", "names": "dict",
+                                "event": "Event", "options": "dict"}
+        assert out["key_types"] == ["int"]
+        assert out["event_types"] == ["datetime", "UUID", "Size"]
+        assert out["values"] == {
+            "when": "2026-07-28T10:00:00+00:00", "day": "2026-07-28", "at": "10:11:12",
+            "id": str(UUID_1), "path": "notes/a.txt", "price": "0.1", "data": "AAH/",
+            "span": [3, -1], "count": 2, "names": {"1": "one", "-2": "minus two"},
+            "event": {"when": "2026-01-01T00:00:00", "id": str(UUID_1), "size": "large"},
+            "options": {"mode": "fast"}}
+        bad = client.call_tool("every_type", {**EVERY, "count": 1.5, "names": {"x": "?"}})
+        assert bad.is_error and "1.5 is not of type 'integer'" in bad.text
+        assert "'x' does not match" in bad.text
+        bad_date = client.call_tool("every_type", {**EVERY, "when": "yesterday"})
+        assert bad_date.is_error and "'when'" in bad_date.text
+        bad_b64 = client.call_tool("every_type", {**EVERY, "data": "not base64!"})
+        assert bad_b64.is_error and "base64" in bad_b64.text
+        event = client.call_tool("next_event", {"after": "2026-07-28T00:00:00+02:00"})
+        assert event.structured_content == {"when": "2026-07-29T00:00:00+02:00",
+                                            "id": str(UUID_1), "size": "large"}
+        assert tools["next_event"].output_schema["properties"]["when"] == {
+            "type": "string", "format": "date-time"}
+        assert client.read_resource("types://day/2026-07-28").contents[0].text == "Tuesday"
+        with pytest.raises(InvalidParamsError, match="'day'"):
+            client.read_resource("types://day/someday")

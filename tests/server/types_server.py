@@ -4,7 +4,13 @@ same definitions serve the memory, stdio and HTTP tests of tests/server/test_typ
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import datetime
+import decimal
+import enum
+import pathlib
+import uuid
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, TypedDict
 
 from mcpsync import HandlerContext, Server
 from mcpsync.protocol.versions import MODERN_VERSIONS
@@ -69,6 +75,51 @@ async def bytes_resource() -> bytes:
 async def async_prompt(topic: str) -> str:
     await asyncio.sleep(0)
     return f"Talk about {topic}"
+
+
+class Size(enum.Enum):
+    S = "small"
+    L = "large"
+
+
+class Span(NamedTuple):
+    start: int
+    end: int = -1
+
+
+@dataclass
+class Event:
+    when: datetime.datetime
+    id: uuid.UUID
+    size: Size = Size.S
+
+
+class Options(TypedDict):
+    mode: Literal["fast", "slow"]
+
+
+@server.tool()
+def every_type(when: datetime.datetime, day: datetime.date, at: datetime.time, id: uuid.UUID,
+               path: pathlib.Path, price: decimal.Decimal, data: bytes, span: Span, count: int,
+               names: dict[int, str], event: Event, options: Options) -> dict[str, Any]:
+    """Echo every argument back with its Python type (encoded the way arguments arrive)."""
+    values = {"when": when, "day": day, "at": at, "id": id, "path": path, "price": price,
+              "data": data, "span": span, "count": count, "names": names, "event": event,
+              "options": options}
+    return {"values": values, "types": {k: type(v).__name__ for k, v in values.items()},
+            "key_types": sorted({type(k).__name__ for k in names}),
+            "event_types": [type(event.when).__name__, type(event.id).__name__,
+                            type(event.size).__name__]}
+
+
+@server.tool()
+def next_event(after: datetime.datetime) -> Event:
+    return Event(after + datetime.timedelta(days=1), uuid.UUID(int=1), Size.L)
+
+
+@server.resource("types://day/{day}")
+def day_resource(day: datetime.date) -> str:
+    return day.strftime("%A")
 
 
 if __name__ == "__main__":
