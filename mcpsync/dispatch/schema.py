@@ -24,6 +24,14 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Union
 
+from .schema_extras import (
+    apply_constraint,
+    is_constraint,
+    is_model,
+    is_model_instance,
+    model_schema,
+)
+
 if TYPE_CHECKING:
     import jsonschema
 
@@ -36,18 +44,23 @@ def _identity(value: Any) -> Any:
 
 
 class SchemaBuilder:
-    """Turns annotations into (schema, decoder) pairs."""
+    """Turns annotations into (schema, decoder) pairs.
+
+    ``defs`` collects the ``$defs`` of pydantic models met on the way: the caller puts them
+    at the root of the schema it assembles. ``mode`` is pydantic's: ``"serialization"`` for
+    a return type, ``"validation"`` for arguments.
+    """
+
+    def __init__(self, mode: str = "validation") -> None:
+        self.defs: dict[str, Any] = {}
+        self.mode = mode
 
     def build(self, hint: Any) -> tuple[dict[str, Any], Decoder | None]:
         """The schema for ``hint`` and a decoder (``None`` when values pass through as-is)."""
         origin = typing.get_origin(hint)
         args = typing.get_args(hint)
         if origin is typing.Annotated:
-            schema, decoder = self.build(args[0])
-            for extra in args[1:]:
-                if isinstance(extra, str):
-                    schema = {**schema, "description": extra}
-            return schema, decoder
+            return self._annotated(args)
         if hint is Any or hint is inspect.Parameter.empty or hint is object:
             return {}, None
         if hint is _NONE_TYPE or hint is None:
@@ -63,6 +76,8 @@ class SchemaBuilder:
         special = _special(hint)
         if special is not None:
             return special
+        if is_model(hint):
+            return model_schema(hint, self.defs, self.mode)
         if origin in (Union, types.UnionType):
             return self._union(args)
         if origin is Literal:
@@ -82,6 +97,28 @@ class SchemaBuilder:
         if typing.is_typeddict(hint):
             return self._typeddict(hint)
         raise TypeError(f"cannot build a JSON Schema for annotation {hint!r}")
+
+    def _annotated(self, args: tuple[Any, ...]) -> tuple[dict[str, Any], Decoder | None]:
+        """``Annotated[T, "text"]`` describes; constraint metadata (annotated-types, pydantic's
+        ``Field``) constrains, in the schema where it can and in the decoder otherwise."""
+        schema, decoder = self.build(args[0])
+        checks: list[Callable[[Any], None]] = []
+        for extra in args[1:]:
+            if isinstance(extra, str):
+                schema = {**schema, "description": extra}
+            elif is_constraint(extra):
+                schema = apply_constraint(schema, extra, checks)
+        if not checks:
+            return schema, decoder
+        inner = decoder or _identity
+
+        def checked(value: Any) -> Any:
+            decoded = inner(value)
+            for check in checks:
+                check(decoded)
+            return decoded
+
+        return schema, checked
 
     def _union(self, args: tuple[Any, ...]) -> tuple[dict[str, Any], Decoder | None]:
         members = [self.build(arg) for arg in args]
@@ -316,6 +353,8 @@ def to_json_value(value: Any) -> Any:
             return to_wire(value)
         return {f.name: to_json_value(getattr(value, f.name))
                 for f in dataclasses.fields(value)}
+    if is_model_instance(value):
+        return value.model_dump(mode="json")
     if isinstance(value, dict):
         return {_key_text(k): to_json_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):

@@ -36,6 +36,7 @@ from .schema import (
     _validator_class,
     to_json_value,
 )
+from .schema_extras import field_default, is_field_info, is_model
 
 if TYPE_CHECKING:
     import jsonschema
@@ -82,7 +83,7 @@ def _is_structured(hint: Any) -> bool:
         return True
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return not any(issubclass(hint, t) for t in CONTENT_TYPES)
-    return typing.is_typeddict(hint)
+    return typing.is_typeddict(hint) or is_model(hint)
 
 
 def bytes_block(data: bytes, uri: str) -> dict[str, Any]:
@@ -132,6 +133,8 @@ class ToolBinding:
         self.context_param: str | None = None
         self._decoders: list[tuple[str, Decoder]] = []
         self._positional_context = False
+        #: Defaults the signature cannot supply itself (those held in a pydantic Field).
+        self._defaults: dict[str, Any] = {}
         self._all_arguments = False
         for param in inspect.signature(fn).parameters.values():
             hint = hints.get(param.name, Any)
@@ -146,6 +149,10 @@ class ToolBinding:
             if input_schema is not None:
                 properties[param.name] = {}  # described by the hand-written schema
                 continue
+            default = param.default
+            if is_field_info(default):  # ``x: int = Field(3, ge=0)``, as in pydantic
+                hint = typing.Annotated[hint, default]
+                default = field_default(default)
             try:
                 schema, decoder = builder.build(hint)
             except TypeError as exc:
@@ -153,16 +160,20 @@ class ToolBinding:
             schema = dict(schema)
             if param.name in doc_params and "description" not in schema:
                 schema["description"] = doc_params[param.name]
-            if param.default is inspect.Parameter.empty:
+            if default is inspect.Parameter.empty:
                 required.append(param.name)
             else:
-                _set_default(schema, param.default)
+                _set_default(schema, default)
+                if default is not param.default:
+                    self._defaults[param.name] = default
             properties[param.name] = schema
             if decoder is not None:
                 self._decoders.append((param.name, decoder))
         self.input_schema: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
             self.input_schema["required"] = required
+        if builder.defs:
+            self.input_schema["$defs"] = builder.defs
         if input_schema is not None:
             if input_schema.get("type") != "object":
                 raise TypeError(f"tool {self.name!r}: input_schema must have type 'object'")
@@ -172,7 +183,8 @@ class ToolBinding:
         self._validator = validator(self.input_schema)
         self._names = frozenset(properties)
         self._trivial = not properties and input_schema is None
-        self._plan_output(hints.get("return", inspect.Parameter.empty), structured_output, builder)
+        self._plan_output(hints.get("return", inspect.Parameter.empty), structured_output,
+                          SchemaBuilder(mode="serialization"))
 
     @classmethod
     def from_function(cls, fn: Callable[..., Any], **options: Any) -> ToolBinding:
@@ -207,6 +219,8 @@ class ToolBinding:
             self.output_schema = {"type": "object", "properties": {"result": schema},
                                   "required": ["result"]}
             self._wrap_result = True
+        if builder.defs:
+            self.output_schema = {**self.output_schema, "$defs": builder.defs}
         self._output_validator = _validator_class()(self.output_schema)
 
     # -- call time -----------------------------------------------------------------------
@@ -228,6 +242,8 @@ class ToolBinding:
                 except (TypeError, ValueError) as exc:
                     return self._error(f"Invalid arguments for tool {self.name!r}: "
                                        f"{key!r}: {exc}")
+        for key, value in self._defaults.items():
+            kwargs.setdefault(key, value)
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
         try:
