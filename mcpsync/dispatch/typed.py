@@ -47,22 +47,49 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 _ARGS_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields):\s*$")
+_NUMPY_SECTIONS = {"Parameters", "Other Parameters", "Returns", "Yields", "Receives", "Raises",
+                   "Warns", "Warnings", "See Also", "Notes", "References", "Examples",
+                   "Attributes", "Methods"}
+_NUMPY_UNDERLINE = re.compile(r"^\s*-{3,}\s*$")
+_REST_FIELD = re.compile(r"^:(\w+)(?:\s+([^:]*?))?:\s*(.*)$")
+_REST_PARAM = {"param", "parameter", "arg", "argument", "key", "keyword"}
 
 
 def parse_docstring(doc: str | None) -> tuple[str | None, dict[str, str]]:
-    """The description (text before any Google-style section) and per-argument texts."""
+    """The description (text before the first section) and per-argument texts.
+
+    Three styles are read: Google (``Args:`` then ``name: text``), NumPy (``Parameters``
+    underlined with dashes, then ``name : type`` and the text indented below) and reST
+    (``:param name: text``, also ``:param type name: text``).
+    """
     if not doc:
         return None, {}
     lines = inspect.cleandoc(doc).splitlines()
     summary: list[str] = []
     params: dict[str, str] = {}
+    shared: dict[str, list[str]] = {}  # NumPy's "x, y : float": one text for both
     section: str | None = None
     current: str | None = None
-    for line in lines:
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        following = lines[index] if index < len(lines) else ""
+        if line.strip() in _NUMPY_SECTIONS and _NUMPY_UNDERLINE.match(following):
+            section, current = "numpy:" + line.strip(), None
+            index += 1
+            continue
         match = _ARGS_SECTION.match(line)
         if match:
-            section = match.group(1)
-            current = None
+            section, current = match.group(1), None
+            continue
+        field = _REST_FIELD.match(line.strip()) if not line.startswith((" ", "\t")) else None
+        if field:
+            section, current = "rest", None
+            words = (field.group(2) or "").split()
+            if field.group(1) in _REST_PARAM and words:
+                current = words[-1]
+                params[current] = field.group(3).strip()
             continue
         if section is None:
             summary.append(line)
@@ -73,8 +100,22 @@ def parse_docstring(doc: str | None) -> tuple[str | None, dict[str, str]]:
                 params[current] = item.group(3).strip()
             elif current and line.strip():
                 params[current] += " " + line.strip()
+        elif section in ("numpy:Parameters", "numpy:Other Parameters"):
+            item = re.match(r"^(\*{0,2}[\w, *]+?)\s*(?::.*)?$", line)
+            if line.strip() and not line[:1].isspace() and item:
+                names = [n.strip() for n in item.group(1).split(",")]
+                current = names[0]
+                params[current] = ""
+                shared[current] = names[1:]
+            elif current and line.strip():
+                params[current] = (params[current] + " " + line.strip()).strip()
+        elif section == "rest" and current and line[:1].isspace() and line.strip():
+            params[current] += " " + line.strip()
+    for first, others in shared.items():
+        for name in others:
+            params[name] = params[first]
     text = "\n".join(summary).strip()
-    return (text or None), params
+    return (text or None), {k: v for k, v in params.items() if v}
 
 
 def _is_structured(hint: Any) -> bool:
