@@ -16,9 +16,16 @@ from uuid import UUID
 
 import pytest
 
-from mcpsync import Client, HandlerContext, InvalidParamsError, RequestTimeoutError, Server
+from mcpsync import (
+    Audio,
+    Client,
+    HandlerContext,
+    Image,
+    InvalidParamsError,
+    RequestTimeoutError,
+    Server,
+)
 from mcpsync.protocol.versions import MODERN_VERSIONS
-from mcpsync.types.media import Audio, Image
 from tests.serving import RunningServer
 
 from . import types_server
@@ -242,3 +249,34 @@ def test_every_type_in_and_out(transport: str, version: str) -> None:
         assert client.read_resource("types://day/2026-07-28").contents[0].text == "Tuesday"
         with pytest.raises(InvalidParamsError, match="'day'"):
             client.read_resource("types://day/someday")
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_async_tool_runs_as_a_task_and_a_task_cancel_cancels_it(version: str) -> None:
+    """Tasks run the tool on a worker with a task context (a plain threading.Event for
+    ``cancelled``): the coroutine still completes, and cancelling the task cancels it."""
+    server = Server("tasks", modern_versions=MODERN_VERSIONS, request_state_key="k")
+    started, cancelled = threading.Event(), threading.Event()
+
+    @server.tool(task="optional")
+    async def double(n: int) -> int:
+        await asyncio.sleep(0)
+        return 2 * n
+
+    @server.tool(task="optional")
+    async def forever() -> str:
+        started.set()
+        try:
+            await asyncio.sleep(WAIT)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "late"
+
+    with Client.memory(server, protocol_version=version, timeout=WAIT) as client:
+        result = client.start_task("double", {"n": 21}).result(timeout=WAIT)
+        assert result.structured_content == {"result": 42} and result.is_error is False
+        handle = client.start_task("forever")
+        assert started.wait(WAIT)
+        handle.cancel(timeout=WAIT)
+        assert cancelled.wait(WAIT)

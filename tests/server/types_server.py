@@ -12,9 +12,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, TypedDict
 
-from mcpsync import HandlerContext, Server
+from mcpsync import Audio, HandlerContext, Image, Server
 from mcpsync.protocol.versions import MODERN_VERSIONS
-from mcpsync.types.media import Audio, Image
 
 server = Server("types", modern_versions=MODERN_VERSIONS, request_state_key="types-key")
 
