@@ -326,7 +326,7 @@ class ToolBinding:
         if (isinstance(value, list) and self.output_schema is None
                 and any(isinstance(v, CONTENT_TYPES) for v in value)):
             return {"content": [_text(v) if isinstance(v, str) else to_wire(v) for v in value]}
-        if isinstance(value, (bytes, bytearray, memoryview)):
+        if isinstance(value, (bytes, bytearray, memoryview)) and self.output_schema is None:
             return {"content": [bytes_block(bytes(value), f"tool://{self.name}/result")]}
         data = to_json_value(value)
         if self.output_schema is None:

@@ -22,6 +22,7 @@ from mcpsync import (
     HandlerContext,
     Image,
     InvalidParamsError,
+    MCPError,
     RequestTimeoutError,
     Server,
 )
@@ -280,3 +281,19 @@ def test_async_tool_runs_as_a_task_and_a_task_cancel_cancels_it(version: str) ->
         assert started.wait(WAIT)
         handle.cancel(timeout=WAIT)
         assert cancelled.wait(WAIT)
+
+
+@pytest.mark.parametrize("version", ERAS)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_resources_encode_these_types_and_completers_may_be_async(transport: str,
+                                                                  version: str) -> None:
+    with connect(transport, version) as client:
+        dated = client.read_resource("types://dated").contents[0]
+        assert json.loads(dated.text) == {"at": "2026-07-28", "id": str(UUID_1)}
+        with pytest.raises(MCPError, match="types://opaque cannot be encoded as JSON") as err:
+            client.read_resource("types://opaque")
+        assert err.value.code == -32603
+        completion = client.complete("types://day/{day}", "day", "2026-07-2")
+        assert completion.values == ["2026-07-28", "2026-07-29"]
+        raw = client.call_tool("raw_structured")
+        assert raw.structured_content == {"result": "AAE="}

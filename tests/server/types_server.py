@@ -121,5 +121,26 @@ def day_resource(day: datetime.date) -> str:
     return day.strftime("%A")
 
 
+@server.resource("types://dated")
+def dated_resource() -> dict[str, Any]:
+    return {"at": datetime.date(2026, 7, 28), "id": uuid.UUID(int=1)}
+
+
+@server.resource("types://opaque")
+def opaque_resource() -> dict[str, Any]:
+    return {"what": object()}
+
+
+@server.completer("types://day/{day}", "day")
+async def complete_day(value: str, context: dict[str, str]) -> list[str]:
+    await asyncio.sleep(0)
+    return [d for d in ("2026-07-28", "2026-07-29") if d.startswith(value)]
+
+
+@server.tool(structured_output=True)
+def raw_structured() -> bytes:
+    return b"\x00\x01"
+
+
 if __name__ == "__main__":
     server.run_stdio()
