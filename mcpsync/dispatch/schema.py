@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Union
 
+from ..codec import to_wire
 from .schema_extras import (
     apply_constraint,
     is_constraint,
@@ -348,8 +349,6 @@ def to_json_value(value: Any) -> Any:
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         if hasattr(value, "to_dict"):
-            from ..codec import to_wire
-
             return to_wire(value)
         return {f.name: to_json_value(getattr(value, f.name))
                 for f in dataclasses.fields(value)}
