@@ -49,6 +49,7 @@ from .server.session import ServerSession
 from .tasks import MemoryTaskStore, RunAsTask, SqliteTaskStore, TaskContext
 from .types import (
     Annotations,
+    Audio,
     AudioContent,
     BlobResourceContents,
     CallToolResult,
@@ -60,6 +61,7 @@ from .types import (
     EmbeddedResource,
     GetPromptResult,
     Icon,
+    Image,
     ImageContent,
     Implementation,
     LogMessage,
@@ -81,6 +83,7 @@ from .types import (
 
 __all__ = [
     "Annotations",
+    "Audio",
     "AudioContent",
     "BlobResourceContents",
     "CallToolResult",
@@ -99,6 +102,7 @@ __all__ = [
     "HandlerContext",
     "HostRequest",
     "Icon",
+    "Image",
     "ImageContent",
     "Implementation",
     "InternalError",

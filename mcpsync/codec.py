@@ -37,13 +37,15 @@ def optional(
     name: str | None = None,
     decoder: Callable[[Any], Any] | None = None,
     encoder: Callable[[Any], Any] | None = None,
+    omit: Callable[[Any], bool] = _is_none,
 ) -> Any:
-    """A dataclass field that is left off the wire while it is ``None``.
+    """A dataclass field that is left off the wire while it is ``None`` (or while ``omit``
+    says so: a flag left off while ``False``).
 
     ``name`` overrides the wire name (``_meta``); ``decoder``/``encoder`` convert a field
     whose value dataclasses-json cannot (a union of content blocks).
     """
-    meta = config(exclude=_is_none, field_name=name, decoder=decoder, encoder=encoder)
+    meta = config(exclude=omit, field_name=name, decoder=decoder, encoder=encoder)
     return dataclasses.field(default=default, metadata=meta)
 
 

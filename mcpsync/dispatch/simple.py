@@ -7,6 +7,7 @@ parameter's annotated scalar type (``int``, ``float``, ``bool``, ``str``), and c
 
 from __future__ import annotations
 
+import enum
 import inspect
 import typing
 from collections.abc import Callable
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidParamsError
+from .calling import call_handler, check_handler
+from .schema import _special
 from .typed import parse_docstring
 
 _TRUE = {"true", "1", "yes", "on"}
@@ -27,7 +30,17 @@ def _convert(hint: Any, name: str, value: str) -> Any:
         if hint is float:
             return float(value)
     except ValueError:
-        raise InvalidParamsError(f"Invalid params: {name!r} must be a {hint.__name__}") from None
+        raise InvalidParamsError(f"Invalid params: {name!r} must be an {hint.__name__}"
+                                 if hint is int else
+                                 f"Invalid params: {name!r} must be a {hint.__name__}") from None
+    special = _special(hint)
+    if special is None and isinstance(hint, type) and issubclass(hint, enum.Enum):
+        special = ({}, hint)
+    if special is not None and special[1] is not None:
+        try:
+            return special[1](value)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParamsError(f"Invalid params: {name!r}: {exc}") from None
     if hint is bool:
         lowered = value.lower()
         if lowered in _TRUE or lowered in _FALSE:
@@ -47,8 +60,10 @@ class Parameter:
 class StringBinding:
     """Calls ``fn(ctx?, **string_arguments)`` with scalar conversion. Thread-safe."""
 
-    def __init__(self, fn: Callable[..., Any], context_type: type) -> None:
+    def __init__(self, fn: Callable[..., Any], context_type: type,
+                 what: str | None = None) -> None:
         self.fn = fn
+        check_handler(fn, what or repr(getattr(fn, "__name__", fn)))
         hints = typing.get_type_hints(fn)
         summary, docs = parse_docstring(inspect.getdoc(fn))
         self.description = summary
@@ -75,4 +90,4 @@ class StringBinding:
                 raise InvalidParamsError(f"Invalid params: missing required argument {p.name!r}")
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
-        return self.fn(**kwargs)
+        return call_handler(self.fn, kwargs, ctx)

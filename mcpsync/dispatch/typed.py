@@ -10,9 +10,9 @@ and cancellation propagate to the engine.
 
 from __future__ import annotations
 
+import base64
 import copy
 import dataclasses
-import enum
 import inspect
 import json
 import logging
@@ -25,8 +25,18 @@ from typing import TYPE_CHECKING, Any, Union
 from ..codec import to_wire
 from ..errors import MCPError, RequestCancelledError, RequestTimeoutError
 from ..types.content import CONTENT_TYPES
+from ..types.media import sniff_mime
 from ..types.tools import CallToolResult
-from .schema import _NONE_TYPE, Decoder, SchemaBuilder, _set_default, _validator_class
+from .calling import call_handler, check_handler
+from .schema import (
+    _NONE_TYPE,
+    Decoder,
+    SchemaBuilder,
+    _set_default,
+    _validator_class,
+    to_json_value,
+)
+from .schema_extras import field_default, is_field_info, is_model
 
 if TYPE_CHECKING:
     import jsonschema
@@ -37,22 +47,49 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 _ARGS_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields):\s*$")
+_NUMPY_SECTIONS = {"Parameters", "Other Parameters", "Returns", "Yields", "Receives", "Raises",
+                   "Warns", "Warnings", "See Also", "Notes", "References", "Examples",
+                   "Attributes", "Methods"}
+_NUMPY_UNDERLINE = re.compile(r"^\s*-{3,}\s*$")
+_REST_FIELD = re.compile(r"^:(\w+)(?:\s+([^:]*?))?:\s*(.*)$")
+_REST_PARAM = {"param", "parameter", "arg", "argument", "key", "keyword"}
 
 
 def parse_docstring(doc: str | None) -> tuple[str | None, dict[str, str]]:
-    """The description (text before any Google-style section) and per-argument texts."""
+    """The description (text before the first section) and per-argument texts.
+
+    Three styles are read: Google (``Args:`` then ``name: text``), NumPy (``Parameters``
+    underlined with dashes, then ``name : type`` and the text indented below) and reST
+    (``:param name: text``, also ``:param type name: text``).
+    """
     if not doc:
         return None, {}
     lines = inspect.cleandoc(doc).splitlines()
     summary: list[str] = []
     params: dict[str, str] = {}
+    shared: dict[str, list[str]] = {}  # NumPy's "x, y : float": one text for both
     section: str | None = None
     current: str | None = None
-    for line in lines:
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        following = lines[index] if index < len(lines) else ""
+        if line.strip() in _NUMPY_SECTIONS and _NUMPY_UNDERLINE.match(following):
+            section, current = "numpy:" + line.strip(), None
+            index += 1
+            continue
         match = _ARGS_SECTION.match(line)
         if match:
-            section = match.group(1)
-            current = None
+            section, current = match.group(1), None
+            continue
+        field = _REST_FIELD.match(line.strip()) if not line.startswith((" ", "\t")) else None
+        if field:
+            section, current = "rest", None
+            words = (field.group(2) or "").split()
+            if field.group(1) in _REST_PARAM and words:
+                current = words[-1]
+                params[current] = field.group(3).strip()
             continue
         if section is None:
             summary.append(line)
@@ -63,8 +100,22 @@ def parse_docstring(doc: str | None) -> tuple[str | None, dict[str, str]]:
                 params[current] = item.group(3).strip()
             elif current and line.strip():
                 params[current] += " " + line.strip()
+        elif section in ("numpy:Parameters", "numpy:Other Parameters"):
+            item = re.match(r"^(\*{0,2}[\w, *]+?)\s*(?::.*)?$", line)
+            if line.strip() and not line[:1].isspace() and item:
+                names = [n.strip() for n in item.group(1).split(",")]
+                current = names[0]
+                params[current] = ""
+                shared[current] = names[1:]
+            elif current and line.strip():
+                params[current] = (params[current] + " " + line.strip()).strip()
+        elif section == "rest" and current and line[:1].isspace() and line.strip():
+            params[current] += " " + line.strip()
+    for first, others in shared.items():
+        for name in others:
+            params[name] = params[first]
     text = "\n".join(summary).strip()
-    return (text or None), params
+    return (text or None), {k: v for k, v in params.items() if v}
 
 
 def _is_structured(hint: Any) -> bool:
@@ -73,23 +124,18 @@ def _is_structured(hint: Any) -> bool:
         return True
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return not any(issubclass(hint, t) for t in CONTENT_TYPES)
-    return typing.is_typeddict(hint)
+    return typing.is_typeddict(hint) or is_model(hint)
 
 
-def _encode_structured(value: Any) -> Any:
-    """Dataclasses (plain or wire types), enums and containers to JSON values."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        if hasattr(value, "to_dict"):
-            return to_wire(value)
-        return {f.name: _encode_structured(getattr(value, f.name))
-                for f in dataclasses.fields(value)}
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, dict):
-        return {str(k): _encode_structured(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_encode_structured(v) for v in value]
-    return value
+def bytes_block(data: bytes, uri: str) -> dict[str, Any]:
+    """Bytes a tool returned, as one content block: an image or audio block when the
+    leading bytes say so, otherwise an embedded resource with a base64 blob at ``uri``."""
+    mime = sniff_mime(data)
+    encoded = base64.b64encode(data).decode("ascii")
+    if mime is not None and mime.startswith(("image/", "audio/")):
+        return {"type": mime.split("/")[0], "data": encoded, "mimeType": mime}
+    return {"type": "resource", "resource": {"uri": uri, "blob": encoded,
+                                             "mimeType": mime or "application/octet-stream"}}
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -119,6 +165,7 @@ class ToolBinding:
             hints = typing.get_type_hints(fn, include_extras=True)
         except NameError as exc:
             raise TypeError(f"tool {self.name!r}: cannot resolve type hints: {exc}") from exc
+        check_handler(fn, f"tool {self.name!r}")
         doc_text, doc_params = parse_docstring(inspect.getdoc(fn))
         self.description = description if description is not None else doc_text
         builder = SchemaBuilder()
@@ -127,6 +174,8 @@ class ToolBinding:
         self.context_param: str | None = None
         self._decoders: list[tuple[str, Decoder]] = []
         self._positional_context = False
+        #: Defaults the signature cannot supply itself (those held in a pydantic Field).
+        self._defaults: dict[str, Any] = {}
         self._all_arguments = False
         for param in inspect.signature(fn).parameters.values():
             hint = hints.get(param.name, Any)
@@ -141,6 +190,10 @@ class ToolBinding:
             if input_schema is not None:
                 properties[param.name] = {}  # described by the hand-written schema
                 continue
+            default = param.default
+            if is_field_info(default):  # ``x: int = Field(3, ge=0)``, as in pydantic
+                hint = typing.Annotated[hint, default]
+                default = field_default(default)
             try:
                 schema, decoder = builder.build(hint)
             except TypeError as exc:
@@ -148,16 +201,20 @@ class ToolBinding:
             schema = dict(schema)
             if param.name in doc_params and "description" not in schema:
                 schema["description"] = doc_params[param.name]
-            if param.default is inspect.Parameter.empty:
+            if default is inspect.Parameter.empty:
                 required.append(param.name)
             else:
-                _set_default(schema, param.default)
+                _set_default(schema, default)
+                if default is not param.default:
+                    self._defaults[param.name] = default
             properties[param.name] = schema
             if decoder is not None:
                 self._decoders.append((param.name, decoder))
         self.input_schema: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
             self.input_schema["required"] = required
+        if builder.defs:
+            self.input_schema["$defs"] = builder.defs
         if input_schema is not None:
             if input_schema.get("type") != "object":
                 raise TypeError(f"tool {self.name!r}: input_schema must have type 'object'")
@@ -167,7 +224,8 @@ class ToolBinding:
         self._validator = validator(self.input_schema)
         self._names = frozenset(properties)
         self._trivial = not properties and input_schema is None
-        self._plan_output(hints.get("return", inspect.Parameter.empty), structured_output, builder)
+        self._plan_output(hints.get("return", inspect.Parameter.empty), structured_output,
+                          SchemaBuilder(mode="serialization"))
 
     @classmethod
     def from_function(cls, fn: Callable[..., Any], **options: Any) -> ToolBinding:
@@ -177,6 +235,8 @@ class ToolBinding:
         self.output_schema: dict[str, Any] | None = None
         self._wrap_result = False
         self._structured_allowed = structured is not False
+        if hint in (bytes, bytearray, memoryview) and not structured:
+            return  # binary content: an image, audio or blob block (see bytes_block)
         if structured is False or hint in (inspect.Parameter.empty, None, _NONE_TYPE, str):
             if structured:
                 raise TypeError(f"tool {self.name!r}: structured output needs a return "
@@ -200,6 +260,8 @@ class ToolBinding:
             self.output_schema = {"type": "object", "properties": {"result": schema},
                                   "required": ["result"]}
             self._wrap_result = True
+        if builder.defs:
+            self.output_schema = {**self.output_schema, "$defs": builder.defs}
         self._output_validator = _validator_class()(self.output_schema)
 
     # -- call time -----------------------------------------------------------------------
@@ -221,10 +283,12 @@ class ToolBinding:
                 except (TypeError, ValueError) as exc:
                     return self._error(f"Invalid arguments for tool {self.name!r}: "
                                        f"{key!r}: {exc}")
+        for key, value in self._defaults.items():
+            kwargs.setdefault(key, value)
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
         try:
-            value = self.fn(**kwargs)
+            value = call_handler(self.fn, kwargs, ctx)
         except RequestTimeoutError as exc:
             # A reverse call (ctx.sample, ...) ran out of time: the tool call itself was not
             # cancelled and must still be answered.
@@ -240,7 +304,17 @@ class ToolBinding:
         return {"content": [_text(text)], "isError": True}
 
     def encode(self, value: Any) -> dict[str, Any]:
-        """Turn a return value into a CallToolResult dict (see the server guide)."""
+        """Turn a return value into a CallToolResult dict (see the server guide); a value
+        that cannot be encoded as JSON is the tool's failure (an ``isError`` result that
+        says why), not an internal error of ``tools/call``."""
+        try:
+            return self._encode(value)
+        except (TypeError, ValueError) as exc:
+            logger.warning("tool %s returned a value that cannot be encoded: %s", self.name, exc)
+            return self._error(f"Error executing tool {self.name}: the result cannot be "
+                               f"encoded as JSON: {exc}")
+
+    def _encode(self, value: Any) -> dict[str, Any]:
         if isinstance(value, str) and self.output_schema is None:
             return {"content": [_text(value)]}
         if isinstance(value, CallToolResult):
@@ -252,10 +326,9 @@ class ToolBinding:
         if (isinstance(value, list) and self.output_schema is None
                 and any(isinstance(v, CONTENT_TYPES) for v in value)):
             return {"content": [_text(v) if isinstance(v, str) else to_wire(v) for v in value]}
-        if isinstance(value, bytes):
-            return self._error(f"Error executing tool {self.name}: bytes are not a result; "
-                               "return ImageContent/AudioContent or EmbeddedResource")
-        data = _encode_structured(value)
+        if isinstance(value, (bytes, bytearray, memoryview)) and self.output_schema is None:
+            return {"content": [bytes_block(bytes(value), f"tool://{self.name}/result")]}
+        data = to_json_value(value)
         if self.output_schema is None:
             if isinstance(data, dict) and not self._structured_allowed:
                 return {"content": [_text(_dumps(data))]}

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..codec import to_wire
+from ..dispatch.calling import run_coroutine
 from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.simple import StringBinding
@@ -36,7 +38,7 @@ def describe_prompt(fn: Callable[..., Any], *, name: str | None, title: str | No
                     meta: dict[str, Any] | None) -> RegisteredPrompt:
     """A prompt rendered by ``fn``, described for ``prompts/list``: its parameters are the
     prompt's arguments (required unless they have a default)."""
-    binding = StringBinding(fn, HandlerContext)
+    binding = StringBinding(fn, HandlerContext, f"prompt {name or fn.__name__!r}")
     wire: dict[str, Any] = {"name": name or fn.__name__}
     text = description or binding.description
     if title is not None:
@@ -136,8 +138,12 @@ def _message(item: Any) -> dict[str, Any]:
 
 
 def complete(completer: Completer, value: str, context: dict[str, str]) -> dict[str, Any]:
-    """Run a completer and shape the result (at most 100 values, with total/hasMore)."""
-    values = [str(v) for v in completer(value, context)]
+    """Run a completer (plain or ``async def``) and shape the result (at most 100 values,
+    with total/hasMore)."""
+    suggestions: Any = completer(value, context)
+    if inspect.iscoroutine(suggestions):
+        suggestions = run_coroutine(suggestions)
+    values = [str(v) for v in suggestions]
     completion: dict[str, Any] = {"values": values[:MAX_COMPLETIONS], "total": len(values)}
     completion["hasMore"] = len(values) > MAX_COMPLETIONS
     return {"completion": completion}

@@ -12,6 +12,7 @@ from typing import Any
 from ..codec import to_wire
 from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
+from ..dispatch.schema import to_json_value
 from ..dispatch.simple import StringBinding
 from ..errors import InvalidParamsError, MCPError, ResourceNotFoundError
 from ..protocol.uritemplate import UriTemplate, is_template
@@ -41,7 +42,7 @@ def describe_resource(
 ) -> RegisteredResource:
     """A resource read by ``fn`` at ``uri`` (fixed, or an RFC 6570 template whose variables
     must cover ``fn``'s required parameters), described for ``resources/list``."""
-    binding = StringBinding(fn, HandlerContext)
+    binding = StringBinding(fn, HandlerContext, f"resource {uri!r}")
     template = UriTemplate(uri) if is_template(uri) else None
     wire: dict[str, Any] = {"uriTemplate" if template else "uri": uri,
                             "name": name or fn.__name__}
@@ -158,7 +159,11 @@ def to_contents(uri: str, value: Any, mime_type: str | None) -> list[dict[str, A
         item["blob"] = base64.b64encode(bytes(value)).decode("ascii")
         default_mime = "application/octet-stream"
     else:
-        item["text"] = json.dumps(value, ensure_ascii=False)
+        try:
+            item["text"] = json.dumps(to_json_value(value), ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            raise MCPError(f"the resource {uri} cannot be encoded as JSON: {exc}",
+                           data={"uri": uri}) from None
         default_mime = "application/json"
     item["mimeType"] = mime_type or default_mime
     return [item]

@@ -20,12 +20,14 @@ from .content import (
     content_from_wire,
 )
 from .lifecycle import InitializeResult
+from .media import Audio, Image
 from .prompts import Completion, GetPromptResult, Prompt, PromptArgument, PromptMessage
 from .resources import ReadResourceResult, Resource, ResourceTemplate, Root
 from .tools import CallToolResult, ListToolsResult, Tool, ToolAnnotations
 
 __all__ = [
     "Annotations",
+    "Audio",
     "AudioContent",
     "BlobResourceContents",
     "CallToolResult",
@@ -38,6 +40,7 @@ __all__ = [
     "EmbeddedResource",
     "GetPromptResult",
     "Icon",
+    "Image",
     "ImageContent",
     "Implementation",
     "InitializeResult",

@@ -48,6 +48,10 @@ class ListToolsResult:
     meta: dict[str, Any] | None = meta_field()
 
 
+def _not_true(value: Any) -> bool:
+    return value is not True
+
+
 @wire_type
 @dataclass
 class CallToolResult:
@@ -61,7 +65,8 @@ class CallToolResult:
         decoder=content_list_from_wire, encoder=content_list_to_wire, default_factory=list
     )
     structured_content: Any = optional()
-    is_error: bool | None = optional()
+    #: ``False`` on success, also when the server left ``isError`` out (the spec's default).
+    is_error: bool = optional(False, omit=_not_true)
     meta: dict[str, Any] | None = meta_field()
 
     @property
