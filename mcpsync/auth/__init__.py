@@ -18,7 +18,13 @@ from .errors import (
     TokenRequestError,
 )
 from .oauth import OAuth
-from .redirect import Callback, FollowRedirects, RedirectHandler, console_redirect_handler
+from .redirect import (
+    Callback,
+    FollowRedirects,
+    LoopbackRedirect,
+    RedirectHandler,
+    console_redirect_handler,
+)
 from .registration import ClientInfo
 from .tokens import FileTokenStorage, MemoryTokenStorage, Token, TokenStorage
 
@@ -32,6 +38,7 @@ __all__ = [
     "FollowRedirects",
     "InsufficientScopeError",
     "IssuerMismatchError",
+    "LoopbackRedirect",
     "MemoryTokenStorage",
     "MissingDependencyError",
     "OAuth",

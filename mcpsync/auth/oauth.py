@@ -69,6 +69,9 @@ DEFAULT_REDIRECT_URI: Final = "http://127.0.0.1:33418/callback"
 DEFAULT_MAX_REAUTHORIZATIONS: Final = 3
 #: How long a thread waits for another thread's authorization of the same server (s).
 DEFAULT_FLIGHT_TIMEOUT: Final = 600.0
+#: Servers (origins) one OAuth object keeps in memory; the least recently added go first
+#: (their records stay in the storage and are loaded again when needed).
+MAX_SERVERS: Final = 1024
 #: How much of a refused response's body is read before it is dropped (bytes).
 _DRAIN_BYTES: Final = 64 * 1024
 _PROTOCOL_HEADER: Final = "MCP-Protocol-Version"
@@ -309,7 +312,13 @@ class OAuth(AuthBase):
             return server
         loaded = _Server.from_record(self.storage.load(key))  # user code: outside the lock
         with self._lock:
-            return self._servers.setdefault(key, loaded)
+            server = self._servers.setdefault(key, loaded)
+            while len(self._servers) > MAX_SERVERS:
+                oldest = next(k for k in self._servers if k not in self._flights or k == key)
+                if oldest == key:
+                    break
+                del self._servers[oldest]
+            return server
 
     def _save(self, key: str) -> None:
         self.storage.save(key, self._server(key).to_record())

@@ -5,15 +5,19 @@ by ``requests``."""
 from __future__ import annotations
 
 import re
+import threading
 import webbrowser
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
+import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from mcpsync import FollowRedirects
+from mcpsync.auth.oauth import DEFAULT_REDIRECT_URI as REDIRECT_DEFAULT
 
 from .authserver import AuthServer
 
@@ -41,13 +45,27 @@ def test_example_runs(index: int, auth_server: AuthServer, protect: Any, tmp_pat
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path))
     opened: list[str] = []
-    monkeypatch.setattr(webbrowser, "open", lambda url, new=0: opened.append(url) or True)
+    visits: list[threading.Thread] = []
+
+    def browser(url: str, new: int = 0) -> bool:
+        """Record the URL; when a loopback listener waits for it, go there as a browser."""
+        opened.append(url)
+        if quote(REDIRECT_DEFAULT, safe="") not in url:
+            visit = threading.Thread(target=requests.get, args=(url,),
+                                     kwargs={"timeout": 10.0}, name="test-docs-browser")
+            visits.append(visit)
+            visit.start()
+        return True
+
+    monkeypatch.setattr(webbrowser, "open", browser)
     # The user pastes the URL the browser ended on: the last redirect's target.
     monkeypatch.setattr("builtins.input", lambda prompt="": FollowRedirects()(opened[-1]))
 
     exec(compile(BLOCKS[index].replace(PLACEHOLDER, mcp.url), f"auth.md[{index}]", "exec"),
          {"__name__": "__docs__"})
 
+    for visit in visits:
+        visit.join(15.0)
     out = capsys.readouterr()
     assert out.out.strip(), "the example printed nothing"
     assert not out.out.lstrip().startswith(("401", "403"))  # plain requests: not refused
