@@ -69,6 +69,8 @@ DEFAULT_REDIRECT_URI: Final = "http://127.0.0.1:33418/callback"
 DEFAULT_MAX_REAUTHORIZATIONS: Final = 3
 #: How long a thread waits for another thread's authorization of the same server (s).
 DEFAULT_FLIGHT_TIMEOUT: Final = 600.0
+#: RFC 7523's grant type: a JWT (a workload identity token) as the authorization grant.
+JWT_BEARER_GRANT: Final = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 #: Servers (origins) one OAuth object keeps in memory; the least recently added go first
 #: (their records stay in the storage and are loaded again when needed).
 MAX_SERVERS: Final = 1024
@@ -188,6 +190,7 @@ class OAuth(AuthBase):
         self._grant = "authorization_code"
         self._private_key_pem: str | None = None
         self._signing_algorithm = "RS256"
+        self._assertion: str | Callable[[], str] | None = None
         self._lock = threading.Lock()
         self._servers: dict[str, _Server] = {}
         self._flights: dict[str, _Flight] = {}
@@ -223,6 +226,28 @@ class OAuth(AuthBase):
         oauth._grant = "client_credentials"
         oauth._private_key_pem = private_key_pem
         oauth._signing_algorithm = signing_algorithm
+        return oauth
+
+    @classmethod
+    def jwt_bearer(
+        cls,
+        assertion: str | Callable[[], str],
+        *,
+        client_id: str | None = None,
+        scopes: Sequence[str] = (),
+        storage: TokenStorage | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_response_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> OAuth:
+        """The RFC 7523 JWT-bearer grant (workload identity federation, SEP-1933): the
+        workload's identity token (from its platform) is the grant. ``assertion`` is the
+        JWT, or a callable returning a current one (platform tokens rotate; it is called
+        for each token request). A refusal (``invalid_grant``, ``invalid_scope``,
+        ``unauthorized_client``) fails the call: no retry, no other grant."""
+        oauth = cls(client_id=client_id, scopes=scopes, storage=storage, offline_access=False,
+                    timeout=timeout, max_response_bytes=max_response_bytes)
+        oauth._grant = "jwt_bearer"
+        oauth._assertion = assertion
         return oauth
 
     def __repr__(self) -> str:
@@ -399,6 +424,8 @@ class OAuth(AuthBase):
                     scope or "none requested")
         if self._grant == "client_credentials":
             token = self._client_credentials_grant(metadata, info.resource, scope)
+        elif self._grant == "jwt_bearer":
+            token = self._jwt_bearer_grant(metadata, info.resource, scope)
         else:
             token = self._code_grant(server, metadata, info.resource, scope)
         server.token = token
@@ -497,6 +524,17 @@ class OAuth(AuthBase):
             data["scope"] = scope
         return self._token_request(metadata, client, data)
 
+    def _jwt_bearer_grant(self, metadata: ServerMetadata, resource: str,
+                          scope: str | None) -> Token:
+        assertion = self._assertion() if callable(self._assertion) else self._assertion
+        data = {"grant_type": JWT_BEARER_GRANT, "assertion": str(assertion),
+                "resource": resource}
+        if scope:
+            data["scope"] = scope
+        if self.client_id is None:
+            return self._token_request(metadata, None, data)
+        return self._token_request(metadata, ClientInfo(self.client_id, None, "none"), data)
+
     def _refresh(self, key: str, url: str, info: ResourceInfo | None = None,
                  headers: dict[str, str] | None = None) -> None:
         server = self._server(key)
@@ -519,13 +557,16 @@ class OAuth(AuthBase):
             raise
         self._save(key)
 
-    def _token_request(self, metadata: ServerMetadata, client: ClientInfo,
+    def _token_request(self, metadata: ServerMetadata, client: ClientInfo | None,
                        data: dict[str, str], previous: Token | None = None) -> Token:
         form = dict(data)
         headers: dict[str, str] = {}
-        method = client.token_endpoint_auth_method or preferred_auth_method(
-            metadata, client.client_secret is not None)
-        if method == "private_key_jwt" and self._private_key_pem is not None:
+        method = "none" if client is None else (
+            client.token_endpoint_auth_method
+            or preferred_auth_method(metadata, client.client_secret is not None))
+        if client is None:
+            pass  # the grant itself authenticates (a JWT-bearer assertion)
+        elif method == "private_key_jwt" and self._private_key_pem is not None:
             form["client_id"] = client.client_id
             form["client_assertion_type"] = ASSERTION_TYPE
             form["client_assertion"] = client_assertion(

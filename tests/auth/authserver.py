@@ -25,6 +25,8 @@ from werkzeug.wrappers import Request, Response
 
 from tests.serving import RunningServer
 
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     return Response(json.dumps(body), status=status, headers=headers or {},
@@ -57,7 +59,8 @@ class AuthServer:
     ``auth_methods`` (token endpoint), ``scopes_supported``, ``expires_in``,
     ``refresh`` (issue refresh tokens), ``clients`` (pre-registered id -> secret),
     ``jwt_keys`` (client id -> PEM public key, for ``private_key_jwt``),
-    ``metadata_padding`` (bytes of junk to make the metadata document large).
+    ``metadata_padding`` (bytes of junk to make the metadata document large),
+    ``workload_jwts`` (assertions the JWT-bearer grant accepts).
     """
 
     def __init__(self, path: str = "") -> None:
@@ -75,6 +78,7 @@ class AuthServer:
         self.clients: dict[str, str | None] = {}
         self.jwt_keys: dict[str, str] = {}
         self.metadata_padding = 0
+        self.workload_jwts: set[str] = set()
         self.seen: list[Seen] = []
         self.tokens: dict[str, Issued] = {}
         self._codes: dict[str, dict[str, Any]] = {}
@@ -191,11 +195,19 @@ class AuthServer:
         return None
 
     def _token(self, request: Request, params: dict[str, str]) -> Response:
-        client_id = self._client_of(request, params)
+        grant = params.get("grant_type")
+        if grant == JWT_BEARER:  # the assertion is the grant and the authentication
+            if params.get("assertion") not in self.workload_jwts:
+                return _json({"error": "invalid_grant"}, 400)
+            client_id: str | None = params.get("client_id") or "workload"
+        else:
+            client_id = self._client_of(request, params)
         if client_id is None:
             return _json({"error": "invalid_client"}, 401)
-        grant = params.get("grant_type")
-        if grant == "authorization_code":
+        if grant == JWT_BEARER:
+            scopes = (params.get("scope") or "").split()
+            resource = params.get("resource")
+        elif grant == "authorization_code":
             asked = self._codes.pop(params.get("code", ""), None)
             verifier = params.get("code_verifier", "")
             challenge = base64.urlsafe_b64encode(
@@ -219,7 +231,7 @@ class AuthServer:
         self.tokens[token] = issued
         body: dict[str, Any] = {"access_token": token, "token_type": "Bearer",
                                 "expires_in": self.expires_in, "scope": " ".join(scopes)}
-        if self.refresh and grant != "client_credentials":
+        if self.refresh and grant in ("authorization_code", "refresh_token"):
             refresh = "rt-" + secrets.token_urlsafe(16)
             self._refresh[refresh] = issued
             body["refresh_token"] = refresh

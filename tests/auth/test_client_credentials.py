@@ -97,3 +97,31 @@ def test_mcpsync_imports_without_pyjwt_and_says_how_to_get_it():
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert "pip install 'mcpsync[auth]'" in done.stdout
+
+
+def test_jwt_bearer_grant_sends_the_workload_token(auth_server: AuthServer, protect: Any):
+    auth_server.workload_jwts.add("workload.jwt.value")
+    mcp = protect(scopes=["mcp:read"])
+    rotations: list[int] = []
+
+    def current() -> str:
+        rotations.append(1)
+        return "workload.jwt.value"
+
+    oauth = OAuth.jwt_bearer(current, client_id="wl")
+    with Client.http(mcp.url, auth=oauth, protocol_version="2026-07-28") as client:
+        assert client.list_tools()
+    [token] = auth_server.requests_to("/token")
+    assert token.params["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    assert token.params["assertion"] == "workload.jwt.value"
+    assert token.params["resource"] == mcp.url and token.params["scope"] == "mcp:read"
+    assert rotations == [1] and auth_server.count("/authorize") == 0
+
+
+def test_jwt_bearer_refusal_is_surfaced_without_retry(auth_server: AuthServer, protect: Any):
+    mcp = protect()
+    oauth = OAuth.jwt_bearer("expired.jwt.value")
+    with pytest.raises(TokenRequestError, match="invalid_grant"), Client.http(
+            mcp.url, auth=oauth, protocol_version="2026-07-28") as client:
+        client.list_tools()
+    assert auth_server.count("/token") == 1 and auth_server.count("/authorize") == 0

@@ -41,6 +41,8 @@ def test_example_runs(index: int, auth_server: AuthServer, protect: Any, tmp_pat
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
     auth_server.clients.update({"my-app": "my-app-secret",
                                 "my-service": "my-service-secret"})
+    (tmp_path / "workload-token.jwt").write_text("workload.jwt.value\n")
+    auth_server.workload_jwts.add("workload.jwt.value")
     mcp = protect()
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path))

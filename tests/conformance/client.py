@@ -31,12 +31,15 @@ CIMD_URL = "https://conformance-test.local/client-metadata.json"
 
 
 def oauth_for(scenario: str, context: dict[str, Any]) -> OAuth | None:
-    """The auth scenarios' OAuth: client credentials for the extension's scenarios (a secret
-    or a PEM key from the context), else the authorization code flow with the suite's
-    pre-registered credentials when it gives them, the CIMD URL, and a redirect handler
-    that follows the suite's authorization server (which approves at once)."""
+    """The auth scenarios' OAuth: the workload's JWT as the grant for wif-jwt-bearer;
+    client credentials for the extension's scenarios (a secret or a PEM key from the
+    context); else the authorization code flow with the suite's pre-registered credentials
+    when it gives them, the CIMD URL, and a redirect handler that follows the suite's
+    authorization server (which approves at once)."""
     if not scenario.startswith("auth/"):
         return None
+    if scenario == "auth/wif-jwt-bearer":
+        return OAuth.jwt_bearer(context["valid_jwt"], client_id=context.get("client_id"))
     if scenario.startswith("auth/client-credentials"):
         if context.get("private_key_pem"):
             return OAuth.client_credentials(
