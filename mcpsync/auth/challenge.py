@@ -1,4 +1,5 @@
-"""``WWW-Authenticate`` Bearer challenges (RFC 6750 §3, RFC 9728 §5.1).
+"""``WWW-Authenticate`` Bearer and DPoP challenges (RFC 6750 §3, RFC 9449 §7.1,
+RFC 9728 §5.1).
 
 Only what the client acts on is kept: ``error`` (``invalid_token``,
 ``insufficient_scope``), ``scope`` (what to ask for) and ``resource_metadata`` (where the
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 #: bare token (an auth-scheme, or a token68 right after one).
 _ITEM = re.compile(r'[\s,]*(?:([A-Za-z0-9_\-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]*))'
                    r'|([A-Za-z0-9_\-.~+/]+=*))')
+_OURS = ("bearer", "dpop")
 #: A header longer than this is not parsed (it is not a challenge anyone meant).
 MAX_HEADER_CHARS = 8192
 
@@ -24,6 +26,7 @@ class Challenge:
     error: str | None = None
     scope: str | None = None
     resource_metadata: str | None = None
+    scheme: str | None = None  # "bearer" or "dpop"; None when the header had neither
 
     @property
     def insufficient_scope(self) -> bool:
@@ -31,12 +34,12 @@ class Challenge:
 
 
 def parse(header: str | None) -> Challenge:
-    """The Bearer challenge in ``header`` (the first one, when there are several)."""
+    """The first Bearer (or DPoP, RFC 9449) challenge in ``header``."""
     if not header or len(header) > MAX_HEADER_CHARS:
         return Challenge()
     params: dict[str, str] = {}
     scheme: str | None = None
-    seen_bearer = False
+    ours: str | None = None  # the scheme whose parameters are being collected
     position = 0
     while position < len(header):
         match = _ITEM.match(header, position)
@@ -44,16 +47,17 @@ def parse(header: str | None) -> Challenge:
             break
         position = match.end()
         if match.group(4) is not None:  # a scheme (or a token68 after one)
-            if seen_bearer and scheme == "bearer" and params:
-                break  # the next challenge begins: the Bearer one is complete
-            if scheme is None or params or match.group(4).lower() in ("bearer", "dpop", "basic"):
-                scheme = match.group(4).lower()
-                seen_bearer = seen_bearer or scheme == "bearer"
-                if seen_bearer and scheme != "bearer":
-                    break
+            if scheme is not None and not params and scheme == ours:
+                continue  # a token68 right after our scheme
+            if ours is not None:
+                break  # the next challenge begins: ours is complete
+            scheme = match.group(4).lower()
+            if scheme in _OURS:
+                ours = scheme
             continue
-        if scheme == "bearer":
+        if ours is not None and scheme == ours:
             value = match.group(2) if match.group(2) is not None else match.group(3)
             params.setdefault(match.group(1).lower(), re.sub(r"\\(.)", r"\1", value or ""))
     return Challenge(error=params.get("error") or None, scope=params.get("scope") or None,
-                     resource_metadata=params.get("resource_metadata") or None)
+                     resource_metadata=params.get("resource_metadata") or None,
+                     scheme=ours)

@@ -52,7 +52,9 @@ def test_challenges():
                       'resource_metadata="http://h/.well-known/x"')
     assert (challenge.error, challenge.scope, challenge.resource_metadata) == (
         "insufficient_scope", "a b", "http://h/.well-known/x")
-    assert parse('DPoP algs="ES256", Bearer scope="s"').scope == "s"
+    assert parse('Basic realm="x", Bearer scope="s"').scope == "s"
+    dpop = parse('DPoP error="use_dpop_nonce", algs="ES256", Bearer scope="s"')
+    assert (dpop.scheme, dpop.error, dpop.scope) == ("dpop", "use_dpop_nonce", None)
     assert parse('Basic realm="x"').scope is None
     assert parse('Bearer realm="a", Basic scope="theirs"').scope is None
     assert parse("x" * 10000).scope is None
