@@ -1,7 +1,8 @@
 """OAuth 2.1 for MCP clients: ``Client.http(url, auth=OAuth(...))``.
 
-See ``docs/auth.md``. PyJWT (the ``auth`` extra) is needed only for ``private_key_jwt``;
-everything else uses ``requests`` and the standard library.
+See ``docs/auth.md``. PyJWT (the ``auth`` extra) is needed only for ``private_key_jwt``
+and DPoP (without it, DPoP is simply not offered); everything else uses ``requests`` and
+the standard library.
 """
 
 from .discovery import ResourceInfo, ServerMetadata, canonical_resource

@@ -40,6 +40,9 @@ from .discovery import (
     discover_server,
     origin_of,
 )
+from .dpop import ALGORITHM as DPOP_ALGORITHM
+from .dpop import DPoPKey
+from .dpop import available as dpop_available
 from .errors import (
     AuthorizationError,
     AuthorizationResponseError,
@@ -91,7 +94,9 @@ class _Server:
     metadata: ServerMetadata | None = None
 
     def to_record(self) -> dict[str, Any]:
-        return {"token": self.token.to_record() if self.token else None,
+        # A DPoP-bound token is useless without the in-memory key: it is not stored.
+        keep = self.token is not None and self.token.token_type.lower() != "dpop"
+        return {"token": self.token.to_record() if self.token and keep else None,
                 "resource": self.resource, "requested": list(self.requested),
                 "clients": {issuer: c.to_record() for issuer, c in self.clients.items()}}
 
@@ -126,6 +131,8 @@ def _bearer_of(request: requests.PreparedRequest) -> str | None:
         value = value.decode("latin-1")
     if value and value[:7].lower() == "bearer ":
         return value[7:]
+    if value and value[:5].lower() == "dpop ":
+        return value[5:]
     return None
 
 
@@ -148,7 +155,9 @@ class OAuth(AuthBase):
     authorization server lists it (for a refresh token) unless ``offline_access=False``.
     ``storage`` keeps tokens and registrations (default: memory; see
     :class:`~mcpsync.auth.FileTokenStorage`). ``timeout`` and ``max_response_bytes`` bound
-    every request of the flow itself.
+    every request of the flow itself. ``dpop``: ``None`` (default) uses DPoP-bound tokens
+    when the authorization server offers ES256 and PyJWT is installed; ``True`` insists on
+    PyJWT; ``False`` never uses DPoP.
     """
 
     def __init__(
@@ -169,6 +178,7 @@ class OAuth(AuthBase):
         timeout: float = DEFAULT_TIMEOUT,
         max_response_bytes: int = DEFAULT_MAX_BYTES,
         flight_timeout: float = DEFAULT_FLIGHT_TIMEOUT,
+        dpop: bool | None = None,
     ) -> None:
         if client_secret is not None and client_id is None:
             raise ValueError("client_secret needs client_id")
@@ -191,6 +201,10 @@ class OAuth(AuthBase):
         self._private_key_pem: str | None = None
         self._signing_algorithm = "RS256"
         self._assertion: str | Callable[[], str] | None = None
+        self.dpop = dpop
+        self._dpop_key: DPoPKey | None = None
+        if dpop is True:
+            jwt_library()  # fail now, not at the first token request, without the extra
         self._lock = threading.Lock()
         self._servers: dict[str, _Server] = {}
         self._flights: dict[str, _Flight] = {}
@@ -267,10 +281,20 @@ class OAuth(AuthBase):
             except AuthorizationError as exc:
                 logger.info("refreshing the token for %s failed: %s", key, exc)
             token = server.token
-        if token is not None:
-            request.headers["Authorization"] = f"Bearer {token.access_token}"
+        self._present(request, token)
         request.register_hook("response", self._on_response)  # type: ignore[no-untyped-call]
         return request
+
+    def _present(self, request: requests.PreparedRequest, token: Token | None) -> None:
+        """Put ``token`` on ``request``: ``Bearer``, or ``DPoP`` with a fresh proof."""
+        if token is None:
+            return
+        if token.token_type.lower() == "dpop" and self._dpop_key is not None:
+            request.headers["Authorization"] = f"DPoP {token.access_token}"
+            request.headers["DPoP"] = self._dpop_key.proof(
+                str(request.method or "GET"), str(request.url), token.access_token)
+        else:
+            request.headers["Authorization"] = f"Bearer {token.access_token}"
 
     def _on_response(self, response: requests.Response, **kwargs: Any) -> requests.Response:
         attempts = 0
@@ -280,6 +304,15 @@ class OAuth(AuthBase):
                 return response
             prepared = response.request
             url = str(prepared.url)
+            key = origin_of(url)
+            if (challenge.error == "use_dpop_nonce" and self._dpop_key is not None
+                    and attempts < self.max_reauthorizations
+                    and self._dpop_key.remember_nonce(url, response.headers.get("DPoP-Nonce"))):
+                # RFC 9449 §9: the same token again, with a proof carrying the nonce.
+                attempts += 1
+                self._drain(response)
+                response = self._resend(response, self._server(key).token, kwargs)
+                continue
             if attempts >= self.max_reauthorizations:
                 response.close()
                 if challenge.insufficient_scope:
@@ -294,24 +327,27 @@ class OAuth(AuthBase):
             sent = _bearer_of(prepared)
             version = prepared.headers.get(_PROTOCOL_HEADER)
             self._drain(response)
-            key = origin_of(url)
             self._single_flight(key, sent, functools.partial(
                 self._reauthorize, key, url, challenge, response.status_code, attempts, sent,
                 str(version) if version else None))
-            retry = prepared.copy()
-            token = self._server(key).token
-            if token is not None:
-                retry.headers["Authorization"] = f"Bearer {token.access_token}"
-            new = response.connection.send(retry, **kwargs)
-            new.history.append(response)
-            new.request = retry
-            response = new
+            response = self._resend(response, self._server(key).token, kwargs)
+
+    def _resend(self, response: requests.Response, token: Token | None,
+                kwargs: dict[str, Any]) -> requests.Response:
+        """The refused request again, with ``token`` (and a fresh DPoP proof)."""
+        retry = response.request.copy()
+        retry.headers.pop("DPoP", None)
+        self._present(retry, token)
+        new: requests.Response = response.connection.send(retry, **kwargs)
+        new.history.append(response)
+        new.request = retry
+        return new
 
     @staticmethod
     def _challenge_of(response: requests.Response) -> Challenge | None:
         header = response.headers.get("WWW-Authenticate")
         if response.status_code == 401:
-            if header and "bearer" not in header.lower():
+            if header and "bearer" not in header.lower() and "dpop" not in header.lower():
                 return None  # another scheme's challenge (a proxy's Basic): not ours
             return parse(header)
         if response.status_code == 403:
@@ -582,10 +618,20 @@ class OAuth(AuthBase):
             form["client_id"] = client.client_id
         grant = data["grant_type"]
         endpoint = metadata.token_endpoint
-        try:
-            answer = self._fetcher.request("POST", endpoint, data=form, headers=headers)
-        except FETCH_ERRORS as exc:
-            raise TokenRequestError(f"the {grant} request to {endpoint} failed: {exc}") from None
+        dpop = self._dpop_for(metadata)
+        for _ in range(2):  # a second time only for a DPoP nonce (RFC 9449 §8)
+            if dpop is not None:
+                headers["DPoP"] = dpop.proof("POST", endpoint)
+            try:
+                answer = self._fetcher.request("POST", endpoint, data=form, headers=headers)
+            except FETCH_ERRORS as exc:
+                raise TokenRequestError(
+                    f"the {grant} request to {endpoint} failed: {exc}") from None
+            fresh = dpop is not None and dpop.remember_nonce(
+                endpoint, answer.headers.get("DPoP-Nonce"))
+            if not (fresh and answer.status == 400 and answer.body is not None
+                    and answer.body.get("error") == "use_dpop_nonce"):
+                break
         body = answer.body
         if answer.status != 200 or body is None or not isinstance(body.get("access_token"), str):
             code = body.get("error") if body else None
@@ -594,10 +640,25 @@ class OAuth(AuthBase):
                 f"the token endpoint {endpoint} refused the {grant} grant "
                 f"(HTTP {answer.status}{', ' + code if code else ''})", code)
         token_type = str(body.get("token_type") or "Bearer")
-        if token_type.lower() != "bearer":
+        if token_type.lower() != "bearer" and not (dpop is not None
+                                                   and token_type.lower() == "dpop"):
             raise TokenRequestError(f"the token endpoint {endpoint} issued a {token_type!r} "
-                                    f"token; only Bearer tokens are supported")
+                                    f"token; only Bearer (and DPoP, when asked) are supported")
         return Token.from_response(body, metadata.issuer, previous)
+
+    def _dpop_for(self, metadata: ServerMetadata) -> DPoPKey | None:
+        """This object's DPoP key when DPoP is to be used with ``metadata``'s server: it
+        lists ES256 in ``dpop_signing_alg_values_supported``, PyJWT is installed, and
+        ``dpop`` was not turned off."""
+        if self.dpop is False or not metadata.supports("dpop_signing_alg_values_supported",
+                                                       DPOP_ALGORITHM):
+            return None
+        if self.dpop is None and not dpop_available():
+            return None
+        with self._lock:
+            if self._dpop_key is None:
+                self._dpop_key = DPoPKey()
+            return self._dpop_key
 
     # -- for applications ----------------------------------------------------------------
 

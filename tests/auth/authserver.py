@@ -33,12 +33,30 @@ def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -
                     content_type="application/json")
 
 
+def check_proof(proof: str, method: str, url: str,
+                access_token: str | None = None) -> tuple[dict[str, Any], str]:
+    """Verify a DPoP proof (signature by its own ``jwk``, ``typ``, ``htm``, ``htu``,
+    ``ath``); its claims and its key as canonical JSON. ``AssertionError`` if bad."""
+    import jwt
+
+    header = jwt.get_unverified_header(proof)
+    assert header["typ"] == "dpop+jwt" and "d" not in header["jwk"]
+    key = jwt.PyJWK(header["jwk"], algorithm=header["alg"]).key
+    claims: dict[str, Any] = jwt.decode(proof, key, algorithms=["ES256"])
+    assert claims["htm"] == method and claims["htu"] == url and claims["jti"]
+    if access_token is not None:
+        digest = hashlib.sha256(access_token.encode()).digest()
+        assert claims["ath"] == base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    return claims, json.dumps(header["jwk"], sort_keys=True)
+
+
 @dataclass
 class Issued:
     client_id: str
     scopes: list[str]
     resource: str | None
     issuer: str
+    dpop_jwk: str | None = None  # the proof key (JSON) a DPoP-bound token is bound to
 
 
 @dataclass
@@ -79,6 +97,8 @@ class AuthServer:
         self.jwt_keys: dict[str, str] = {}
         self.metadata_padding = 0
         self.workload_jwts: set[str] = set()
+        self.dpop = False
+        self.dpop_nonce: str | None = None
         self.seen: list[Seen] = []
         self.tokens: dict[str, Issued] = {}
         self._codes: dict[str, dict[str, Any]] = {}
@@ -156,6 +176,8 @@ class AuthServer:
             body["client_id_metadata_document_supported"] = True
         if self.metadata_padding:
             body["padding"] = "x" * self.metadata_padding
+        if self.dpop:
+            body["dpop_signing_alg_values_supported"] = ["ES256"]
         return _json(body)
 
     def _authorize(self, params: dict[str, str]) -> Response:
@@ -196,6 +218,12 @@ class AuthServer:
 
     def _token(self, request: Request, params: dict[str, str]) -> Response:
         grant = params.get("grant_type")
+        binding = None
+        if self.dpop and request.headers.get("DPoP"):
+            claims, binding = check_proof(request.headers["DPoP"], "POST",
+                                          f"{self.issuer}/token")
+            if self.dpop_nonce and claims.get("nonce") != self.dpop_nonce:
+                return _json({"error": "use_dpop_nonce"}, 400, {"DPoP-Nonce": self.dpop_nonce})
         if grant == JWT_BEARER:  # the assertion is the grant and the authentication
             if params.get("assertion") not in self.workload_jwts:
                 return _json({"error": "invalid_grant"}, 400)
@@ -227,9 +255,10 @@ class AuthServer:
         else:
             return _json({"error": "unsupported_grant_type"}, 400)
         token = "at-" + secrets.token_urlsafe(16)
-        issued = Issued(client_id, scopes, resource, self.issuer)
+        issued = Issued(client_id, scopes, resource, self.issuer, binding)
         self.tokens[token] = issued
-        body: dict[str, Any] = {"access_token": token, "token_type": "Bearer",
+        body: dict[str, Any] = {"access_token": token,
+                                "token_type": "DPoP" if binding else "Bearer",
                                 "expires_in": self.expires_in, "scope": " ".join(scopes)}
         if self.refresh and grant in ("authorization_code", "refresh_token"):
             refresh = "rt-" + secrets.token_urlsafe(16)
@@ -259,6 +288,8 @@ class Protected:
         self.challenge_scope = challenge_scope
         self.resource_override = resource
         self.always_forbid = False
+        self.dpop_nonce: str | None = None
+        self.jtis: set[str] = set()
         self.refused = 0
         self.server = RunningServer(self)
         self.url = self.server.base + path
@@ -290,7 +321,24 @@ class Protected:
         if isinstance(message, dict) and message.get("method") == "tools/call":
             needed += self.tool_scopes.get(str((message.get("params") or {}).get("name")), [])
         header = request.headers.get("Authorization", "")
-        issued = self.auth.tokens.get(header[7:]) if header.startswith("Bearer ") else None
+        scheme, _, presented = header.partition(" ")
+        issued = self.auth.tokens.get(presented) if scheme in ("Bearer", "DPoP") else None
+        if issued is not None and issued.dpop_jwk is not None:
+            try:
+                assert scheme == "DPoP"
+                claims, jwk = check_proof(request.headers.get("DPoP", ""), request.method,
+                                          self.url, presented)
+                assert jwk == issued.dpop_jwk and claims["jti"] not in self.jtis
+                self.jtis.add(claims["jti"])
+            except Exception:
+                self.refused += 1
+                return _json({"error": "invalid_token"}, 401, {
+                    "WWW-Authenticate": 'DPoP error="invalid_token"'})(environ, start_response)
+            if self.dpop_nonce and claims.get("nonce") != self.dpop_nonce:
+                self.refused += 1
+                return _json({"error": "use_dpop_nonce"}, 401, {
+                    "WWW-Authenticate": 'DPoP error="use_dpop_nonce"',
+                    "DPoP-Nonce": self.dpop_nonce})(environ, start_response)
         scope = f', scope="{" ".join(needed)}"' if needed and self.challenge_scope else ""
         if issued is None or issued.issuer != self.auth.issuer:
             self.refused += 1
