@@ -43,6 +43,7 @@ from .discovery import (
 from .dpop import ALGORITHM as DPOP_ALGORITHM
 from .dpop import DPoPKey
 from .dpop import available as dpop_available
+from .enterprise import EnterpriseIdP
 from .errors import (
     AuthorizationError,
     AuthorizationResponseError,
@@ -201,6 +202,7 @@ class OAuth(AuthBase):
         self._private_key_pem: str | None = None
         self._signing_algorithm = "RS256"
         self._assertion: str | Callable[[], str] | None = None
+        self._idp: EnterpriseIdP | None = None
         self.dpop = dpop
         self._dpop_key: DPoPKey | None = None
         if dpop is True:
@@ -262,6 +264,33 @@ class OAuth(AuthBase):
                     timeout=timeout, max_response_bytes=max_response_bytes)
         oauth._grant = "jwt_bearer"
         oauth._assertion = assertion
+        return oauth
+
+    @classmethod
+    def enterprise(
+        cls,
+        *,
+        id_token: str | Callable[[], str],
+        idp_token_endpoint: str,
+        idp_client_id: str,
+        client_id: str,
+        client_secret: str | None = None,
+        idp_client_secret: str | None = None,
+        scopes: Sequence[str] = (),
+        storage: TokenStorage | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_response_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> OAuth:
+        """Enterprise-managed authorization (SEP-990): the user's ``id_token`` from the
+        enterprise identity provider is exchanged there (RFC 8693, as ``idp_client_id``)
+        for an ID-JAG, which the MCP server's authorization server takes as a JWT-bearer
+        grant from ``client_id``/``client_secret``. No browser, no registration."""
+        oauth = cls(client_id=client_id, client_secret=client_secret, scopes=scopes,
+                    storage=storage, offline_access=False, timeout=timeout,
+                    max_response_bytes=max_response_bytes)
+        oauth._grant = "enterprise"
+        oauth._idp = EnterpriseIdP(idp_token_endpoint, idp_client_id, id_token,
+                                   idp_client_secret)
         return oauth
 
     def __repr__(self) -> str:
@@ -460,7 +489,7 @@ class OAuth(AuthBase):
                     scope or "none requested")
         if self._grant == "client_credentials":
             token = self._client_credentials_grant(metadata, info.resource, scope)
-        elif self._grant == "jwt_bearer":
+        elif self._grant in ("jwt_bearer", "enterprise"):
             token = self._jwt_bearer_grant(metadata, info.resource, scope)
         else:
             token = self._code_grant(server, metadata, info.resource, scope)
@@ -562,11 +591,18 @@ class OAuth(AuthBase):
 
     def _jwt_bearer_grant(self, metadata: ServerMetadata, resource: str,
                           scope: str | None) -> Token:
-        assertion = self._assertion() if callable(self._assertion) else self._assertion
+        assertion: str | None
+        if self._idp is not None:
+            assertion = self._idp.exchange(self._fetcher, metadata.issuer, resource, scope)
+        else:
+            assertion = self._assertion() if callable(self._assertion) else self._assertion
         data = {"grant_type": JWT_BEARER_GRANT, "assertion": str(assertion),
                 "resource": resource}
         if scope:
             data["scope"] = scope
+        if self._idp is not None and self.client_id is not None:
+            return self._token_request(metadata, ClientInfo(
+                self.client_id, self._client_secret, self.token_endpoint_auth_method), data)
         if self.client_id is None:
             return self._token_request(metadata, None, data)
         return self._token_request(metadata, ClientInfo(self.client_id, None, "none"), data)

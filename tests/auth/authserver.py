@@ -26,6 +26,8 @@ from werkzeug.wrappers import Request, Response
 from tests.serving import RunningServer
 
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -78,7 +80,9 @@ class AuthServer:
     ``refresh`` (issue refresh tokens), ``clients`` (pre-registered id -> secret),
     ``jwt_keys`` (client id -> PEM public key, for ``private_key_jwt``),
     ``metadata_padding`` (bytes of junk to make the metadata document large),
-    ``workload_jwts`` (assertions the JWT-bearer grant accepts).
+    ``workload_jwts`` (assertions the JWT-bearer grant accepts), ``id_tokens`` (what it
+    exchanges for an ID-JAG when it plays an enterprise IdP), ``trusted_idp`` (whose
+    ID-JAGs its JWT-bearer grant accepts).
     """
 
     def __init__(self, path: str = "") -> None:
@@ -97,6 +101,9 @@ class AuthServer:
         self.jwt_keys: dict[str, str] = {}
         self.metadata_padding = 0
         self.workload_jwts: set[str] = set()
+        self.id_tokens: set[str] = set()
+        self.issued_jags: dict[str, tuple[str, str]] = {}
+        self.trusted_idp: AuthServer | None = None
         self.dpop = False
         self.dpop_nonce: str | None = None
         self.seen: list[Seen] = []
@@ -224,10 +231,22 @@ class AuthServer:
                                           f"{self.issuer}/token")
             if self.dpop_nonce and claims.get("nonce") != self.dpop_nonce:
                 return _json({"error": "use_dpop_nonce"}, 400, {"DPoP-Nonce": self.dpop_nonce})
-        if grant == JWT_BEARER:  # the assertion is the grant and the authentication
-            if params.get("assertion") not in self.workload_jwts:
+        if grant == TOKEN_EXCHANGE:  # acting as an enterprise IdP (SEP-990)
+            if (params.get("subject_token") not in self.id_tokens
+                    or params.get("requested_token_type") != ID_JAG
+                    or not params.get("audience") or not params.get("resource")):
+                return _json({"error": "invalid_request"}, 400)
+            jag = "idjag-" + secrets.token_urlsafe(8)
+            self.issued_jags[jag] = (params["audience"], params["resource"])
+            return _json({"access_token": jag, "issued_token_type": ID_JAG,
+                          "token_type": "N_A"})
+        if grant == JWT_BEARER:  # the assertion is the grant (and for a workload, the client)
+            trusted = self.trusted_idp.issued_jags if self.trusted_idp else {}
+            if params.get("assertion") not in self.workload_jwts | set(trusted):
                 return _json({"error": "invalid_grant"}, 400)
             client_id: str | None = params.get("client_id") or "workload"
+            if request.headers.get("Authorization"):
+                client_id = self._client_of(request, params)
         else:
             client_id = self._client_of(request, params)
         if client_id is None:

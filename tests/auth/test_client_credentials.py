@@ -125,3 +125,31 @@ def test_jwt_bearer_refusal_is_surfaced_without_retry(auth_server: AuthServer, p
             mcp.url, auth=oauth, protocol_version="2026-07-28") as client:
         client.list_tools()
     assert auth_server.count("/token") == 1 and auth_server.count("/authorize") == 0
+
+
+def test_enterprise_managed_authorization(auth_server: AuthServer, protect: Any):
+    """SEP-990: the ID token is exchanged at the IdP for an ID-JAG addressed to the MCP
+    server's authorization server and resource; that is the JWT-bearer grant there."""
+    idp = AuthServer()
+    try:
+        idp.id_tokens.add("user.id.token")
+        auth_server.clients["ent-client"] = "ent-secret"
+        mcp = protect(scopes=["mcp:read"])
+        oauth = OAuth.enterprise(id_token="user.id.token",
+                                 idp_token_endpoint=f"{idp.issuer}/token",
+                                 idp_client_id="idp-client", client_id="ent-client",
+                                 client_secret="ent-secret")
+        auth_server.trusted_idp = idp
+        with Client.http(mcp.url, auth=oauth, protocol_version="2026-07-28") as client:
+            assert client.list_tools()
+        [exchange] = idp.requests_to("/token")
+        assert exchange.params["audience"] == auth_server.issuer
+        assert exchange.params["resource"] == mcp.url
+        assert exchange.params["subject_token_type"] == (
+            "urn:ietf:params:oauth:token-type:id_token")
+        [grant] = auth_server.requests_to("/token")
+        assert grant.params["assertion"] in idp.issued_jags
+        assert grant.headers["Authorization"].startswith("Basic ")
+        assert auth_server.count("/authorize") == 0
+    finally:
+        idp.stop()

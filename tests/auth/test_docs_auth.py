@@ -32,6 +32,7 @@ def test_the_page_has_examples():
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_example_runs(index: int, auth_server: AuthServer, protect: Any, tmp_path: Path,
+                      request: pytest.FixtureRequest,
                       monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
     key = ec.generate_private_key(ec.SECP256R1())
     (tmp_path / "service-key.pem").write_bytes(key.private_bytes(
@@ -42,6 +43,11 @@ def test_example_runs(index: int, auth_server: AuthServer, protect: Any, tmp_pat
     auth_server.clients.update({"my-app": "my-app-secret",
                                 "my-service": "my-service-secret"})
     (tmp_path / "workload-token.jwt").write_text("workload.jwt.value\n")
+    idp = AuthServer()  # the enterprise IdP of the SEP-990 example
+    request.addfinalizer(idp.stop)
+    idp.id_tokens.add("eyJ...the user's ID token...")
+    auth_server.trusted_idp = idp
+    auth_server.clients["mcp-client"] = "mcp-client-secret"
     auth_server.workload_jwts.add("workload.jwt.value")
     mcp = protect()
     monkeypatch.chdir(tmp_path)
@@ -63,7 +69,9 @@ def test_example_runs(index: int, auth_server: AuthServer, protect: Any, tmp_pat
     # The user pastes the URL the browser ended on: the last redirect's target.
     monkeypatch.setattr("builtins.input", lambda prompt="": FollowRedirects()(opened[-1]))
 
-    exec(compile(BLOCKS[index].replace(PLACEHOLDER, mcp.url), f"auth.md[{index}]", "exec"),
+    code = BLOCKS[index].replace(PLACEHOLDER, mcp.url).replace(
+        "https://idp.example.com/token", f"{idp.issuer}/token")
+    exec(compile(code, f"auth.md[{index}]", "exec"),
          {"__name__": "__docs__"})
 
     for visit in visits:

@@ -31,13 +31,19 @@ CIMD_URL = "https://conformance-test.local/client-metadata.json"
 
 
 def oauth_for(scenario: str, context: dict[str, Any]) -> OAuth | None:
-    """The auth scenarios' OAuth: the workload's JWT as the grant for wif-jwt-bearer;
+    """The auth scenarios' OAuth: the IdP's ID token exchanged for an ID-JAG for the
+    enterprise scenario; the workload's JWT as the grant for wif-jwt-bearer;
     client credentials for the extension's scenarios (a secret or a PEM key from the
     context); else the authorization code flow with the suite's pre-registered credentials
     when it gives them, the CIMD URL, and a redirect handler that follows the suite's
     authorization server (which approves at once)."""
     if not scenario.startswith("auth/"):
         return None
+    if scenario == "auth/enterprise-managed-authorization":
+        return OAuth.enterprise(
+            id_token=context["idp_id_token"], idp_token_endpoint=context["idp_token_endpoint"],
+            idp_client_id=context["idp_client_id"], client_id=context["client_id"],
+            client_secret=context["client_secret"])
     if scenario == "auth/wif-jwt-bearer":
         return OAuth.jwt_bearer(context["valid_jwt"], client_id=context.get("client_id"))
     if scenario.startswith("auth/client-credentials"):
