@@ -78,6 +78,8 @@ JWT_BEARER_GRANT: Final = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 #: Servers (origins) one OAuth object keeps in memory; the least recently added go first
 #: (their records stay in the storage and are loaded again when needed).
 MAX_SERVERS: Final = 1024
+#: The most scopes one authorization request asks for (step-ups add to them).
+MAX_SCOPES: Final = 100
 #: How much of a refused response's body is read before it is dropped (bytes).
 _DRAIN_BYTES: Final = 64 * 1024
 _PROTOCOL_HEADER: Final = "MCP-Protocol-Version"
@@ -328,15 +330,18 @@ class OAuth(AuthBase):
     def _on_response(self, response: requests.Response, **kwargs: Any) -> requests.Response:
         attempts = 0
         while True:
+            nonce = response.headers.get("DPoP-Nonce")
+            if self._dpop_key is not None and nonce:
+                # RFC 9449 §8.2: any answer may carry the nonce for the next proofs.
+                self._dpop_key.remember_nonce(str(response.request.url), nonce)
             challenge = self._challenge_of(response)
             if challenge is None:
                 return response
             prepared = response.request
             url = str(prepared.url)
             key = origin_of(url)
-            if (challenge.error == "use_dpop_nonce" and self._dpop_key is not None
-                    and attempts < self.max_reauthorizations
-                    and self._dpop_key.remember_nonce(url, response.headers.get("DPoP-Nonce"))):
+            if (challenge.error == "use_dpop_nonce" and self._dpop_key is not None and nonce
+                    and attempts < self.max_reauthorizations):
                 # RFC 9449 §9: the same token again, with a proof carrying the nonce.
                 attempts += 1
                 self._drain(response)
@@ -481,6 +486,9 @@ class OAuth(AuthBase):
         challenged = challenge.scope.split() if challenge.scope else []
         base = challenged or list(info.scopes_supported or ())
         scopes = _union(self.scopes, server.requested, base)
+        if len(scopes) > MAX_SCOPES:
+            raise AuthorizationError(f"{len(scopes)} scopes for {key}, over the bound of "
+                                     f"{MAX_SCOPES}: refusing to ask for them")
         if (self._grant == "authorization_code" and self.offline_access
                 and metadata.supports("scopes_supported", "offline_access")):
             scopes = _union(scopes, ["offline_access"])
