@@ -139,6 +139,14 @@ def _bearer_of(request: requests.PreparedRequest) -> str | None:
     return None
 
 
+def _stale_connection(exc: requests.ConnectionError) -> bool:
+    """True when the server dropped a kept-alive connection without answering (reset or
+    closed at once), as opposed to being unreachable or timing out."""
+    text = repr(exc)
+    return any(sign in text for sign in ("Connection aborted", "RemoteDisconnected",
+                                         "ConnectionResetError", "BrokenPipeError"))
+
+
 def _union(*groups: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(scope for group in groups for scope in group if scope))
 
@@ -372,7 +380,16 @@ class OAuth(AuthBase):
         retry = response.request.copy()
         retry.headers.pop("DPoP", None)
         self._present(retry, token)
-        new: requests.Response = response.connection.send(retry, **kwargs)
+        try:
+            new: requests.Response = response.connection.send(retry, **kwargs)
+        except requests.ConnectionError as exc:
+            if not _stale_connection(exc):
+                raise
+            # The authorization took longer than the server keeps an idle connection
+            # (Node: 5 s), so the pooled one was closed under us before anything was sent
+            # back: once more, on a new connection.
+            self._present(retry, token)  # a fresh DPoP proof (a new jti)
+            new = response.connection.send(retry, **kwargs)
         new.history.append(response)
         new.request = retry
         return new

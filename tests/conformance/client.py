@@ -15,7 +15,14 @@ import sys
 import threading
 from typing import Any
 
-from mcpsync import Client, ElicitResult, FollowRedirects, MCPSyncError, OAuth
+from mcpsync import (
+    AuthorizationError,
+    Client,
+    ElicitResult,
+    FollowRedirects,
+    MCPSyncError,
+    OAuth,
+)
 
 logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
 
@@ -137,7 +144,11 @@ def main() -> int:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or None
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    run(scenario, sys.argv[-1], version, context)
+    try:
+        run(scenario, sys.argv[-1], version, context)
+    except AuthorizationError as exc:  # some auth scenarios expect a refusal: one line
+        print(f"authorization refused: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
