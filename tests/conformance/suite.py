@@ -144,8 +144,10 @@ def run_client_leg(revision: str, outdir: Path, timeout: float = 600.0) -> Leg:
     for name in rerun:
         again = _suite(["client", "--command", command, "--scenario", name, "--spec-version",
                         revision, "--timeout", "60000", "-o", str(outdir / "rerun")], timeout)
-        leg.output += f"\n== rerun of {name} alone: exit {again.returncode}\n" + again.stdout
-        single = _SINGLE.search(again.stdout)
+        # A single scenario's "Passed: x/y" summary goes to stderr, not stdout.
+        alone_output = again.stdout + "\n" + again.stderr
+        leg.output += f"\n== rerun of {name} alone: exit {again.returncode}\n" + alone_output
+        single = _SINGLE.search(alone_output)
         alone = {name: Scenario(name, int(single.group(1)), int(single.group(2)),
                                 int(single.group(3) or 0))} if single else {}
         if again.returncode == 0 and name in alone:
