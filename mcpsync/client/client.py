@@ -245,6 +245,7 @@ class Client:
         read_timeout: float | None = None,
         max_in_flight: int = 256,
         max_message_bytes: int = 16 * 1024 * 1024,
+        auth: Any = None,
         **options: Any,
     ) -> Client:
         """Connect to a Streamable HTTP endpoint (either era; 2024-11-05 HTTP+SSE too).
@@ -259,6 +260,10 @@ class Client:
         thread is freed; it defaults to the client's ``timeout`` plus 10 s (at least 70 s).
         ``max_message_bytes`` bounds one answer (a JSON body or one SSE event); a larger one
         fails its call with :class:`~mcpsync.errors.MessageTooLargeError`.
+
+        ``auth`` is a ``requests`` auth object for a protected server, usually
+        :class:`mcpsync.auth.OAuth` (see docs/auth.md); with your own ``session``, set
+        ``session.auth`` instead.
         """
         from ..transports.http import DEFAULT_READ_TIMEOUT, HttpTransport
 
@@ -268,7 +273,7 @@ class Client:
         transport = HttpTransport(url, session=session, headers=headers,
                                   connect_timeout=connect_timeout, read_timeout=read_timeout,
                                   max_in_flight=max_in_flight,
-                                  max_message_bytes=max_message_bytes)
+                                  max_message_bytes=max_message_bytes, auth=auth)
         options.setdefault("name", "mcpsync-client-http")
         options.setdefault("protocol_version", "auto")
         try:

@@ -89,7 +89,9 @@ class HttpTransport(SseStreams):
 
     ``max_message_bytes`` bounds one answer (a JSON body, or one SSE event);
     ``read_timeout`` is the longest the server may stay silent on a request's answer
-    (seconds between bytes) before that call fails and its thread is freed.
+    (seconds between bytes) before that call fails and its thread is freed. ``auth`` (e.g.
+    :class:`mcpsync.auth.OAuth`) is set on the transport's own session; an
+    :class:`~mcpsync.auth.AuthorizationError` it raises fails the call it concerns.
     """
 
     def __init__(
@@ -102,10 +104,18 @@ class HttpTransport(SseStreams):
         read_timeout: float = DEFAULT_READ_TIMEOUT,
         max_in_flight: int = 256,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        auth: requests.auth.AuthBase | None = None,
     ) -> None:
+        if auth is not None and session is not None:
+            # A caller's session is never modified: its own ``session.auth`` is the place.
+            raise ValueError("pass auth= or session=, not both (set session.auth instead)")
         self.url = url
         self._http = session if session is not None else own_session(url, max_in_flight)
         self._own_http = session is None
+        if auth is not None:
+            # Every request of this transport (POSTs, the GET stream, DELETE) carries it;
+            # a 401/403 challenge is answered inside requests by the auth's response hook.
+            self._http.auth = auth
         self._headers = dict(headers or {})
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout

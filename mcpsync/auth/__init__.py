@@ -1,0 +1,57 @@
+"""OAuth 2.1 for MCP clients: ``Client.http(url, auth=OAuth(...))``.
+
+See ``docs/auth.md``. PyJWT (the ``auth`` extra) is needed only for ``private_key_jwt``
+and DPoP (without it, DPoP is simply not offered); everything else uses ``requests`` and
+the standard library.
+"""
+
+from .discovery import ResourceInfo, ServerMetadata, canonical_resource
+from .errors import (
+    AuthorizationError,
+    AuthorizationResponseError,
+    DiscoveryError,
+    InsufficientScopeError,
+    IssuerMismatchError,
+    MissingDependencyError,
+    PKCENotSupportedError,
+    RegistrationError,
+    ResourceMismatchError,
+    TokenRequestError,
+)
+from .oauth import OAuth
+from .redirect import (
+    Callback,
+    FollowRedirects,
+    LoopbackRedirect,
+    RedirectHandler,
+    console_redirect_handler,
+)
+from .registration import ClientInfo
+from .tokens import FileTokenStorage, MemoryTokenStorage, Token, TokenStorage
+
+__all__ = [
+    "AuthorizationError",
+    "AuthorizationResponseError",
+    "Callback",
+    "ClientInfo",
+    "DiscoveryError",
+    "FileTokenStorage",
+    "FollowRedirects",
+    "InsufficientScopeError",
+    "IssuerMismatchError",
+    "LoopbackRedirect",
+    "MemoryTokenStorage",
+    "MissingDependencyError",
+    "OAuth",
+    "PKCENotSupportedError",
+    "RedirectHandler",
+    "RegistrationError",
+    "ResourceInfo",
+    "ResourceMismatchError",
+    "ServerMetadata",
+    "Token",
+    "TokenRequestError",
+    "TokenStorage",
+    "canonical_resource",
+    "console_redirect_handler",
+]
