@@ -31,6 +31,8 @@ from ..engine.connection import (
     Middleware,
 )
 from ..errors import ConnectionClosedError, ProtocolStateError
+from ..protocol import levels
+from ..protocol.envelope import META_LOG_LEVEL
 from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS
 from ..transports.base import Transport
 from ..transports.memory import memory_pair
@@ -89,6 +91,13 @@ class Client:
     (method -> ``fn(params)`` or a list of them) register custom methods before the
     connection starts; :meth:`method_handler` and :meth:`notification_handler` do so
     afterwards. All live in :attr:`methods`.
+
+    ``log_level`` (``"debug"`` … ``"emergency"``) is the least severe log message the
+    server should send. In 2026-07-28 it goes as ``logLevel`` in every request's ``_meta``
+    (without one a server sends no logs at all, so with ``on_log`` given it defaults to
+    ``"debug"``: the handshake era's servers send every level until told otherwise); in
+    the handshake era it is sent as ``logging/setLevel`` right after ``initialize`` when
+    the server declares ``logging``.
     """
 
     def __init__(
@@ -100,6 +109,7 @@ class Client:
         timeout: float = DEFAULT_TIMEOUT,
         on_log: LogHandler | None = None,
         on_notification: NotificationCallback | None = None,
+        log_level: str | None = None,
         send_middleware: Sequence[Middleware] = (),
         recv_middleware: Sequence[Middleware] = (),
         max_handlers: int = 16,
@@ -123,6 +133,11 @@ class Client:
         if protocol_version is not None and protocol_version not in known:
             raise ValueError(f"protocol_version {protocol_version!r} is not one of {known}")
         self.requested_version = protocol_version or LATEST_LEGACY
+        if log_level is not None and not levels.is_level(log_level):
+            raise ValueError(f"log_level {log_level!r} is not one of {levels.LEVELS}")
+        #: What the client asked for; the level sent in 2026-07-28 is :attr:`log_level`.
+        self._log_level_asked = log_level
+        self._log_level: str | None = log_level or ("debug" if on_log is not None else None)
         #: The per-request ``_meta`` envelope when speaking 2026-07-28, else ``None``.
         self._envelope: dict[str, Any] | None = None
         #: Bound on 2026-07-28 multi round-trip rounds for one call.
@@ -563,9 +578,29 @@ class Client:
         result = self.request("completion/complete", params, timeout=timeout)
         return from_wire(Completion, result.get("completion") or {})
 
+    @property
+    def log_level(self) -> str | None:
+        """The least severe log message the server is asked for (None: the server's
+        default in the handshake era, no logs at all in 2026-07-28)."""
+        return self._log_level
+
     def set_logging_level(self, level: str, *, timeout: float | None = None) -> None:
-        """Ask the server to send only log messages at ``level`` or above."""
-        self.request("logging/setLevel", {"level": level}, timeout=timeout)
+        """Ask the server to send only log messages at ``level`` or above.
+
+        Handshake era: ``logging/setLevel`` (the server's answer, or error, is raised).
+        2026-07-28 has no such method: ``level`` becomes the ``logLevel`` of every request
+        sent from now on (no request is made; ``timeout`` is unused).
+        """
+        envelope = self._envelope
+        if envelope is None:
+            self.request("logging/setLevel", {"level": level}, timeout=timeout)
+            self._log_level = level
+            return
+        if not levels.is_level(level):
+            raise ValueError(f"log level {level!r} is not one of {levels.LEVELS}")
+        self._log_level = level
+        # A new dict, never one mutated in place: other threads copy the envelope unlocked.
+        self._envelope = {**envelope, META_LOG_LEVEL: level}
 
     # -- subscriptions -------------------------------------------------------------------
 
