@@ -17,6 +17,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, Union
 
@@ -185,10 +187,14 @@ class Client:
         for method, handlers in (notification_handlers or {}).items():
             for one in [handlers] if callable(handlers) else handlers:
                 self.methods.add_notification(method, one)
+        # The connection's threads reach the client only through a weak reference, so that
+        # a client dropped without close() can be collected and its finalizer end the
+        # connection (and a stdio server): a notebook cell run again leaks no processes.
+        this = weakref.ref(self)
         self._connection = Connection(
             transport,
-            on_request=lambda inbound: on_request(self, inbound),
-            on_notification=lambda message: dispatch_notification(self, message),
+            on_request=lambda inbound: on_request(_alive(this), inbound),
+            on_notification=lambda message: _if_alive(this, dispatch_notification, message),
             send_middleware=send_middleware,
             recv_middleware=recv_middleware,
             max_handlers=max_handlers,
@@ -198,6 +204,8 @@ class Client:
             max_queued_notification_bytes=max_queued_notification_bytes,
         )
         self._init: InitializeResult | None = None
+        self._finalizer = weakref.finalize(self, _dropped, _describe(transport), self._connection,
+                                           self._cleanup)
         self._connection.start()
         try:
             initialize(self)
@@ -355,13 +363,15 @@ class Client:
         self.notify("notifications/roots/list_changed")
 
     def close(self) -> None:
-        """End the connection (and reap a stdio server). Idempotent."""
-        self._connection.close()
+        """End the connection (and reap a stdio server). Idempotent.
+
+        A client dropped without it is closed when garbage-collected (or at interpreter
+        exit), with a :class:`ResourceWarning`.
+        """
+        self._finalizer.detach()
+        _close_parts(self._connection, self._cleanup)
         for subscription in self._listens.all():
             subscription._finish(ConnectionClosedError("the client was closed"))
-        for cleanup in self._cleanup:
-            cleanup()
-        self._cleanup.clear()
 
     def __enter__(self) -> Client:
         return self
@@ -641,6 +651,47 @@ class Client:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<Client {state} protocol={self._init.protocol_version if self._init else None}>"
+
+
+def _describe(transport: Transport) -> str:
+    """Which connection a warning is about: the server command or URL."""
+    command = getattr(transport, "command", None)
+    if isinstance(command, list):
+        return "stdio to " + " ".join(map(str, command))
+    url = getattr(transport, "url", None)
+    return f"HTTP to {url}" if isinstance(url, str) else type(transport).__name__
+
+
+def _alive(ref: weakref.ref[Client]) -> Client:
+    client = ref()
+    if client is None:  # collected: its finalizer is closing the connection
+        raise ConnectionClosedError("the client was dropped without close()")
+    return client
+
+
+def _if_alive(ref: weakref.ref[Client], fn: Callable[[Client, Any], None], arg: Any) -> None:
+    client = ref()
+    if client is not None:
+        fn(client, arg)
+
+
+def _close_parts(connection: Connection, cleanup: list[Callable[[], None]]) -> None:
+    """What closing ends: the connection (its transport reaps a stdio server), then the
+    cleanups (a memory server's session). Shared by :meth:`Client.close` and the
+    finalizer, which must not hold the client itself."""
+    connection.close()
+    for step in list(cleanup):
+        step()
+    cleanup.clear()
+
+
+def _dropped(transport: str, connection: Connection,
+             cleanup: list[Callable[[], None]]) -> None:
+    """The finalizer of a client garbage-collected (or alive at exit) without close()."""
+    if not connection.closed or cleanup:
+        warnings.warn(f"an mcpsync Client over {transport} was not closed; closing it now "
+                      "(use `with Client...` or call close())", ResourceWarning, stacklevel=2)
+    _close_parts(connection, cleanup)
 
 
 __all__ = ["Client", "ConnectionClosedError"]
