@@ -25,6 +25,7 @@ from typing import IO, TYPE_CHECKING, Any, Union
 from .._version import __version__
 from ..codec import from_wire
 from ..dispatch.registry import MethodRegistry
+from ..display import ToolList
 from ..engine.connection import (
     DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
     DEFAULT_MAX_QUEUED_NOTIFICATIONS,
@@ -427,7 +428,7 @@ class Client:
         params: dict[str, Any] | None = None,
         *,
         timeout: float | None = None,
-        on_progress: ProgressHandler | None = None,
+        on_progress: ProgressHandler | str | None = None,
         input_mode: str | None = None,
         cache: bool = True,
     ) -> dict[str, Any]:
@@ -442,7 +443,7 @@ class Client:
         return result
 
     def _request(self, method: str, params: dict[str, Any] | None, timeout: float | None,
-                 on_progress: ProgressHandler | None, input_mode: str | None,
+                 on_progress: ProgressHandler | str | None, input_mode: str | None,
                  use_cache: bool, convert: Callable[[dict[str, Any]], Any]) -> Any:
         return send_request(self, method, params, timeout, on_progress, input_mode,
                             use_cache, convert)
@@ -465,10 +466,11 @@ class Client:
                      cache=False)
 
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
-        """Every tool the server offers (all pages)."""
+        """Every tool the server offers (all pages), as a :class:`~mcpsync.display.ToolList`:
+        a list a notebook shows as a table."""
         items = self._all_pages("tools/list", "tools", timeout)
         self._tasks.support.learn(items)
-        return [from_wire(Tool, item) for item in items]
+        return ToolList(from_wire(Tool, item) for item in items)
 
     def _all_pages(self, method: str, key: str, timeout: float | None) -> list[dict[str, Any]]:
         return all_pages(self, method, key, timeout)
@@ -479,7 +481,7 @@ class Client:
         arguments: Mapping[str, Any] | None = None,
         *,
         timeout: float | None = None,
-        on_progress: ProgressHandler | None = None,
+        on_progress: ProgressHandler | str | None = None,
         meta: dict[str, Any] | None = None,
         input_mode: str | None = None,
     ) -> CallToolResult:
@@ -488,7 +490,9 @@ class Client:
         A tool that failed is a result with ``is_error`` true (its text says why), not an
         exception; protocol failures (unknown tool, bad params) raise
         :class:`~mcpsync.errors.MCPError`. ``on_progress`` receives
-        :class:`~mcpsync.types.Progress` updates, all of them before this returns.
+        :class:`~mcpsync.types.Progress` updates, all of them before this returns;
+        ``on_progress="bar"`` draws them as a progress bar (tqdm when installed, else a text
+        bar on stderr; see :func:`mcpsync.display.progress_bar`).
 
         A call the server runs as a task (v2: the server decides; v1: the tool requires it)
         is followed to its end: polled, its questions answered by the client's handlers,
