@@ -22,6 +22,7 @@ from .client.tasks import TaskCancelledError, TaskHandle, TaskState
 from .dispatch.context import DetachedContext, HandlerContext, SessionInfo
 from .dispatch.registry import DuplicateHandlerError, MethodRegistry
 from .dispatch.transport import TransportContext, current_transport
+from .display import ToolList, progress_bar
 from .errors import (
     ConnectionClosedError,
     ContextClosedError,
@@ -141,6 +142,7 @@ __all__ = [
     "TextResourceContents",
     "Tool",
     "ToolAnnotations",
+    "ToolList",
     "TransportContext",
     "TransportError",
     "TransportTimeoutError",
@@ -148,5 +150,6 @@ __all__ = [
     "UnsafePathError",
     "__version__",
     "current_transport",
+    "progress_bar",
     "safe_join",
 ]
