@@ -31,6 +31,8 @@ USAGE = 2
 
 HELP = """\
   mcpsync run SERVER [--task-store PATH]    serve a Server over stdio
+  mcpsync run URL [--header K:V]            relay the HTTP server at URL over stdio (for a
+                                            host that launches only stdio servers)
   mcpsync serve SERVER [--host H] [--port N] [--timeout S] [--max-connections N]
                        [--task-store PATH]  serve it over HTTP at http://H:N/mcp
                                             (a development server: werkzeug, threaded)
@@ -311,8 +313,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"mcpsync {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="serve a Server over stdio")
-    run.add_argument("server", help="MODULE_OR_FILE:OBJ")
+    run = sub.add_parser("run", help="serve a Server over stdio (or relay an HTTP server)")
+    run.add_argument("server", help="MODULE_OR_FILE:OBJ, or the http(s):// URL of a server "
+                                    "to relay over stdio")
     serve = sub.add_parser("serve", help="serve a Server over Streamable HTTP (development)")
     serve.add_argument("server", help="MODULE_OR_FILE:OBJ")
     serve.add_argument("--host", default="127.0.0.1")
@@ -345,9 +348,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for p in (tools, call):
         p.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
                        help="deadline of each request (default 60)")
+    for p in (tools, call, run):
         p.add_argument("--header", type=_header, action="append", default=None,
                        metavar="NAME:VALUE",
                        help="add this header to every HTTP request (repeatable)")
+    for p in (tools, call):
         p.add_argument("--protocol-version", type=_version, default=None, metavar="VERSION",
                        help=f"one of {', '.join(VERSIONS)}")
         p.add_argument("--json", action="store_true",
@@ -362,6 +367,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "run":
+        if args.server.startswith(("http://", "https://")):
+            if args.task_store is not None:
+                raise TargetError("--task-store is for a SERVER run here, not a URL relayed")
+            from .bridge import run_bridge
+
+            run_bridge(args.server, headers=dict(args.header or ()) or None)
+            return 0
+        if args.header:
+            raise TargetError("--header applies to an http:// or https:// URL only")
         _with_task_store(load_server(args.server), args.task_store).run_stdio()
         return 0
     if args.command == "serve":

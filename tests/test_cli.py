@@ -416,3 +416,39 @@ def test_help_has_no_rest_markup(command):
 
 def test_a_missing_argument_is_one_line():
     assert_usage_error(mcpsync("call"), "the following arguments are required")
+
+
+# -- run URL: an HTTP server relayed over stdio ---------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+def test_run_relays_an_http_server_over_stdio(http_server, version):
+    from mcpsync import Client
+
+    logs = []
+    command = [sys.executable, "-m", "mcpsync", "run", http_server.url,
+               "--header", "X-Token: relay"]
+    with Client.stdio(command, env={"PYTHONPATH": str(ROOT)}, protocol_version=version,
+                      timeout=WAIT, on_log=logs.append) as client:
+        assert client.protocol_version == version
+        assert sorted(t.name for t in client.list_tools()) == ["add", "fails", "sneaky", "work"]
+        steps = []
+        assert client.call_tool("work", {"steps": 2}, on_progress=steps.append).text == "worked"
+        assert [s.progress for s in steps] == [1, 2]
+        assert client.call_tool("add", {"a": 2, "b": 2}).structured_content == {"result": 4}
+    assert [m.data for m in logs] == ["detail 1", "detail 2", "almost done"]
+    assert all(h.get("x-token") == "relay" for h in http_server.seen)
+
+
+def test_run_answers_each_request_with_an_error_when_the_url_is_unreachable():
+    from mcpsync import Client, MCPError
+    from tests.serving import free_port
+
+    command = [sys.executable, "-m", "mcpsync", "run", f"http://127.0.0.1:{free_port()}/mcp"]
+    with pytest.raises(MCPError, match="could not be reached"):
+        Client.stdio(command, env={"PYTHONPATH": str(ROOT)}, timeout=WAIT)
+
+
+def test_run_with_a_header_for_a_server_file_is_a_usage_error(project):
+    assert_usage_error(mcpsync("run", "good.py:server", "--header", "A: b", cwd=project),
+                       "--header applies to an http:// or https:// URL only")
