@@ -76,6 +76,7 @@ def initialize(client: Client) -> None:
         )
     client._init = result
     client._connection.notify("notifications/initialized")
+    client._log_level = client._log_level_asked  # the handshake era's servers default to all
     if client._log_level_asked is not None and "logging" in result.capabilities:
         # The handshake era's form of the level every 2026-07-28 request carries.
         client._connection.request("logging/setLevel", {"level": client._log_level_asked})

@@ -114,3 +114,11 @@ def test_a_bad_level_is_refused_at_once():
     with Client.memory(fixture_server, protocol_version="2026-07-28") as client, \
             pytest.raises(ValueError, match="'loud'"):
         client.set_logging_level("loud")
+
+
+@pytest.mark.parametrize(("version", "expected"), [("2026-07-28", "debug"), ("2025-11-25", None)])
+def test_log_level_says_what_was_asked_for(version, expected):
+    with Client.memory(fixture_server, protocol_version=version, on_log=print) as client:
+        assert client.log_level == expected
+        client.set_logging_level("notice")
+        assert client.log_level == "notice"
