@@ -657,6 +657,11 @@ class Client:
         return f"<Client {state} protocol={self._init.protocol_version if self._init else None}>"
 
 
+#: How long a finalizer waits for a dropped client's connection to close (and a stdio
+#: server to exit: stdin closed, then SIGTERM, then SIGKILL, 2 s apart).
+_FINALIZE_WAIT = 15.0
+
+
 def _describe(transport: Transport) -> str:
     """Which connection a warning is about: the server command or URL."""
     command = getattr(transport, "command", None)
@@ -695,7 +700,15 @@ def _dropped(transport: str, connection: Connection,
     if not connection.closed or cleanup:
         warnings.warn(f"an mcpsync Client over {transport} was not closed; closing it now "
                       "(use `with Client...` or call close())", ResourceWarning, stacklevel=2)
-    _close_parts(connection, cleanup)
+    # The garbage collector runs this on whichever thread allocated, maybe one of this very
+    # connection's own threads while it holds the connection's lock: closing here could
+    # deadlock. So a thread of its own closes; it is waited for (bounded) unless this is
+    # one of the connection's threads.
+    closer = threading.Thread(target=_close_parts, args=(connection, cleanup), daemon=True,
+                              name=f"{connection.name}-finalizer")
+    closer.start()
+    if not threading.current_thread().name.startswith(connection.name):
+        closer.join(_FINALIZE_WAIT)
 
 
 __all__ = ["Client", "ConnectionClosedError"]
