@@ -39,6 +39,7 @@ from .client.tasks import TaskCancelledError, TaskHandle, TaskState
 from .dispatch.context import DetachedContext, HandlerContext, SessionInfo
 from .dispatch.registry import DuplicateHandlerError, MethodRegistry
 from .dispatch.transport import TransportContext, current_transport
+from .display import ToolList, progress_bar
 from .errors import (
     ConnectionClosedError,
     ContextClosedError,
@@ -177,6 +178,7 @@ __all__ = [
     "TokenStorage",
     "Tool",
     "ToolAnnotations",
+    "ToolList",
     "TransportContext",
     "TransportError",
     "TransportTimeoutError",
@@ -184,5 +186,6 @@ __all__ = [
     "UnsafePathError",
     "__version__",
     "current_transport",
+    "progress_bar",
     "safe_join",
 ]

@@ -1,26 +1,6 @@
-"""The ``mcpsync`` command.
+"""The ``mcpsync`` command: serve a Server (stdio or HTTP), list a server's tools, call one.
 
-    mcpsync run SERVER [--task-store PATH]    serve a Server over stdio
-    mcpsync serve SERVER [--host H] [--port N] [--timeout S] [--max-connections N]
-                         [--task-store PATH]  serve it over HTTP at http://H:N/mcp
-                                              (a development server: werkzeug, threaded)
-    mcpsync tools TARGET                      list a server's tools
-    mcpsync call TARGET TOOL [JSON_ARGS]      call a tool, print the result as JSON
-
-SERVER is MODULE_OR_FILE[:OBJ] (OBJ defaults to ``server``): a ``Server`` in this process.
-
-TARGET is one of
-  - a command line that starts a stdio server, quoted as one argument ("python server.py");
-  - MODULE_OR_FILE:OBJ, a Server loaded into this process (the colon is what says so);
-  - one word without a colon: a program on PATH (or an executable file) to run, except a
-    ``.py`` file without execute permission, which is loaded as FILE:server; either way
-    the command says which it did.
-
-``--task-store PATH`` keeps the server's tasks in the SQLite file PATH (created if absent)
-instead of in memory: they survive a restart, and processes sharing the file share them.
-
-A TARGET or SERVER that can not be used (no such file, no such object, not a Server, not a
-command), or a task store that can not be opened, is one line on stderr and exit status 2.
+The help text is :data:`HELP` (plain text: it is what ``mcpsync --help`` prints).
 """
 
 from __future__ import annotations
@@ -37,15 +17,61 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from ._version import __version__
+from .cli_output import Reporter, as_json, result_text, tools_text
 from .client import Client
-from .codec import to_wire
 from .errors import MCPSyncError
+from .protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS
 from .server.server import Server
 
 #: Exit status for a TARGET/SERVER (or other argument) that can not be used.
 USAGE = 2
+
+HELP = """\
+  mcpsync run SERVER [--task-store PATH]    serve a Server over stdio
+  mcpsync run URL [--header K:V]            relay the HTTP server at URL over stdio (for a
+                                            host that launches only stdio servers)
+  mcpsync serve SERVER [--host H] [--port N] [--timeout S] [--max-connections N]
+                       [--task-store PATH]  serve it over HTTP at http://H:N/mcp
+                                            (a development server: werkzeug, threaded)
+  mcpsync tools TARGET [--json]             list a server's tools
+  mcpsync call TARGET TOOL [JSON_ARGS] [--json] [--log-level LEVEL]
+                                            call a tool and print its result; the
+                                            server's log messages and progress go to
+                                            stderr
+
+SERVER is MODULE_OR_FILE[:OBJ] (OBJ defaults to server): a Server in this process.
+
+TARGET is one of
+  - an http:// or https:// URL: a Streamable HTTP endpoint (either era; --header K:V adds
+    a header to every request, and may be repeated);
+  - a command line that starts a stdio server, quoted as one argument ("python server.py");
+  - MODULE_OR_FILE:OBJ, a Server loaded into this process (the colon is what says so);
+  - one word without a colon: a program on PATH (or an executable file) to run, except a
+    .py file without execute permission, which is loaded as FILE:server; either way the
+    command says which it did.
+
+--protocol-version picks the revision to speak (default: auto for a URL, probing for
+2026-07-28 and falling back to the handshake; 2025-11-25 otherwise).
+--json prints the tools or the result as JSON, in the wire's shape, for scripts.
+
+--task-store PATH keeps the server's tasks in the SQLite file PATH (created if absent)
+instead of in memory: they survive a restart, and processes sharing the file share them.
+
+Exit status: 0 on success; 1 when the call failed (a tool error, a protocol error, no
+server); 2 for a usage error (a TARGET or SERVER that can not be used, a bad option, a task
+store that can not be opened), reported as one line on stderr.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (``mcpsync serve: ...``) and exit status 2,
+    as every other usage error of the command is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE, f"mcpsync: {message} (see {self.prog} --help)\n")
 
 
 class TargetError(ValueError):
@@ -126,11 +152,16 @@ def load_server(spec: str) -> Server:
             raise TargetError(f"calling {target}:{attr}() failed: {_one_line(exc, path)}"
                               ) from None
         if not isinstance(obj, Server):
-            raise TargetError(f"{target}:{attr}() returned a {type(obj).__name__}, not a "
+            raise TargetError(f"{target}:{attr}() returned {_a(type(obj).__name__)}, not a "
                               f"mcpsync.Server")
     if not isinstance(obj, Server):
-        raise TargetError(f"{target}:{attr} is a {type(obj).__name__}, not a mcpsync.Server")
+        raise TargetError(f"{target}:{attr} is {_a(type(obj).__name__)}, not a mcpsync.Server")
     return obj
+
+
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article: "an int", "a str"."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def _is_program(word: str) -> bool:
@@ -139,10 +170,16 @@ def _is_program(word: str) -> bool:
     return shutil.which(word) is not None
 
 
-def _connect(target: str, timeout: float) -> Client:
-    """Interpret TARGET (see the module docstring) and connect to it."""
+def _connect(target: str, timeout: float, *, headers: dict[str, str] | None = None,
+             **options: Any) -> Client:
+    """Interpret TARGET (see :data:`HELP`) and connect to it; ``options`` go to the Client
+    (``protocol_version``, ``on_log``, ``log_level``)."""
+    options = {k: v for k, v in options.items() if v is not None}
+    options["timeout"] = timeout
     if target.startswith(("http://", "https://")):
-        raise TargetError("HTTP targets are not supported yet")
+        return Client.http(target, headers=headers, **options)
+    if headers:
+        raise TargetError("--header applies to an http:// or https:// TARGET only")
     if not target.strip():
         raise TargetError("TARGET is empty")
     if any(c.isspace() for c in target.strip()):
@@ -150,18 +187,18 @@ def _connect(target: str, timeout: float) -> Client:
             command = shlex.split(target)
         except ValueError as exc:
             raise TargetError(f"cannot split the command line {target!r}: {exc}") from None
-        return Client.stdio(command, timeout=timeout)
+        return Client.stdio(command, **options)
     if ":" in target:
-        return Client.memory(load_server(target), timeout=timeout)
+        return Client.memory(load_server(target), **options)
     if target.endswith(".py") and os.path.isfile(target) and not _is_program(target):
         print(f"mcpsync: loading {target}:server in this process (to run it as a command "
               f"instead, write \"python {target}\")", file=sys.stderr)
-        return Client.memory(load_server(target), timeout=timeout)
+        return Client.memory(load_server(target), **options)
     if _is_program(target):
         if target.endswith(".py"):
             print(f"mcpsync: running {target} as a command (to load it in this process "
                   f"instead, write {target}:server)", file=sys.stderr)
-        return Client.stdio([target], timeout=timeout)
+        return Client.stdio([target], **options)
     raise TargetError(f"{target!r} is neither a command on PATH nor MODULE_OR_FILE:OBJ (for "
                       f"a Server in this process write {target}:server; for a command line "
                       f"quote it with its arguments)")
@@ -178,7 +215,10 @@ def _with_task_store(server: Server, path: str | None) -> Server:
         store = SqliteTaskStore(path)
     except (sqlite3.Error, OSError) as exc:
         raise TargetError(f"cannot use {path!r} as the task store: {exc}") from None
-    server.task_store = store
+    try:
+        server.task_store = store
+    except RuntimeError as exc:  # the server's tasks were set up when its file was loaded
+        raise TargetError(f"cannot use {path!r} as the task store: {exc}") from None
     return server
 
 
@@ -230,12 +270,49 @@ def _count(text: str) -> int:
     return value
 
 
+def _header(text: str) -> tuple[str, str]:
+    name, colon, value = text.partition(":")
+    name, value = name.strip(), value.strip()
+    if not colon or not name or any(c in name for c in " \t()<>@,;:\\\"/[]?={}") or any(
+            c in text for c in "\r\n\0"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME:VALUE (e.g. "
+                                         f"'Authorization: Bearer TOKEN')")
+    return name, value
+
+
+VERSIONS = (*MODERN_VERSIONS, *LEGACY_VERSIONS, "auto")
+
+
+def _version(text: str) -> str:
+    if text not in VERSIONS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(VERSIONS)}")
+    return text
+
+
+def _level(text: str) -> str:
+    from .protocol.levels import LEVELS
+
+    if text not in LEVELS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(LEVELS)}")
+    return text
+
+
+def _seconds(text: str) -> float:
+    try:
+        return _positive(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds"
+                                         ) from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="mcpsync", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="mcpsync", description=HELP,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"mcpsync {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="serve a Server over stdio")
-    run.add_argument("server", help="MODULE_OR_FILE:OBJ")
+    run = sub.add_parser("run", help="serve a Server over stdio (or relay an HTTP server)")
+    run.add_argument("server", help="MODULE_OR_FILE:OBJ, or the http(s):// URL of a server "
+                                    "to relay over stdio")
     serve = sub.add_parser("serve", help="serve a Server over Streamable HTTP (development)")
     serve.add_argument("server", help="MODULE_OR_FILE:OBJ")
     serve.add_argument("--host", default="127.0.0.1")
@@ -262,8 +339,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     call.add_argument("target")
     call.add_argument("tool")
     call.add_argument("arguments", nargs="?", default="{}", help="JSON object")
+    call.add_argument("--log-level", type=_level, default=None, metavar="LEVEL",
+                      help="the least severe log message to show (default: all the server "
+                           "sends)")
     for p in (tools, call):
-        p.add_argument("--timeout", type=float, default=60.0)
+        p.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
+                       help="deadline of each request (default 60)")
+    for p in (tools, call, run):
+        p.add_argument("--header", type=_header, action="append", default=None,
+                       metavar="NAME:VALUE",
+                       help="add this header to every HTTP request (repeatable)")
+    for p in (tools, call):
+        p.add_argument("--protocol-version", type=_version, default=None, metavar="VERSION",
+                       help=f"one of {', '.join(VERSIONS)}")
+        p.add_argument("--json", action="store_true",
+                       help="print JSON in the wire's shape (for scripts)")
     args = parser.parse_args(argv)
     try:
         return _run(parser, args)
@@ -274,6 +364,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "run":
+        if args.server.startswith(("http://", "https://")):
+            if args.task_store is not None:
+                raise TargetError("--task-store is for a SERVER run here, not a URL relayed")
+            from .bridge import run_bridge
+
+            run_bridge(args.server, headers=dict(args.header or ()) or None)
+            return 0
+        if args.header:
+            raise TargetError("--header applies to an http:// or https:// URL only")
         _with_task_store(load_server(args.server), args.task_store).run_stdio()
         return 0
     if args.command == "serve":
@@ -284,8 +383,12 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         parser.error(f"arguments must be JSON: {exc}")
     if args.command == "call" and not isinstance(arguments, dict):
         parser.error("arguments must be a JSON object")
+    reporter = Reporter(args.tool) if args.command == "call" else None
     try:
-        client = _connect(args.target, args.timeout)
+        client = _connect(args.target, args.timeout, headers=dict(args.header or ()) or None,
+                          protocol_version=args.protocol_version,
+                          on_log=reporter.log if reporter is not None else None,
+                          log_level=getattr(args, "log_level", None))
     except (FileNotFoundError, PermissionError) as exc:
         # Reported before anything was spawned (see SubprocessTransport): a usage error.
         print(f"mcpsync: {exc}", file=sys.stderr)
@@ -296,15 +399,24 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         with client:
             if args.command == "tools":
-                listing = [to_wire(tool) for tool in client.list_tools()]
-                print(json.dumps(listing, indent=2, ensure_ascii=False))
+                tools = client.list_tools()
+                print(as_json(tools) if args.json else tools_text(tools))
                 return 0
-            result = client.call_tool(args.tool, arguments)
-            print(json.dumps(to_wire(result), indent=2, ensure_ascii=False))
-            return 1 if result.is_error else 0
+            assert reporter is not None
+            try:
+                result = client.call_tool(args.tool, arguments, on_progress=reporter.progress)
+            finally:
+                reporter.close()
     except MCPSyncError as exc:
         print(f"mcpsync: {exc}", file=sys.stderr)
         return 1
+    # After close: every log message and progress update has been printed by now.
+    print(as_json(result) if args.json else result_text(result))
+    if result.is_error:
+        if not args.json:
+            print(f"mcpsync: the tool {args.tool!r} reported an error", file=sys.stderr)
+        return 1
+    return 0
 
 if __name__ == "__main__":
     sys.exit(main())

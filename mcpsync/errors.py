@@ -37,6 +37,8 @@ import signal
 from collections.abc import Sequence
 from typing import Any
 
+from .display import DisplayableError
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -53,7 +55,7 @@ class MCPSyncError(Exception):
     """Base of every exception mcpsync raises."""
 
 
-class MCPError(MCPSyncError):
+class MCPError(MCPSyncError, DisplayableError):
     """A JSON-RPC error object.
 
     Raise it from a handler to answer with exactly this error; the client raises it when the

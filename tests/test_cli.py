@@ -94,7 +94,7 @@ def test_object_that_is_not_a_server(project, command):
 
 def test_factory_that_returns_something_else(project):
     assert_usage_error(mcpsync("tools", "good.py:make_other", cwd=project),
-                       "returned a int, not a")
+                       "returned an int, not a")
 
 
 def test_factory_that_raises(project):
@@ -129,7 +129,7 @@ def test_a_command_line_whose_program_is_missing(project):
 
 
 def test_a_plain_py_file_without_a_colon_is_loaded_and_says_so(project):
-    done = mcpsync("call", "good.py", "add", '{"a": 1, "b": 2}', cwd=project)
+    done = mcpsync("call", "good.py", "add", '{"a": 1, "b": 2}', "--json", cwd=project)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["structuredContent"] == {"result": 3}
     assert done.stderr.strip() == ('mcpsync: loading good.py:server in this process (to run '
@@ -141,14 +141,14 @@ def test_an_executable_py_file_without_a_colon_is_run_and_says_so(project):
     script.write_text(f"#!{sys.executable}\n" + (project / "good.py").read_text()
                       + "\nif __name__ == '__main__':\n    server.run_stdio()\n")
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    done = mcpsync("tools", "./exe.py", cwd=project)
+    done = mcpsync("tools", "./exe.py", "--json", cwd=project)
     assert done.returncode == 0, done.stderr
     assert [t["name"] for t in json.loads(done.stdout)] == ["add"]
     assert "mcpsync: running ./exe.py as a command" in done.stderr
 
 
 def test_a_good_in_process_target(project):
-    done = mcpsync("tools", "good.py:server", cwd=project)
+    done = mcpsync("tools", "good.py:server", "--json", cwd=project)
     assert done.returncode == 0, done.stderr
     assert [t["name"] for t in json.loads(done.stdout)] == ["add"]
 
@@ -181,10 +181,7 @@ def test_serve_rejects_what_is_not_a_server(project):
 @pytest.mark.parametrize("port", ["99999", "-1", "65536", "http"])
 def test_serve_rejects_a_port_out_of_range(project, port):
     done = mcpsync("serve", "good.py:server", "--port", port, cwd=project)
-    assert done.returncode == 2
-    assert "Traceback" not in done.stderr
-    assert "--port" in done.stderr
-    assert "0..65535" in done.stderr
+    assert_usage_error(done, "--port", "0..65535", "see mcpsync serve --help")
 
 
 # -- --task-store ------------------------------------------------------------------------
@@ -205,7 +202,7 @@ def store() -> str:
 def test_run_with_a_task_store_keeps_tasks_in_that_file(project):
     (project / "tasky.py").write_text(TASKY)
     command = f"{sys.executable} -m mcpsync run tasky.py:server --task-store tasks.db"
-    done = mcpsync("call", command, "store", cwd=project)
+    done = mcpsync("call", command, "store", "--json", cwd=project)
     assert done.returncode == 0, done.stderr
     text = json.loads(done.stdout)["content"][0]["text"]
     assert text == "SqliteTaskStore tasks.db"
@@ -243,3 +240,215 @@ def test_a_task_store_that_can_not_be_used_is_a_usage_error(project, command, wh
     (project / "notes.txt").write_text("not a database\n" * 200)
     done = mcpsync(command, "good.py:server", "--task-store", where, cwd=project)
     assert_usage_error(done, f"cannot use {where!r} as the task store")
+
+
+# -- HTTP targets, output, help ------------------------------------------------------------
+
+CHATTY = """\
+from mcpsync import HandlerContext, Server
+
+server = Server("chatty")
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    \"\"\"Add two numbers.\"\"\"
+    return a + b
+
+
+@server.tool()
+def work(ctx: HandlerContext, steps: int = 3) -> str:
+    \"\"\"Report progress and log at two levels.\"\"\"
+    for i in range(1, steps + 1):
+        ctx.log("debug", f"detail {i}", logger="work")
+        ctx.progress(i, total=steps, message=f"step {i}")
+    ctx.log("warning", "almost done", logger="work")
+    return "worked"
+
+
+@server.tool(description="Sneaky\\x1b]0;pwned\\x07 description")
+def sneaky() -> str:
+    return "\\x1b[31mred\\x1b[0m"
+
+
+@server.tool()
+def fails() -> str:
+    raise ValueError("it broke")
+"""
+
+
+@pytest.fixture
+def http_server(project: Path):
+    """The CHATTY server on a real socket; ``.url`` and ``.seen`` (each request's headers)."""
+    import importlib.util
+
+    from tests.serving import RunningServer
+
+    path = project / "chatty.py"
+    path.write_text(CHATTY)
+    module_spec = importlib.util.spec_from_file_location("cli_chatty", path)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    app = module.server.wsgi_app(path="/mcp")
+    seen: list[dict[str, str]] = []
+
+    def recording(environ, start_response):
+        seen.append({k[5:].replace("_", "-").lower(): v for k, v in environ.items()
+                     if k.startswith("HTTP_")})
+        return app(environ, start_response)
+
+    with RunningServer(recording, on_stop=app.close) as running:
+        running.url = running.base + "/mcp"  # type: ignore[attr-defined]
+        running.seen = seen  # type: ignore[attr-defined]
+        yield running
+
+
+VERSIONS = ["2026-07-28", "2025-11-25", "auto"]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_tools_over_http_with_headers_and_a_protocol_version(http_server, version):
+    done = mcpsync("tools", http_server.url, "--header", "X-Token: abc:def",
+                   "--header", "X-Other:1", "--protocol-version", version, "--json")
+    assert done.returncode == 0, done.stderr
+    assert sorted(t["name"] for t in json.loads(done.stdout)) == [
+        "add", "fails", "sneaky", "work"]
+    assert http_server.seen and all(h.get("x-token") == "abc:def" and h.get("x-other") == "1"
+                                    for h in http_server.seen)
+    sent = {h.get("mcp-protocol-version") for h in http_server.seen} - {None}
+    assert sent == ({"2026-07-28"} if version != "2025-11-25" else {"2025-11-25"})
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_call_over_http_prints_the_result_and_reports_logs_and_progress(http_server,
+                                                                          version):
+    done = mcpsync("call", http_server.url, "work", '{"steps": 2}',
+                   "--protocol-version", version)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "worked\n"
+    lines = done.stderr.splitlines()
+    assert lines == ["[debug] work: detail 1", "progress: 1/2 step 1",
+                     "[debug] work: detail 2", "progress: 2/2 step 2",
+                     "[warning] work: almost done"]
+
+
+@pytest.mark.parametrize("target", ["http", "stdio", "memory"])
+def test_call_with_a_log_level_shows_only_that_level_and_above(http_server, project, target):
+    where = {"http": http_server.url, "stdio": f"{sys.executable} chatty.py",
+             "memory": "chatty.py:server"}[target]
+    if target == "stdio":
+        (project / "chatty.py").write_text(CHATTY + "\nserver.run_stdio()\n")
+    done = mcpsync("call", where, "work", "--log-level", "warning", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert [line for line in done.stderr.splitlines() if line.startswith("[")] == [
+        "[warning] work: almost done"]
+
+
+def test_json_output_of_a_call_is_the_wire_result(http_server):
+    done = mcpsync("call", http_server.url, "add", '{"a": 2, "b": 3}', "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["structuredContent"] == {"result": 5}
+
+
+def test_human_output_lists_tools_with_parameters_and_descriptions(http_server):
+    done = mcpsync("tools", http_server.url)
+    assert done.returncode == 0, done.stderr
+    assert "add(a*: integer, b*: integer)\n    Add two numbers.\n" in done.stdout
+    assert "work(steps: integer)" in done.stdout
+
+
+def test_terminal_control_characters_from_the_server_are_made_visible(http_server):
+    done = mcpsync("tools", http_server.url)
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert "Sneaky\\x1b]0;pwned\\x07 description" in done.stdout
+    done = mcpsync("call", http_server.url, "sneaky")
+    assert done.stdout == "\\x1b[31mred\\x1b[0m\n"
+
+
+def test_a_tool_error_exits_1_with_its_text(http_server):
+    done = mcpsync("call", http_server.url, "fails")
+    assert done.returncode == 1
+    assert "it broke" in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "mcpsync: the tool 'fails' reported an error"
+
+
+def test_an_unreachable_url_is_one_line_and_exit_1():
+    from tests.serving import free_port
+
+    done = mcpsync("tools", f"http://127.0.0.1:{free_port()}/mcp", "--timeout", "5")
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.startswith("mcpsync: ")
+
+
+@pytest.mark.parametrize(("args", "phrase"), [
+    (("--header", "no colon here"), "is not NAME:VALUE"),
+    (("--header", "Bad Name: x"), "is not NAME:VALUE"),
+    (("--protocol-version", "1999-01-01"), "is not one of 2026-07-28"),
+    (("--timeout", "0"), "is not a positive number of seconds"),
+])
+def test_bad_options_are_one_line_usage_errors(args, phrase):
+    assert_usage_error(mcpsync("tools", "http://127.0.0.1:9/mcp", *args), phrase)
+
+
+def test_a_header_for_a_target_that_is_not_a_url_is_a_usage_error(project):
+    assert_usage_error(mcpsync("tools", "good.py:server", "--header", "A: b", cwd=project),
+                       "--header applies to an http:// or https:// TARGET only")
+
+
+def test_version():
+    from mcpsync import __version__
+
+    done = mcpsync("--version")
+    assert done.returncode == 0
+    assert done.stdout == f"mcpsync {__version__}\n"
+
+
+@pytest.mark.parametrize("command", [(), ("tools",), ("call",), ("serve",), ("run",)])
+def test_help_has_no_rest_markup(command):
+    done = mcpsync(*command, "--help")
+    assert done.returncode == 0, done.stderr
+    assert "``" not in done.stdout and ":class:" not in done.stdout
+    assert "usage: mcpsync" in done.stdout
+
+
+def test_a_missing_argument_is_one_line():
+    assert_usage_error(mcpsync("call"), "the following arguments are required")
+
+
+# -- run URL: an HTTP server relayed over stdio ---------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+def test_run_relays_an_http_server_over_stdio(http_server, version):
+    from mcpsync import Client
+
+    logs = []
+    command = [sys.executable, "-m", "mcpsync", "run", http_server.url,
+               "--header", "X-Token: relay"]
+    with Client.stdio(command, env={"PYTHONPATH": str(ROOT)}, protocol_version=version,
+                      timeout=WAIT, on_log=logs.append) as client:
+        assert client.protocol_version == version
+        assert sorted(t.name for t in client.list_tools()) == ["add", "fails", "sneaky", "work"]
+        steps = []
+        assert client.call_tool("work", {"steps": 2}, on_progress=steps.append).text == "worked"
+        assert [s.progress for s in steps] == [1, 2]
+        assert client.call_tool("add", {"a": 2, "b": 2}).structured_content == {"result": 4}
+    assert [m.data for m in logs] == ["detail 1", "detail 2", "almost done"]
+    assert all(h.get("x-token") == "relay" for h in http_server.seen)
+
+
+def test_run_answers_each_request_with_an_error_when_the_url_is_unreachable():
+    from mcpsync import Client, MCPError
+    from tests.serving import free_port
+
+    command = [sys.executable, "-m", "mcpsync", "run", f"http://127.0.0.1:{free_port()}/mcp"]
+    with pytest.raises(MCPError, match="could not be reached"):
+        Client.stdio(command, env={"PYTHONPATH": str(ROOT)}, timeout=WAIT)
+
+
+def test_run_with_a_header_for_a_server_file_is_a_usage_error(project):
+    assert_usage_error(mcpsync("run", "good.py:server", "--header", "A: b", cwd=project),
+                       "--header applies to an http:// or https:// URL only")

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..codec import from_wire
+from ..display import progress_bar
 from ..errors import InvalidParamsError, MCPSyncError
 from ..types import Progress
 from .cache import cache_key
@@ -28,7 +29,7 @@ _MAX_PAGES = 10_000
 
 
 def send_request(client: Client, method: str, params: dict[str, Any] | None,
-                 timeout: float | None, on_progress: ProgressHandler | None,
+                 timeout: float | None, on_progress: ProgressHandler | str | None,
                  input_mode: str | None, use_cache: bool,
                  convert: Callable[[dict[str, Any]], Any]) -> Any:
     """One call as every API method makes it: the 2026-07-28 envelope added to
@@ -37,6 +38,18 @@ def send_request(client: Client, method: str, params: dict[str, Any] | None,
     mode = client.input_mode if input_mode is None else input_mode
     if mode not in INPUT_MODES:
         raise ValueError(f"input_mode {mode!r} is not one of {INPUT_MODES}")
+    if isinstance(on_progress, str):
+        if on_progress != "bar":
+            raise ValueError(f"on_progress {on_progress!r}: a callable or 'bar'")
+        name = (params or {}).get("name")
+        bar = progress_bar(name if isinstance(name, str) else method)
+        try:
+            # Every progress notification is handed over before the call returns, so the
+            # bar is complete when it is closed.
+            return send_request(client, method, params, timeout, bar, input_mode, use_cache,
+                                convert)
+        finally:
+            bar.close()
     progress = _progress_adapter(on_progress) if on_progress is not None else None
     params = dict(params or {})
     if client._envelope is not None:

@@ -17,12 +17,15 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, Union
 
 from .._version import __version__
 from ..codec import from_wire
 from ..dispatch.registry import MethodRegistry
+from ..display import ToolList
 from ..engine.connection import (
     DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
     DEFAULT_MAX_QUEUED_NOTIFICATIONS,
@@ -31,6 +34,8 @@ from ..engine.connection import (
     Middleware,
 )
 from ..errors import ConnectionClosedError, ProtocolStateError
+from ..protocol import levels
+from ..protocol.envelope import META_LOG_LEVEL
 from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS
 from ..transports.base import Transport
 from ..transports.memory import memory_pair
@@ -89,6 +94,13 @@ class Client:
     (method -> ``fn(params)`` or a list of them) register custom methods before the
     connection starts; :meth:`method_handler` and :meth:`notification_handler` do so
     afterwards. All live in :attr:`methods`.
+
+    ``log_level`` (``"debug"`` … ``"emergency"``) is the least severe log message the
+    server should send. In 2026-07-28 it goes as ``logLevel`` in every request's ``_meta``
+    (without one a server sends no logs at all, so with ``on_log`` given it defaults to
+    ``"debug"``: the handshake era's servers send every level until told otherwise); in
+    the handshake era it is sent as ``logging/setLevel`` right after ``initialize`` when
+    the server declares ``logging``.
     """
 
     def __init__(
@@ -100,6 +112,7 @@ class Client:
         timeout: float = DEFAULT_TIMEOUT,
         on_log: LogHandler | None = None,
         on_notification: NotificationCallback | None = None,
+        log_level: str | None = None,
         send_middleware: Sequence[Middleware] = (),
         recv_middleware: Sequence[Middleware] = (),
         max_handlers: int = 16,
@@ -123,6 +136,11 @@ class Client:
         if protocol_version is not None and protocol_version not in known:
             raise ValueError(f"protocol_version {protocol_version!r} is not one of {known}")
         self.requested_version = protocol_version or LATEST_LEGACY
+        if log_level is not None and not levels.is_level(log_level):
+            raise ValueError(f"log_level {log_level!r} is not one of {levels.LEVELS}")
+        #: What the client asked for; the level sent in 2026-07-28 is :attr:`log_level`.
+        self._log_level_asked = log_level
+        self._log_level: str | None = log_level or ("debug" if on_log is not None else None)
         #: The per-request ``_meta`` envelope when speaking 2026-07-28, else ``None``.
         self._envelope: dict[str, Any] | None = None
         #: Bound on 2026-07-28 multi round-trip rounds for one call.
@@ -170,10 +188,14 @@ class Client:
         for method, handlers in (notification_handlers or {}).items():
             for one in [handlers] if callable(handlers) else handlers:
                 self.methods.add_notification(method, one)
+        # The connection's threads reach the client only through a weak reference, so that
+        # a client dropped without close() can be collected and its finalizer end the
+        # connection (and a stdio server): a notebook cell run again leaks no processes.
+        this = weakref.ref(self)
         self._connection = Connection(
             transport,
-            on_request=lambda inbound: on_request(self, inbound),
-            on_notification=lambda message: dispatch_notification(self, message),
+            on_request=lambda inbound: on_request(_alive(this), inbound),
+            on_notification=lambda message: _if_alive(this, dispatch_notification, message),
             send_middleware=send_middleware,
             recv_middleware=recv_middleware,
             max_handlers=max_handlers,
@@ -183,6 +205,8 @@ class Client:
             max_queued_notification_bytes=max_queued_notification_bytes,
         )
         self._init: InitializeResult | None = None
+        self._finalizer = weakref.finalize(self, _dropped, _describe(transport), self._connection,
+                                           self._cleanup)
         self._connection.start()
         try:
             initialize(self)
@@ -345,13 +369,15 @@ class Client:
         self.notify("notifications/roots/list_changed")
 
     def close(self) -> None:
-        """End the connection (and reap a stdio server). Idempotent."""
-        self._connection.close()
+        """End the connection (and reap a stdio server). Idempotent.
+
+        A client dropped without it is closed when garbage-collected (or at interpreter
+        exit), with a :class:`ResourceWarning`.
+        """
+        self._finalizer.detach()
+        _close_parts(self._connection, self._cleanup)
         for subscription in self._listens.all():
             subscription._finish(ConnectionClosedError("the client was closed"))
-        for cleanup in self._cleanup:
-            cleanup()
-        self._cleanup.clear()
 
     def __enter__(self) -> Client:
         return self
@@ -407,7 +433,7 @@ class Client:
         params: dict[str, Any] | None = None,
         *,
         timeout: float | None = None,
-        on_progress: ProgressHandler | None = None,
+        on_progress: ProgressHandler | str | None = None,
         input_mode: str | None = None,
         cache: bool = True,
     ) -> dict[str, Any]:
@@ -422,7 +448,7 @@ class Client:
         return result
 
     def _request(self, method: str, params: dict[str, Any] | None, timeout: float | None,
-                 on_progress: ProgressHandler | None, input_mode: str | None,
+                 on_progress: ProgressHandler | str | None, input_mode: str | None,
                  use_cache: bool, convert: Callable[[dict[str, Any]], Any]) -> Any:
         return send_request(self, method, params, timeout, on_progress, input_mode,
                             use_cache, convert)
@@ -445,10 +471,11 @@ class Client:
                      cache=False)
 
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
-        """Every tool the server offers (all pages)."""
+        """Every tool the server offers (all pages), as a :class:`~mcpsync.display.ToolList`:
+        a list a notebook shows as a table."""
         items = self._all_pages("tools/list", "tools", timeout)
         self._tasks.support.learn(items)
-        return [from_wire(Tool, item) for item in items]
+        return ToolList(from_wire(Tool, item) for item in items)
 
     def _all_pages(self, method: str, key: str, timeout: float | None) -> list[dict[str, Any]]:
         return all_pages(self, method, key, timeout)
@@ -459,7 +486,7 @@ class Client:
         arguments: Mapping[str, Any] | None = None,
         *,
         timeout: float | None = None,
-        on_progress: ProgressHandler | None = None,
+        on_progress: ProgressHandler | str | None = None,
         meta: dict[str, Any] | None = None,
         input_mode: str | None = None,
     ) -> CallToolResult:
@@ -468,7 +495,9 @@ class Client:
         A tool that failed is a result with ``is_error`` true (its text says why), not an
         exception; protocol failures (unknown tool, bad params) raise
         :class:`~mcpsync.errors.MCPError`. ``on_progress`` receives
-        :class:`~mcpsync.types.Progress` updates, all of them before this returns.
+        :class:`~mcpsync.types.Progress` updates, all of them before this returns;
+        ``on_progress="bar"`` draws them as a progress bar (tqdm when installed, else a text
+        bar on stderr; see :func:`mcpsync.display.progress_bar`).
 
         A call the server runs as a task (v2: the server decides; v1: the tool requires it)
         is followed to its end: polled, its questions answered by the client's handlers,
@@ -568,9 +597,29 @@ class Client:
         result = self.request("completion/complete", params, timeout=timeout)
         return from_wire(Completion, result.get("completion") or {})
 
+    @property
+    def log_level(self) -> str | None:
+        """The least severe log message the server is asked for (None: the server's
+        default in the handshake era, no logs at all in 2026-07-28)."""
+        return self._log_level
+
     def set_logging_level(self, level: str, *, timeout: float | None = None) -> None:
-        """Ask the server to send only log messages at ``level`` or above."""
-        self.request("logging/setLevel", {"level": level}, timeout=timeout)
+        """Ask the server to send only log messages at ``level`` or above.
+
+        Handshake era: ``logging/setLevel`` (the server's answer, or error, is raised).
+        2026-07-28 has no such method: ``level`` becomes the ``logLevel`` of every request
+        sent from now on (no request is made; ``timeout`` is unused).
+        """
+        envelope = self._envelope
+        if envelope is None:
+            self.request("logging/setLevel", {"level": level}, timeout=timeout)
+            self._log_level = level
+            return
+        if not levels.is_level(level):
+            raise ValueError(f"log level {level!r} is not one of {levels.LEVELS}")
+        self._log_level = level
+        # A new dict, never one mutated in place: other threads copy the envelope unlocked.
+        self._envelope = {**envelope, META_LOG_LEVEL: level}
 
     # -- subscriptions -------------------------------------------------------------------
 
@@ -611,6 +660,60 @@ class Client:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<Client {state} protocol={self._init.protocol_version if self._init else None}>"
+
+
+#: How long a finalizer waits for a dropped client's connection to close (and a stdio
+#: server to exit: stdin closed, then SIGTERM, then SIGKILL, 2 s apart).
+_FINALIZE_WAIT = 15.0
+
+
+def _describe(transport: Transport) -> str:
+    """Which connection a warning is about: the server command or URL."""
+    command = getattr(transport, "command", None)
+    if isinstance(command, list):
+        return "stdio to " + " ".join(map(str, command))
+    url = getattr(transport, "url", None)
+    return f"HTTP to {url}" if isinstance(url, str) else type(transport).__name__
+
+
+def _alive(ref: weakref.ref[Client]) -> Client:
+    client = ref()
+    if client is None:  # collected: its finalizer is closing the connection
+        raise ConnectionClosedError("the client was dropped without close()")
+    return client
+
+
+def _if_alive(ref: weakref.ref[Client], fn: Callable[[Client, Any], None], arg: Any) -> None:
+    client = ref()
+    if client is not None:
+        fn(client, arg)
+
+
+def _close_parts(connection: Connection, cleanup: list[Callable[[], None]]) -> None:
+    """What closing ends: the connection (its transport reaps a stdio server), then the
+    cleanups (a memory server's session). Shared by :meth:`Client.close` and the
+    finalizer, which must not hold the client itself."""
+    connection.close()
+    for step in list(cleanup):
+        step()
+    cleanup.clear()
+
+
+def _dropped(transport: str, connection: Connection,
+             cleanup: list[Callable[[], None]]) -> None:
+    """The finalizer of a client garbage-collected (or alive at exit) without close()."""
+    if not connection.closed or cleanup:
+        warnings.warn(f"an mcpsync Client over {transport} was not closed; closing it now "
+                      "(use `with Client...` or call close())", ResourceWarning, stacklevel=2)
+    # The garbage collector runs this on whichever thread allocated, maybe one of this very
+    # connection's own threads while it holds the connection's lock: closing here could
+    # deadlock. So a thread of its own closes; it is waited for (bounded) unless this is
+    # one of the connection's threads.
+    closer = threading.Thread(target=_close_parts, args=(connection, cleanup), daemon=True,
+                              name=f"{connection.name}-finalizer")
+    closer.start()
+    if not threading.current_thread().name.startswith(connection.name):
+        closer.join(_FINALIZE_WAIT)
 
 
 __all__ = ["Client", "ConnectionClosedError"]

@@ -24,6 +24,7 @@ from ..errors import (
 from ..protocol.envelope import (
     META_CAPABILITIES,
     META_CLIENT_INFO,
+    META_LOG_LEVEL,
     META_SERVER_INFO,
     META_VERSION,
 )
@@ -75,6 +76,10 @@ def initialize(client: Client) -> None:
         )
     client._init = result
     client._connection.notify("notifications/initialized")
+    client._log_level = client._log_level_asked  # the handshake era's servers default to all
+    if client._log_level_asked is not None and "logging" in result.capabilities:
+        # The handshake era's form of the level every 2026-07-28 request carries.
+        client._connection.request("logging/setLevel", {"level": client._log_level_asked})
 
 
 def _discover_negotiated(client: Client, timeout: float | None = None) -> bool:
@@ -111,6 +116,8 @@ def discover(client: Client, timeout: float | None = None) -> None:
         META_CAPABILITIES: caps,
         META_CLIENT_INFO: to_wire(client.client_info),
     }
+    if client._log_level is not None:
+        client._envelope[META_LOG_LEVEL] = client._log_level
     raw = client.request("server/discover", timeout=timeout)
     supported = raw.get("supportedVersions")
     if not isinstance(supported, list) or version not in supported:

@@ -30,9 +30,9 @@ def _convert(hint: Any, name: str, value: str) -> Any:
         if hint is float:
             return float(value)
     except ValueError:
-        raise InvalidParamsError(f"Invalid params: {name!r} must be an {hint.__name__}"
-                                 if hint is int else
-                                 f"Invalid params: {name!r} must be a {hint.__name__}") from None
+        article = "an" if hint.__name__[0] in "aeiou" else "a"  # "an int", "a float"
+        raise InvalidParamsError(
+            f"Invalid params: {name!r} must be {article} {hint.__name__}") from None
     special = _special(hint)
     if special is None and isinstance(hint, type) and issubclass(hint, enum.Enum):
         special = ({}, hint)

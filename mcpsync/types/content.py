@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codec import from_wire, meta_field, optional, to_wire, wire_type
+from ..display import Displayable
 from .common import Annotations, Icon
 
 
 @wire_type
 @dataclass
-class TextContent:
+class TextContent(Displayable):
     """Plain text for the model or the user."""
 
     text: str
@@ -22,7 +23,7 @@ class TextContent:
 
 @wire_type
 @dataclass
-class ImageContent:
+class ImageContent(Displayable):
     """An image; ``data`` is base64."""
 
     data: str
@@ -34,7 +35,7 @@ class ImageContent:
 
 @wire_type
 @dataclass
-class AudioContent:
+class AudioContent(Displayable):
     """Audio; ``data`` is base64."""
 
     data: str
@@ -46,7 +47,7 @@ class AudioContent:
 
 @wire_type
 @dataclass
-class ResourceLink:
+class ResourceLink(Displayable):
     """A pointer to a resource the client may read; not necessarily in resources/list."""
 
     uri: str
@@ -95,7 +96,7 @@ def resource_contents_from_wire(data: Any) -> ResourceContents:
 
 @wire_type
 @dataclass
-class EmbeddedResource:
+class EmbeddedResource(Displayable):
     """A resource's contents embedded in a result."""
 
     resource: ResourceContents = optional(

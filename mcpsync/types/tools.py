@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..codec import custom, meta_field, optional, wire_type
+from ..display import DisplayableResult, DisplayableTool
 from .common import Icon
 from .content import content_list_from_wire, content_list_to_wire
 
@@ -24,7 +25,7 @@ class ToolAnnotations:
 
 @wire_type
 @dataclass
-class Tool:
+class Tool(DisplayableTool):
     """A tool as ``tools/list`` describes it."""
 
     name: str
@@ -54,7 +55,7 @@ def _not_true(value: Any) -> bool:
 
 @wire_type
 @dataclass
-class CallToolResult:
+class CallToolResult(DisplayableResult):
     """What ``tools/call`` returns.
 
     ``is_error`` is true when the tool failed (bad arguments, an exception): a result meant

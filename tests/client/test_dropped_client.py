@@ -1,0 +1,116 @@
+"""A Client dropped without ``close()`` (a notebook cell run again, a forgotten ``with``):
+garbage collection closes it, a stdio server process exits, and a ``ResourceWarning``
+says so."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import threading
+import warnings
+import weakref
+from pathlib import Path
+
+import pytest
+
+from mcpsync import Client
+from tests.helpers import wait_until
+from tests.server.fixture_server import server as fixture_server
+from tests.serving import RunningServer
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests" / "server" / "fixture_server.py"
+WAIT = 30.0
+
+
+def collect(ref: weakref.ref[Client]) -> None:
+    """Collect until the client is gone: a connection thread may hold it for a moment (while
+    it hands a notification over), and then one ``gc.collect()`` is not enough."""
+    def collected() -> bool:
+        gc.collect()
+        return ref() is None
+
+    wait_until(collected, timeout=WAIT, message="the dropped client was never collected")
+
+
+def _gone(pid: int) -> bool:
+    """Whether ``pid`` was reaped (by the transport: it is our child)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_dropped_stdio_client_ends_its_server_and_warns(version):
+    client = Client.stdio([sys.executable, str(FIXTURE)], env={"PYTHONPATH": str(ROOT)},
+                          protocol_version=version, timeout=WAIT, on_log=lambda m: None)
+    assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
+    pid = client._connection.transport.process.pid  # type: ignore[attr-defined]
+    assert not _gone(pid)
+    ref = weakref.ref(client)
+    with pytest.warns(ResourceWarning, match="not closed"):
+        del client
+        collect(ref)
+    wait_until(lambda: _gone(pid), timeout=WAIT, message=f"server process {pid} still runs")
+
+
+def test_running_the_same_cell_twice_leaves_one_server():
+    pids = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        for _ in range(3):  # `client = Client.stdio(...)` run three times
+            client = Client.stdio([sys.executable, str(FIXTURE)],
+                                  env={"PYTHONPATH": str(ROOT)}, timeout=WAIT)
+            pids.append(client._connection.transport.process.pid)  # type: ignore[attr-defined]
+            gc.collect()
+        wait_until(lambda: gc.collect() is not None and all(_gone(pid) for pid in pids[:-1]),
+                   timeout=WAIT, message="an earlier server process still runs")
+        assert not _gone(pids[-1])
+        client.close()
+    assert _gone(pids[-1])
+
+
+def test_a_closed_client_does_not_warn_when_collected():
+    client = Client.memory(fixture_server)
+    client.close()
+    ref = weakref.ref(client)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        del client
+        collect(ref)
+
+
+def test_a_dropped_memory_client_ends_its_server_session():
+    before = {t.name for t in threading.enumerate()}
+    client = Client.memory(fixture_server, protocol_version="2025-11-25")
+    client.ping()
+    ref = weakref.ref(client)
+    with pytest.warns(ResourceWarning):
+        del client
+        collect(ref)
+
+    def left() -> set[str]:
+        return {t.name for t in threading.enumerate()} - before
+
+    wait_until(lambda: not left(), timeout=WAIT, message=lambda: f"threads left: {left()}")
+
+
+def test_a_dropped_http_client_ends_its_threads():
+    app = fixture_server.wsgi_app(path="/mcp")
+    with RunningServer(app, on_stop=app.close) as running:
+        client = Client.http(running.base + "/mcp", timeout=WAIT)
+        client.call_tool("add", {"a": 1, "b": 2})
+        name = client._connection.name
+
+        def left() -> list[str]:
+            return [t.name for t in threading.enumerate() if t.name.startswith(name)]
+
+        assert left()
+        ref = weakref.ref(client)
+        with pytest.warns(ResourceWarning, match="HTTP to http://127.0.0.1"):
+            del client
+            collect(ref)
+        wait_until(lambda: not left(), timeout=WAIT, message=lambda: f"threads left: {left()}")
