@@ -39,11 +39,12 @@ from typing import TYPE_CHECKING, Any, Final
 from ..dispatch.inbound import InboundExecutor
 from ..dispatch.transport import Headers, TransportContext
 from ..engine.pool import WorkerPool
-from ..errors import INVALID_PARAMS, INVALID_REQUEST
+from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 from ..protocol import envelope, jsonrpc
 from ..protocol.jsonrpc import Invalid, Notification, Request
 from ..protocol.numerals import parse_decimal
 from ..server import stateless
+from ..server.lifespan import StartupError
 from . import legacy, legacy_sse, modern
 from .events import EventStore, InMemoryEventStore
 from .legacy import SESSION_NOT_FOUND as SESSION_NOT_FOUND
@@ -128,11 +129,20 @@ class McpWsgiApp:
         self._closed = threading.Event()
         self._local = threading.local()
 
+    def start(self) -> Any:
+        """Run the server's startup in this process now rather than at the first request
+        (see :meth:`Server.start <mcpsync.Server.start>`), so a failing one stops a worker
+        from booting: call it where the app is made when each worker imports it, or from
+        gunicorn's ``post_worker_init`` hook under ``--preload``. Returns the state."""
+        return self.server.start()
+
     def close(self, timeout: float = 5.0) -> None:
-        """End every session and stop the handler threads (bounded)."""
+        """End every session, stop the handler threads (bounded), then run the server's
+        shutdown (``Server.stop``)."""
         self._closed.set()
         self.sessions.close_all()
         self._pool.shutdown(timeout)
+        self.server.stop()
 
     # -- WSGI entry ----------------------------------------------------------------------
 
@@ -150,6 +160,13 @@ class McpWsgiApp:
         if not self.policy.origin_allowed(headers.get("origin")):
             return self._plain_error(start_response, "403 Forbidden", INVALID_REQUEST,
                                      f"Forbidden: Origin {headers.get('origin')!r} is not allowed")
+        try:
+            # Startup happens at the first request of each process (a gunicorn worker, not
+            # the master that imported the app under --preload), unless start() ran it.
+            self.server.start()
+        except StartupError as exc:
+            return self._plain_error(start_response, "503 Service Unavailable", INTERNAL_ERROR,
+                                     f"Service unavailable: {exc}")
         method = environ.get("REQUEST_METHOD", "GET").upper()
         path = environ.get("PATH_INFO") or "/"
         # Where the WSGI server lets us see it: lets a quiet SSE stream, or a wait for a

@@ -33,6 +33,7 @@ from ..tasks.wire import EXTENSION
 from ..transports.base import Transport
 from ..types import Icon, ToolAnnotations
 from .builtins import install_core_methods
+from .lifespan import Lifespan
 from .listen import DEFAULT_MAX_SUBSCRIPTIONS, ListenRegistry, serve_listen
 from .prompts import Completer, PromptRegistry, describe_prompt
 from .resources import ResourceRegistry, describe_resource
@@ -61,6 +62,11 @@ class Server:
     streams hold no such slot: ``max_subscriptions`` bounds them across all sessions (a
     listen past it is answered -32603 at once). ``request_timeout`` bounds the server's own
     requests to the client (``ctx.request`` and friends). Thread-safe.
+
+    ``lifespan``: ``fn(server)`` returning a context manager (or a generator function
+    yielding once) entered at startup and exited at shutdown; what it yields is
+    ``server.state`` and ``ctx.state`` in every handler. Startup runs once per process
+    (see :meth:`start`); threads arriving while it runs wait up to ``startup_timeout``.
     """
 
     def __init__(
@@ -87,6 +93,8 @@ class Server:
         max_running_tasks: int = 64,
         task_ttl_ms: int | None = DEFAULT_TTL_MS,
         task_poll_interval_ms: int = 500,
+        lifespan: Callable[[Server], Any] | None = None,
+        startup_timeout: float = 60.0,
     ) -> None:
         self.name = name
         self.version = version
@@ -139,6 +147,7 @@ class Server:
         self._tasks: TaskSurfaces | None = None
         self._tasks_lock = threading.Lock()
         self._install_tasks()
+        self._lifespan = Lifespan(self, lifespan, startup_timeout)
 
     def _install_tasks(self) -> None:
         from ..tasks.surface import install
@@ -185,6 +194,45 @@ class Server:
             if not isinstance(self._request_state_key, bytes):
                 self._request_state_key = _state_key(self._request_state_key)
             return self._request_state_key
+
+    # -- lifespan ------------------------------------------------------------------------
+
+    def on_startup(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+        """Register ``fn()`` to run at startup, after the ``lifespan`` is entered, in the
+        order registered; it may fill ``server.state`` (a namespace when there is no
+        ``lifespan``). One that raises makes startup fail (:class:`StartupError`)."""
+        self._lifespan.on_startup.append(fn)
+        return fn
+
+    def on_shutdown(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+        """Register ``fn()`` to run at shutdown, last registered first, before the
+        ``lifespan`` is exited. One that raises is logged; the others still run."""
+        self._lifespan.on_shutdown.append(fn)
+        return fn
+
+    def start(self) -> Any:
+        """Run startup in this process if it has not run yet, and return the state.
+
+        Called for you: by ``run_stdio`` before the first message, by :meth:`connect`
+        (``Client.memory``), and by the WSGI app at its first request or its ``start()``.
+        Once per process: a process forked after it (gunicorn ``--preload``) starts again.
+        Raises :class:`StartupError` when startup raised (again on every later call, until
+        :meth:`stop`).
+        """
+        return self._lifespan.start()
+
+    def stop(self) -> None:
+        """Run shutdown (``on_shutdown`` hooks, then the lifespan's exit) if startup ran in
+        this process; a no-op otherwise. Called by ``run_stdio`` when it returns, by the WSGI
+        app's ``close()``, and at interpreter exit (a gunicorn worker's graceful exit)."""
+        self._lifespan.stop()
+
+    @property
+    def state(self) -> Any:
+        """What the ``lifespan`` yielded (else a namespace the ``on_startup`` hooks fill),
+        starting the server in this process first if needed. Handlers read it as
+        ``ctx.state``."""
+        return self._lifespan.state
 
     # -- identity ------------------------------------------------------------------------
 
@@ -503,7 +551,8 @@ class Server:
         together with everything else on it) instead of one of its own. ``push``: start no
         reader thread; the caller hands each received message to
         ``session.connection.deliver`` (the HTTP app, whose messages arrive on request
-        threads)."""
+        threads). Runs startup first if this process has not (:meth:`start`)."""
+        self.start()
         session = ServerSession(self, transport, name=name, drain_timeout=drain_timeout,
                                 pool=pool, push=push)
         with self._sessions_lock:
