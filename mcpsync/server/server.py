@@ -67,6 +67,9 @@ class Server:
     yielding once) entered at startup and exited at shutdown; what it yields is
     ``server.state`` and ``ctx.state`` in every handler. Startup runs once per process
     (see :meth:`start`); threads arriving while it runs wait up to ``startup_timeout``.
+
+    ``declare``: capabilities (``"resources"``, ``"prompts"``, ``"completions"``) declared
+    even before anything of the kind is registered (see :meth:`capabilities`).
     """
 
     def __init__(
@@ -95,6 +98,7 @@ class Server:
         task_poll_interval_ms: int = 500,
         lifespan: Callable[[Server], Any] | None = None,
         startup_timeout: float = 60.0,
+        declare: tuple[str, ...] = (),
     ) -> None:
         self.name = name
         self.version = version
@@ -148,6 +152,12 @@ class Server:
         self._tasks_lock = threading.Lock()
         self._install_tasks()
         self._lifespan = Lifespan(self, lifespan, startup_timeout)
+        unknown = set(declare) - set(_DERIVED)
+        if unknown:
+            raise ValueError(f"declare: unknown capabilities {sorted(unknown)}; "
+                             f"use some of {list(_DERIVED)}")
+        #: Capabilities declared even while nothing of their kind is registered.
+        self.declare = frozenset(declare)
 
     def _install_tasks(self) -> None:
         from ..tasks.surface import install
@@ -252,15 +262,33 @@ class Server:
         return info
 
     def capabilities(self) -> dict[str, Any]:
-        """What this server declares, derived from what is registered."""
-        caps: dict[str, Any] = {
-            "tools": {"listChanged": True},
-            "resources": {"subscribe": True, "listChanged": True},
-            "prompts": {"listChanged": True},
-            "completions": {},
-            "logging": {},
-        }
+        """What this server declares, derived from what is registered now.
+
+        ``tools`` and ``logging`` always (tools may be registered while serving, and any
+        handler may log). ``resources``, ``prompts`` and ``completions`` only when
+        something of the kind is registered (a resource or template, a prompt, a
+        completer), one of its methods has a ``method_handler``, or ``Server(declare=...)``
+        names it. A session's capabilities are those of its ``initialize`` (handshake
+        era); 2026-07-28 clients see the current ones at each ``server/discover``.
+        """
+        caps: dict[str, Any] = {"tools": {"listChanged": True}}
+        if self._provides("resources"):
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self._provides("prompts"):
+            caps["prompts"] = {"listChanged": True}
+        if self._provides("completions"):
+            caps["completions"] = {}
+        caps["logging"] = {}
         return caps
+
+    def _provides(self, kind: str) -> bool:
+        if kind in self.declare:
+            return True
+        registered = {"resources": len(self.resources), "prompts": len(self.prompts),
+                      "completions": len(self._completers)}[kind]
+        return bool(registered) or any(
+            self.methods.request_handler(m) is not None and not self.methods.is_default(m)
+            for m in _DERIVED[kind])
 
     def capabilities_for(self, version: str) -> dict[str, Any]:
         """Capabilities as ``version`` can honour them.
@@ -276,9 +304,9 @@ class Server:
         caps["extensions"] = {EXTENSION: {}}
         if rules.era == "modern" and (
                 self.methods.request_handler("subscriptions/listen") != self._listen):
-            caps["tools"] = {}
-            caps["prompts"] = {}
-            caps["resources"] = {}
+            for kind in ("tools", "prompts", "resources"):
+                if kind in caps:
+                    caps[kind] = {}
         return caps
 
     # -- registration --------------------------------------------------------------------
@@ -606,6 +634,15 @@ class Server:
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, version={self.version!r}, tools={len(self.tools)})"
+
+
+#: The capabilities derived from registrations, and the methods that serve each.
+_DERIVED: dict[str, tuple[str, ...]] = {
+    "resources": ("resources/list", "resources/templates/list", "resources/read",
+                  "resources/subscribe", "resources/unsubscribe"),
+    "prompts": ("prompts/list", "prompts/get"),
+    "completions": ("completion/complete",),
+}
 
 
 def _state_key(key: bytes | str | None) -> bytes:
