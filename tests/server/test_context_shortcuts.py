@@ -12,6 +12,7 @@ import pytest
 from mcpsync import (
     Client,
     HandlerContext,
+    InvalidParamsError,
     LogMessage,
     ReadResourceResult,
     ResourceNotFoundError,
@@ -136,3 +137,13 @@ def test_task_context_logs_and_reads(version: str) -> None:
         handle = client.start_task("task_read")
         assert handle.result(timeout=WAIT).text == "TaskContext # task"
     server.close_tasks()
+
+
+@pytest.mark.parametrize(("version", "error", "code"), [
+    (LEGACY, ResourceNotFoundError, -32002), (MODERN, InvalidParamsError, -32602)])
+def test_what_the_client_raises_for_a_missing_resource(connect: Any, version: str,
+                                                       error: type, code: int) -> None:
+    """As docs/client.md says: the era's code, as its exception class, data the URI."""
+    with connect(version) as client, pytest.raises(error) as info:
+        client.read_resource("nothing://here")
+    assert info.value.code == code and info.value.data == {"uri": "nothing://here"}
