@@ -87,7 +87,9 @@ class Lifespan:
                 mine = False
             done = self._done
             assert done is not None
-            if self._atexit_pid != pid:
+            if mine and self.has_hooks and self._atexit_pid != pid:
+                # Only with something to shut down: an entry keeps this server alive until
+                # exit, and a test run makes thousands of servers. stop() removes it.
                 self._atexit_pid = pid
                 atexit.register(self._at_exit, pid)
         if mine:
@@ -144,6 +146,9 @@ class Lifespan:
             stack, ran = self._stack, self._failure is None
             self._pid, self._done, self._stack, self._failure, self._state = (
                 None, None, None, None, None)
+            registered, self._atexit_pid = self._atexit_pid == os.getpid(), None
+        if registered:
+            atexit.unregister(self._at_exit)
         if not ran:
             return
         for hook in reversed(list(self.on_shutdown)):

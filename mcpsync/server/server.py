@@ -216,7 +216,9 @@ class Server:
 
     def on_shutdown(self, fn: Callable[[], Any]) -> Callable[[], Any]:
         """Register ``fn()`` to run at shutdown, last registered first, before the
-        ``lifespan`` is exited. One that raises is logged; the others still run."""
+        ``lifespan`` is exited. One that raises is logged; the others still run. Register
+        hooks before serving: a server that had none when it started is not remembered
+        for interpreter exit (only an explicit :meth:`stop` then runs a later one)."""
         self._lifespan.on_shutdown.append(fn)
         return fn
 

@@ -262,3 +262,22 @@ def test_task_context_has_the_state():
     assert seen == ["the state"]
     server.close_tasks()
     server.stop()
+
+
+def test_started_servers_are_not_kept_alive_by_exit_hooks():
+    """A test run or an app that makes many servers must not keep each one until exit:
+    only a server with something to shut down is remembered for exit, until its stop()."""
+    import gc
+    import weakref
+
+    plain = Server("plain")
+    with Client.memory(plain, timeout=WAIT) as client:
+        client.ping()
+    hooked = Server("hooked")
+    hooked.on_shutdown(lambda: None)
+    hooked.start()
+    hooked.stop()
+    refs = [weakref.ref(plain), weakref.ref(hooked)]
+    del plain, hooked, client
+    gc.collect()
+    assert [ref() for ref in refs] == [None, None]
