@@ -64,6 +64,7 @@ class Lifespan:
         self._state: Any = None
         self._atexit_pid: int | None = None
         self._starter: int | None = None  # the thread running startup now
+        self._stopper: int | None = None  # the thread running shutdown now
 
     @property
     def has_hooks(self) -> bool:
@@ -141,16 +142,26 @@ class Lifespan:
         failed). ``on_shutdown`` hooks run last-registered first, then the lifespan's exit;
         one that raises is logged and the rest still run."""
         with self._lock:
-            if self._pid != os.getpid() or self._done is None or not self._done.is_set():
+            if (self._pid != os.getpid() or self._done is None or not self._done.is_set()
+                    or self._stopper is not None):
                 return
             stack, ran = self._stack, self._failure is None
-            self._pid, self._done, self._stack, self._failure, self._state = (
-                None, None, None, None, None)
+            # The state stays readable (server.state, ctx.state) while the hooks run: a
+            # hook reading it must not start the server again.
+            self._stopper = threading.get_ident()
             registered, self._atexit_pid = self._atexit_pid == os.getpid(), None
-        if registered:
-            atexit.unregister(self._at_exit)
-        if not ran:
-            return
+        try:
+            if registered:
+                atexit.unregister(self._at_exit)
+            if ran:
+                self._run_shutdown(stack)
+        finally:
+            with self._lock:
+                self._pid, self._done, self._stack, self._failure, self._state = (
+                    None, None, None, None, None)
+                self._stopper = None
+
+    def _run_shutdown(self, stack: contextlib.ExitStack | None) -> None:
         for hook in reversed(list(self.on_shutdown)):
             try:
                 hook()

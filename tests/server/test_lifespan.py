@@ -281,3 +281,23 @@ def test_started_servers_are_not_kept_alive_by_exit_hooks():
     del plain, hooked, client
     gc.collect()
     assert [ref() for ref in refs] == [None, None]
+
+
+def test_shutdown_hooks_read_the_state_without_starting_again():
+    starts: list[int] = []
+
+    def lifespan(server: Server) -> Iterator[dict[str, list[str]]]:
+        starts.append(1)
+        state: dict[str, list[str]] = {"flushed": []}
+        yield state
+
+    server = Server("flush", lifespan=lifespan)
+    seen: list[Any] = []
+
+    @server.on_shutdown
+    def flush() -> None:
+        seen.append(server.state)
+
+    server.start()
+    server.stop()
+    assert seen == [{"flushed": []}] and starts == [1]  # not started again by the hook
