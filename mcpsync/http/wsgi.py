@@ -173,7 +173,8 @@ class McpWsgiApp:
         path = environ.get("PATH_INFO") or "/"
         if environ.get("wsgi.multithread") is False:
             self._warn_single_threaded(environ)
-            if method == "GET":
+            if method == "GET" and (path == self.sse_path or self.path is None
+                                    or (path.rstrip("/") or "/") == self.path):
                 return self._single_threaded_get(environ, path, start_response)
         # Where the WSGI server lets us see it: lets a quiet SSE stream, or a wait for a
         # JSON answer, notice a departed client at once instead of at its next write.
