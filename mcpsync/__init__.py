@@ -61,6 +61,7 @@ from .errors import (
     TransportTimeoutError,
     UnencodableMessageError,
 )
+from .server.lifespan import StartupError
 from .server.paths import UnsafePathError, safe_join
 from .server.server import Server
 from .server.session import ServerSession
@@ -168,6 +169,7 @@ __all__ = [
     "ServerSession",
     "SessionInfo",
     "SqliteTaskStore",
+    "StartupError",
     "TaskCancelledError",
     "TaskContext",
     "TaskHandle",

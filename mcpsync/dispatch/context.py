@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from ..engine.connection import InboundRequest
     from ..types.client_features import CreateMessageResult, ElicitResult
-    from ..types.resources import Root
+    from ..types.resources import ReadResourceResult, Root
 
 logger = logging.getLogger("mcpsync.context")
 
@@ -115,7 +115,74 @@ def _log_params(
     return params
 
 
-class HandlerContext:
+def server_of(session: Any) -> Any:
+    """The :class:`~mcpsync.Server` serving ``session`` (a ServerSession or a stateless
+    request's scope both have one)."""
+    server = getattr(session, "server", None)
+    if server is None:
+        raise RuntimeError("this context is not served by an mcpsync Server")
+    return server
+
+
+class ServerSideMixin:
+    """What every server-side context offers on top of its own ``log``: the lifespan state,
+    log shortcuts and reading the server's own resources. Needs ``_session`` and ``log``."""
+
+    _session: SessionHandle
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        raise NotImplementedError
+
+    @property
+    def server(self) -> Any:
+        """The :class:`~mcpsync.Server` serving this request."""
+        return server_of(self._session)
+
+    @property
+    def state(self) -> Any:
+        """What the server's ``lifespan`` yielded (or the namespace its ``on_startup``
+        hooks filled): ``server.state``, shared by every request of this process."""
+        return server_of(self._session).state
+
+    def debug(self, data: Any, logger: str | None = None) -> None:
+        """``log("debug", data, logger)``."""
+        self.log("debug", data, logger)
+
+    def info(self, data: Any, logger: str | None = None) -> None:
+        """``log("info", data, logger)``."""
+        self.log("info", data, logger)
+
+    def notice(self, data: Any, logger: str | None = None) -> None:
+        """``log("notice", data, logger)``."""
+        self.log("notice", data, logger)
+
+    def warning(self, data: Any, logger: str | None = None) -> None:
+        """``log("warning", data, logger)``."""
+        self.log("warning", data, logger)
+
+    def error(self, data: Any, logger: str | None = None) -> None:
+        """``log("error", data, logger)``."""
+        self.log("error", data, logger)
+
+    def critical(self, data: Any, logger: str | None = None) -> None:
+        """``log("critical", data, logger)``."""
+        self.log("critical", data, logger)
+
+    def read_resource(self, uri: str) -> ReadResourceResult:
+        """Read one of this server's own resources (those registered with
+        ``@server.resource``), in this thread, as a client would get it: a
+        ``ReadResourceResult``. A URI that names nothing raises
+        :class:`~mcpsync.errors.ResourceNotFoundError`; what the read function raises
+        propagates. A ``resources/read`` replaced with ``method_handler`` is not consulted,
+        and request scopes are not entered again (this request's are already open)."""
+        from ..codec import from_wire
+        from ..types.resources import ReadResourceResult
+
+        raw = server_of(self._session).resources.read_uri(uri, self)
+        return from_wire(ReadResourceResult, raw)
+
+
+class HandlerContext(ServerSideMixin):
     """The request being served, and the ways to talk back to its sender.
 
     Declare a parameter annotated ``HandlerContext`` on a tool (any name) to receive it; it
@@ -388,7 +455,7 @@ class _ForwardHandler(logging.Handler):
             self.handleError(record)
 
 
-class DetachedContext:
+class DetachedContext(ServerSideMixin):
     """A context cut loose from its request: lives as long as the session. Thread-safe."""
 
     def __init__(self, origin: HandlerContext) -> None:

@@ -39,11 +39,12 @@ from typing import TYPE_CHECKING, Any, Final
 from ..dispatch.inbound import InboundExecutor
 from ..dispatch.transport import Headers, TransportContext
 from ..engine.pool import WorkerPool
-from ..errors import INVALID_PARAMS, INVALID_REQUEST
+from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 from ..protocol import envelope, jsonrpc
 from ..protocol.jsonrpc import Invalid, Notification, Request
 from ..protocol.numerals import parse_decimal
 from ..server import stateless
+from ..server.lifespan import StartupError
 from . import legacy, legacy_sse, modern
 from .events import EventStore, InMemoryEventStore
 from .legacy import SESSION_NOT_FOUND as SESSION_NOT_FOUND
@@ -127,12 +128,23 @@ class McpWsgiApp:
         self._header_maps: dict[int, dict[str, tuple[str, ...]] | None] = {}
         self._closed = threading.Event()
         self._local = threading.local()
+        self._warn_lock = threading.Lock()
+        self._warned_single = False
+
+    def start(self) -> Any:
+        """Run the server's startup in this process now rather than at the first request
+        (see :meth:`Server.start <mcpsync.Server.start>`), so a failing one stops a worker
+        from booting: call it where the app is made when each worker imports it, or from
+        gunicorn's ``post_worker_init`` hook under ``--preload``. Returns the state."""
+        return self.server.start()
 
     def close(self, timeout: float = 5.0) -> None:
-        """End every session and stop the handler threads (bounded)."""
+        """End every session, stop the handler threads (bounded), then run the server's
+        shutdown (``Server.stop``)."""
         self._closed.set()
         self.sessions.close_all()
         self._pool.shutdown(timeout)
+        self.server.stop()
 
     # -- WSGI entry ----------------------------------------------------------------------
 
@@ -150,8 +162,20 @@ class McpWsgiApp:
         if not self.policy.origin_allowed(headers.get("origin")):
             return self._plain_error(start_response, "403 Forbidden", INVALID_REQUEST,
                                      f"Forbidden: Origin {headers.get('origin')!r} is not allowed")
+        try:
+            # Startup happens at the first request of each process (a gunicorn worker, not
+            # the master that imported the app under --preload), unless start() ran it.
+            self.server.start()
+        except StartupError as exc:
+            return self._plain_error(start_response, "503 Service Unavailable", INTERNAL_ERROR,
+                                     f"Service unavailable: {exc}")
         method = environ.get("REQUEST_METHOD", "GET").upper()
         path = environ.get("PATH_INFO") or "/"
+        if environ.get("wsgi.multithread") is False:
+            self._warn_single_threaded(environ)
+            if method == "GET" and (path == self.sse_path or self.path is None
+                                    or (path.rstrip("/") or "/") == self.path):
+                return self._single_threaded_get(environ, path, start_response)
         # Where the WSGI server lets us see it: lets a quiet SSE stream, or a wait for a
         # JSON answer, notice a departed client at once instead of at its next write.
         self._local.peer = _peer_probe(environ)
@@ -182,6 +206,34 @@ class McpWsgiApp:
         except _HttpError as exc:
             return self._plain_error(start_response, exc.status, exc.code, exc.message,
                                      exc.msg_id, exc.data)
+
+    def _single_threaded_get(self, environ: Environ, path: str,
+                             start_response: StartResponse) -> Iterable[bytes]:
+        """A GET on a server that runs one request at a time per process (gunicorn's
+        default ``sync`` worker, a non-threaded werkzeug): a stream would hold the only
+        thread, and the session's next POST would wait behind it for ever. So no
+        standalone stream (405, which the spec lets a server answer and clients expect),
+        and no 2024-11-05 HTTP+SSE stream (503, saying why)."""
+        if self.legacy_sessions and self.sse_path is not None and path == self.sse_path:
+            return self._plain_error(
+                start_response, "503 Service Unavailable", INTERNAL_ERROR,
+                "Service unavailable: the HTTP+SSE transport needs a WSGI server that serves "
+                "requests concurrently (gunicorn -k gthread), not one request at a time")
+        return self._method_not_allowed(start_response)
+
+    def _warn_single_threaded(self, environ: Environ) -> None:
+        with self._warn_lock:
+            if self._warned_single:
+                return
+            self._warned_single = True
+        logger.warning(
+            "mcpsync: this WSGI server (%s) runs one request at a time per process "
+            "(wsgi.multithread is False: gunicorn's default sync worker?). Handshake-era "
+            "clients get no standalone GET stream (405), a tool that asks the client "
+            "(elicitation, sampling, roots) waits for a free worker, and each open "
+            "subscriptions/listen holds one. Serve with a threaded worker: gunicorn "
+            "-k gthread --threads 8 (see docs/wsgi.md).",
+            environ.get("SERVER_SOFTWARE", "unknown"))
 
     # -- the inbound path ----------------------------------------------------------------
 

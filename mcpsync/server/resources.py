@@ -129,14 +129,20 @@ class ResourceRegistry:
             raise InvalidParamsError('Invalid params: "uri" must be a string')
         version = ctx.session.protocol_version or LATEST_LEGACY
         not_found = features(version).resource_not_found_code
-        found = self.resolve(uri)
-        if found is None:
-            raise MCPError(f"Resource not found: {uri}", data={"uri": uri}, code=not_found)
-        resource, values = found
         try:
-            value = resource.binding.call(values, ctx)
+            return self.read_uri(uri, ctx)
         except ResourceNotFoundError as exc:
             raise MCPError(exc.message, data=exc.data or {"uri": uri}, code=not_found) from None
+
+    def read_uri(self, uri: str, ctx: Any) -> dict[str, Any]:
+        """The ``resources/read`` result of ``uri``, read with ``ctx`` (also what
+        ``ctx.read_resource`` serves); :class:`ResourceNotFoundError` when nothing matches
+        or the read function raised it."""
+        found = self.resolve(uri)
+        if found is None:
+            raise ResourceNotFoundError(f"Resource not found: {uri}", data={"uri": uri})
+        resource, values = found
+        value = resource.binding.call(values, ctx)
         return {"contents": to_contents(uri, value, resource.mime_type)}
 
 

@@ -33,6 +33,7 @@ from ..tasks.wire import EXTENSION
 from ..transports.base import Transport
 from ..types import Icon, ToolAnnotations
 from .builtins import install_core_methods
+from .lifespan import Lifespan
 from .listen import DEFAULT_MAX_SUBSCRIPTIONS, ListenRegistry, serve_listen
 from .prompts import Completer, PromptRegistry, describe_prompt
 from .resources import ResourceRegistry, describe_resource
@@ -61,6 +62,14 @@ class Server:
     streams hold no such slot: ``max_subscriptions`` bounds them across all sessions (a
     listen past it is answered -32603 at once). ``request_timeout`` bounds the server's own
     requests to the client (``ctx.request`` and friends). Thread-safe.
+
+    ``lifespan``: ``fn(server)`` returning a context manager (or a generator function
+    yielding once) entered at startup and exited at shutdown; what it yields is
+    ``server.state`` and ``ctx.state`` in every handler. Startup runs once per process
+    (see :meth:`start`); threads arriving while it runs wait up to ``startup_timeout``.
+
+    ``declare``: capabilities (``"resources"``, ``"prompts"``, ``"completions"``) declared
+    even before anything of the kind is registered (see :meth:`capabilities`).
     """
 
     def __init__(
@@ -87,6 +96,9 @@ class Server:
         max_running_tasks: int = 64,
         task_ttl_ms: int | None = DEFAULT_TTL_MS,
         task_poll_interval_ms: int = 500,
+        lifespan: Callable[[Server], Any] | None = None,
+        startup_timeout: float = 60.0,
+        declare: tuple[str, ...] = (),
     ) -> None:
         self.name = name
         self.version = version
@@ -139,6 +151,13 @@ class Server:
         self._tasks: TaskSurfaces | None = None
         self._tasks_lock = threading.Lock()
         self._install_tasks()
+        self._lifespan = Lifespan(self, lifespan, startup_timeout)
+        unknown = set(declare) - set(_DERIVED)
+        if unknown:
+            raise ValueError(f"declare: unknown capabilities {sorted(unknown)}; "
+                             f"use some of {list(_DERIVED)}")
+        #: Capabilities declared even while nothing of their kind is registered.
+        self.declare = frozenset(declare)
 
     def _install_tasks(self) -> None:
         from ..tasks.surface import install
@@ -194,6 +213,47 @@ class Server:
                 self._request_state_key = _state_key(self._request_state_key)
             return self._request_state_key
 
+    # -- lifespan ------------------------------------------------------------------------
+
+    def on_startup(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+        """Register ``fn()`` to run at startup, after the ``lifespan`` is entered, in the
+        order registered; it may fill ``server.state`` (a namespace when there is no
+        ``lifespan``). One that raises makes startup fail (:class:`StartupError`)."""
+        self._lifespan.on_startup.append(fn)
+        return fn
+
+    def on_shutdown(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+        """Register ``fn()`` to run at shutdown, last registered first, before the
+        ``lifespan`` is exited. One that raises is logged; the others still run. Register
+        hooks before serving: a server that had none when it started is not remembered
+        for interpreter exit (only an explicit :meth:`stop` then runs a later one)."""
+        self._lifespan.on_shutdown.append(fn)
+        return fn
+
+    def start(self) -> Any:
+        """Run startup in this process if it has not run yet, and return the state.
+
+        Called for you: by ``run_stdio`` before the first message, by :meth:`connect`
+        (``Client.memory``), and by the WSGI app at its first request or its ``start()``.
+        Once per process: a process forked after it (gunicorn ``--preload``) starts again.
+        Raises :class:`StartupError` when startup raised (again on every later call, until
+        :meth:`stop`).
+        """
+        return self._lifespan.start()
+
+    def stop(self) -> None:
+        """Run shutdown (``on_shutdown`` hooks, then the lifespan's exit) if startup ran in
+        this process; a no-op otherwise. Called by ``run_stdio`` when it returns, by the WSGI
+        app's ``close()``, and at interpreter exit (a gunicorn worker's graceful exit)."""
+        self._lifespan.stop()
+
+    @property
+    def state(self) -> Any:
+        """What the ``lifespan`` yielded (else a namespace the ``on_startup`` hooks fill),
+        starting the server in this process first if needed. Handlers read it as
+        ``ctx.state``."""
+        return self._lifespan.state
+
     # -- identity ------------------------------------------------------------------------
 
     def info_for(self, version: str | None) -> dict[str, Any]:
@@ -212,15 +272,33 @@ class Server:
         return info
 
     def capabilities(self) -> dict[str, Any]:
-        """What this server declares, derived from what is registered."""
-        caps: dict[str, Any] = {
-            "tools": {"listChanged": True},
-            "resources": {"subscribe": True, "listChanged": True},
-            "prompts": {"listChanged": True},
-            "completions": {},
-            "logging": {},
-        }
+        """What this server declares, derived from what is registered now.
+
+        ``tools`` and ``logging`` always (tools may be registered while serving, and any
+        handler may log). ``resources``, ``prompts`` and ``completions`` only when
+        something of the kind is registered (a resource or template, a prompt, a
+        completer), one of its methods has a ``method_handler``, or ``Server(declare=...)``
+        names it. A session's capabilities are those of its ``initialize`` (handshake
+        era); 2026-07-28 clients see the current ones at each ``server/discover``.
+        """
+        caps: dict[str, Any] = {"tools": {"listChanged": True}}
+        if self._provides("resources"):
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self._provides("prompts"):
+            caps["prompts"] = {"listChanged": True}
+        if self._provides("completions"):
+            caps["completions"] = {}
+        caps["logging"] = {}
         return caps
+
+    def _provides(self, kind: str) -> bool:
+        if kind in self.declare:
+            return True
+        registered = {"resources": len(self.resources), "prompts": len(self.prompts),
+                      "completions": len(self._completers)}[kind]
+        return bool(registered) or any(
+            self.methods.request_handler(m) is not None and not self.methods.is_default(m)
+            for m in _DERIVED[kind])
 
     def capabilities_for(self, version: str) -> dict[str, Any]:
         """Capabilities as ``version`` can honour them.
@@ -236,9 +314,9 @@ class Server:
         caps["extensions"] = {EXTENSION: {}}
         if rules.era == "modern" and (
                 self.methods.request_handler("subscriptions/listen") != self._listen):
-            caps["tools"] = {}
-            caps["prompts"] = {}
-            caps["resources"] = {}
+            for kind in ("tools", "prompts", "resources"):
+                if kind in caps:
+                    caps[kind] = {}
         return caps
 
     # -- registration --------------------------------------------------------------------
@@ -511,7 +589,8 @@ class Server:
         together with everything else on it) instead of one of its own. ``push``: start no
         reader thread; the caller hands each received message to
         ``session.connection.deliver`` (the HTTP app, whose messages arrive on request
-        threads)."""
+        threads). Runs startup first if this process has not (:meth:`start`)."""
+        self.start()
         session = ServerSession(self, transport, name=name, drain_timeout=drain_timeout,
                                 pool=pool, push=push)
         with self._sessions_lock:
@@ -565,6 +644,15 @@ class Server:
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, version={self.version!r}, tools={len(self.tools)})"
+
+
+#: The capabilities derived from registrations, and the methods that serve each.
+_DERIVED: dict[str, tuple[str, ...]] = {
+    "resources": ("resources/list", "resources/templates/list", "resources/read",
+                  "resources/subscribe", "resources/unsubscribe"),
+    "prompts": ("prompts/list", "prompts/get"),
+    "completions": ("completion/complete",),
+}
 
 
 def _state_key(key: bytes | str | None) -> bytes:

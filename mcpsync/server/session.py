@@ -56,6 +56,9 @@ class ServerSession:
         self._log_level: str | None = None
         self._ended = threading.Event()
         self._subscriptions: set[str] = set()
+        #: The kinds whose capability this session's ``initialize`` declared: only those
+        #: get ``list_changed`` notifications (None: not initialized here, all of them).
+        self._declared: frozenset[str] | None = None
         self._connection = Connection(
             transport,
             on_request=self._on_request,
@@ -137,6 +140,8 @@ class ServerSession:
         """Tell an initialized client that the ``kind`` list (tools, prompts, resources) changed."""
         if self._state is not lifecycle.State.READY:
             return
+        if self._declared is not None and kind not in self._declared:
+            return  # registered after this session began: it was not told it could change
         try:
             self.notify(f"notifications/{kind}/list_changed")
         except ConnectionClosedError:
@@ -198,9 +203,11 @@ class ServerSession:
             session_id=self._info.session_id,
         )
         self._advance(lifecycle.Event.INITIALIZE_ANSWERED)
+        capabilities = self.server.capabilities_for(version)
+        self._declared = frozenset(capabilities)
         result: dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": self.server.capabilities_for(version),
+            "capabilities": capabilities,
             "serverInfo": self.server.info_for(version),
         }
         if self.server.instructions:

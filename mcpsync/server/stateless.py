@@ -153,6 +153,10 @@ class RequestScope:
         self._connection = _NoReverseRequests(session.connection, rounds)
 
     @property
+    def server(self) -> Server:
+        return self._session.server
+
+    @property
     def info(self) -> SessionInfo:
         return self._info
 

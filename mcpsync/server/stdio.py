@@ -18,7 +18,7 @@ import sys
 import threading
 from collections.abc import Callable
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from ..transports.stream import StreamTransport
 
@@ -92,6 +92,13 @@ def serve_stdio(server: Server, *, drain_timeout: float = 2.0) -> None:
     saved_stdout = sys.stdout
     sys.stdout = sys.stderr
     writer = os.fdopen(protocol_fd, "wb", buffering=0)
+    try:
+        # Startup before the first message is read (a print in it lands on stderr); one
+        # that fails ends the process with its error instead of serving nothing.
+        server.start()
+    except BaseException:
+        _restore(writer, saved_stdout, saved_stdout_fd)
+        raise
     transport = StreamTransport(0, writer)
     session = server.connect(transport, name="mcpsync-stdio", drain_timeout=drain_timeout)
     signals = _Signals()
@@ -118,11 +125,21 @@ def serve_stdio(server: Server, *, drain_timeout: float = 2.0) -> None:
             logger.info("stdio server: shutdown cut short by a signal")
     finally:
         signals.armed = False
-        signals.restore()
         try:
-            writer.close()
-        except OSError:
-            pass
-        sys.stdout = saved_stdout
-        os.dup2(saved_stdout_fd, 1)
-        os.close(saved_stdout_fd)
+            # Shutdown hooks, after the session is closed (no handler still needs them)
+            # and while a second signal is still caught (it cannot cut them short).
+            server.stop()
+        finally:
+            signals.restore()
+            _restore(writer, saved_stdout, saved_stdout_fd)
+
+
+def _restore(writer: BinaryIO, saved_stdout: TextIO, saved_stdout_fd: int) -> None:
+    """Give stdout back: close the protocol stream, point fd 1 where it was."""
+    try:
+        writer.close()
+    except OSError:
+        pass
+    sys.stdout = saved_stdout
+    os.dup2(saved_stdout_fd, 1)
+    os.close(saved_stdout_fd)

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..dispatch.context import SessionHandle, SessionInfo, _log_params
+from ..dispatch.context import ServerSideMixin, SessionHandle, SessionInfo, _log_params
 from ..dispatch.questions import INPUT_REQUEST_METHODS, InputRequired
 from ..errors import MCPError, PeerRequestError, ProtocolStateError, RequestCancelledError
 from .store import TaskRecord, TaskStore
@@ -45,7 +45,7 @@ _WAIT_SLICE = 0.25
 _CHECK_EVERY = 0.1
 
 
-class TaskContext:
+class TaskContext(ServerSideMixin):
     """What a handler running as a task may know and do. Thread-safe.
 
     Declared like any context (a parameter annotated ``HandlerContext``): the handler is

@@ -38,6 +38,10 @@ def make_server() -> Server:
     def hello() -> str:
         return "hi"
 
+    @server.resource("notes://a")
+    def note_a() -> str:  # resources are declared (and subscribable) once there is one
+        return "a"
+
     return server
 
 
