@@ -15,7 +15,8 @@ import shutil
 import sqlite3
 import sys
 import traceback
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -46,7 +47,8 @@ SERVER is MODULE_OR_FILE[:OBJ] (OBJ defaults to server): a Server in this proces
 
 TARGET is one of
   - an http:// or https:// URL: a Streamable HTTP endpoint (either era; --header K:V adds
-    a header to every request, and may be repeated);
+    a header to every request, and may be repeated; --auth oauth authorizes with OAuth 2.1
+    in a browser when the server asks, keeping the tokens for the next run);
   - a command line that starts a stdio server, quoted as one argument ("python server.py");
   - MODULE_OR_FILE:OBJ, a Server loaded into this process (the colon is what says so);
   - one word without a colon: a program on PATH (or an executable file) to run, except a
@@ -170,16 +172,48 @@ def _is_program(word: str) -> bool:
     return shutil.which(word) is not None
 
 
+def _token_file() -> str:
+    """Where ``--auth oauth`` keeps its tokens between runs (mode 0600, in a 0700 folder):
+    ``$XDG_CACHE_HOME/mcpsync/oauth-tokens.json``, else under ``~/.cache``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "mcpsync")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return os.path.join(folder, "oauth-tokens.json")
+
+
+def _oauth() -> tuple[Any, Callable[[], None]]:
+    """An ``OAuth`` for a person at a terminal: the browser comes back to a loopback port
+    this process listens on (RFC 8252); tokens are kept for the next run. Also the
+    function that frees the port."""
+    from .auth import FileTokenStorage, LoopbackRedirect, OAuth
+
+    loopback = LoopbackRedirect()
+    auth = OAuth(redirect_uri=loopback.redirect_uri, redirect_handler=loopback,
+                 storage=FileTokenStorage(_token_file()))
+    return auth, loopback.close
+
+
 def _connect(target: str, timeout: float, *, headers: dict[str, str] | None = None,
-             **options: Any) -> Client:
+             auth: str | None = None, **options: Any) -> Client:
     """Interpret TARGET (see :data:`HELP`) and connect to it; ``options`` go to the Client
     (``protocol_version``, ``on_log``, ``log_level``)."""
     options = {k: v for k, v in options.items() if v is not None}
     options["timeout"] = timeout
     if target.startswith(("http://", "https://")):
-        return Client.http(target, headers=headers, **options)
+        if auth != "oauth":
+            return Client.http(target, headers=headers, **options)
+        oauth, free_port = _oauth()
+        try:
+            client = Client.http(target, headers=headers, auth=oauth, **options)
+        except BaseException:
+            free_port()
+            raise
+        weakref.finalize(client, free_port)
+        return client
     if headers:
         raise TargetError("--header applies to an http:// or https:// TARGET only")
+    if auth:
+        raise TargetError("--auth applies to an http:// or https:// TARGET only")
     if not target.strip():
         raise TargetError("TARGET is empty")
     if any(c.isspace() for c in target.strip()):
@@ -354,6 +388,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help=f"one of {', '.join(VERSIONS)}")
         p.add_argument("--json", action="store_true",
                        help="print JSON in the wire's shape (for scripts)")
+        p.add_argument("--auth", choices=["oauth"], default=None,
+                       help="authorize with OAuth 2.1 when the server asks (a browser "
+                            "window; tokens are kept for the next run)")
     args = parser.parse_args(argv)
     try:
         return _run(parser, args)
@@ -386,7 +423,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     reporter = Reporter(args.tool) if args.command == "call" else None
     try:
         client = _connect(args.target, args.timeout, headers=dict(args.header or ()) or None,
-                          protocol_version=args.protocol_version,
+                          auth=args.auth, protocol_version=args.protocol_version,
                           on_log=reporter.log if reporter is not None else None,
                           log_level=getattr(args, "log_level", None))
     except (FileNotFoundError, PermissionError) as exc:
