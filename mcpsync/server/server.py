@@ -242,10 +242,16 @@ class Server:
         return self._lifespan.start()
 
     def stop(self) -> None:
-        """Run shutdown (``on_shutdown`` hooks, then the lifespan's exit) if startup ran in
-        this process; a no-op otherwise. Called by ``run_stdio`` when it returns, by the WSGI
-        app's ``close()``, and at interpreter exit (a gunicorn worker's graceful exit)."""
-        self._lifespan.stop()
+        """Stop the tasks running in this process (:meth:`close_tasks`: each ends
+        ``failed``, "the server stopped", rather than ``working`` until its record expires),
+        then run shutdown (``on_shutdown`` hooks, then the lifespan's exit) if startup ran
+        in this process. Called by ``run_stdio`` when it returns, by the WSGI app's
+        ``close()`` (so by ``run_http``/``mcpsync serve`` on exit), and — shutdown only —
+        at interpreter exit (a gunicorn worker's graceful exit)."""
+        try:
+            self.close_tasks()
+        finally:
+            self._lifespan.stop()
 
     @property
     def state(self) -> Any:
@@ -539,7 +545,9 @@ class Server:
         ``tools/list``…; check ``ctx.method`` to pick), not ``initialize``. An exception
         from a scope fails that request like one from the handler. Under 2026-07-28 a
         handler that asks the client a question ends its attempt, and the retry runs the
-        scope again. Work handed to another thread (``ctx.detach()``) is outside it.
+        scope again. A tool running as a task runs inside the scopes too, entered on the
+        task's own thread (``ctx`` is then its :class:`~mcpsync.tasks.TaskContext`). Work
+        handed to another thread (``ctx.detach()``) is outside it.
         """
         factory: ScopeFactory = (contextlib.contextmanager(fn)
                                  if inspect.isgeneratorfunction(fn) else fn)

@@ -98,9 +98,10 @@ class TaskRunner:
                 raise MCPError(f"too many tasks running ({self.max_running}); try again later",
                                code=INTERNAL_ERROR)
             task_id = new_task_id()
-            context = make_context(task_id, self._stop)
+            stop = self._stop
+            context = make_context(task_id, stop)
             thread = threading.Thread(
-                target=self._run, args=(context, body, v1_failed_on_error),
+                target=self._run, args=(context, body, v1_failed_on_error, stop),
                 name=f"mcpsync-task-{task_id[:8]}", daemon=True)
             self._running[task_id] = (thread, context)
         record = TaskRecord(task_id=task_id, owner=owner, surface=surface, tool=tool,
@@ -132,7 +133,8 @@ class TaskRunner:
         with self._lock:
             return len(self._running)
 
-    def _run(self, context: TaskContext, body: TaskBody, v1_failed_on_error: bool) -> None:
+    def _run(self, context: TaskContext, body: TaskBody, v1_failed_on_error: bool,
+             stop: threading.Event) -> None:
         task_id = context.task_id
         try:
             try:
@@ -140,10 +142,10 @@ class TaskRunner:
             except RequestCancelledError:
                 record = self.store.get(task_id)
                 if record is not None and not record.terminal:
-                    reason = ("the server stopped" if self._stop.is_set()
+                    reason = ("the server stopped" if stop.is_set()
                               else "the task was cancelled")
                     record = self.store.update(
-                        task_id, status="failed" if self._stop.is_set() else "cancelled",
+                        task_id, status="failed" if stop.is_set() else "cancelled",
                         status_message=reason,
                         error={"code": INTERNAL_ERROR, "message": reason},
                         input_requests=None)
@@ -182,15 +184,23 @@ class TaskRunner:
     def close(self, timeout: float = 5.0) -> bool:
         """Stop every running task (their ``check_cancelled``/``sleep`` raise; each is
         marked ``failed``: "the server stopped") and join their threads for up to
-        ``timeout`` seconds in all. False if some were still running then. Idempotent."""
+        ``timeout`` seconds in all. False if some were still running then. Idempotent.
+
+        New tasks are refused while it runs; afterwards the runner takes tasks again (a
+        server may be stopped and served again), under a fresh stop flag: a task that
+        outlived ``timeout`` still sees its own flag set."""
         import time
 
-        self._stop.set()
         with self._lock:
+            stop = self._stop
+            stop.set()
             entries = list(self._running.values())
         for _, context in entries:
             context.cancelled.set()
         deadline = time.monotonic() + timeout
         for thread, _ in entries:
             thread.join(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            if self._stop is stop:
+                self._stop = threading.Event()
         return all(not thread.is_alive() for thread, _ in entries)

@@ -18,6 +18,7 @@ exactly like an unknown one (-32602), never with that task.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import weakref
@@ -175,6 +176,9 @@ class TaskSurfaces:
                 raise InvalidParamsError('Invalid params: "arguments" must be an object')
             # The task runs the tool exactly as a plain call would, on its own context.
             body = partial(_call_plain, self.server, params)
+        # The request scopes wrap the task's execution on its own thread, as they wrap a
+        # plain call on the handler thread (a thread-bound DB session must be there too).
+        body = partial(_scoped, self.server, body)
         record = self._start(ctx, params, surface, str(name), ttl_ms, body)
         if surface == "v2":
             # ``content: []`` keeps the answer a valid core ``CallToolResult`` too (the
@@ -340,6 +344,18 @@ class TaskSurfaces:
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         return result
+
+
+def _scoped(server: Server, body: Callable[[TaskContext], dict[str, Any]],
+            ctx: TaskContext) -> dict[str, Any]:
+    """``body(ctx)`` inside the server's request scopes, entered on the task's thread."""
+    scopes = list(server.request_scopes)
+    if not scopes:
+        return body(ctx)
+    with contextlib.ExitStack() as stack:
+        for scope in scopes:
+            stack.enter_context(scope(ctx))  # type: ignore[arg-type]
+        return body(ctx)
 
 
 def _call_plain(server: Server, params: dict[str, Any], ctx: Any) -> dict[str, Any]:

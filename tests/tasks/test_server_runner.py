@@ -49,10 +49,31 @@ def test_close_tasks_stops_running_tasks_and_joins_them() -> None:
         record = server.task_store.get(task_id)
         assert record is not None and record.status == "failed"
         assert record.error == {"code": -32603, "message": "the server stopped"}
-        error = peer.error("tools/call", {"name": "slow", "arguments": {}})
-        assert "shutting down" in error["message"]
+        # Stopped, not dead: a server may be served again, and its runner takes tasks.
+        again = created(peer, "slow", seconds=0)
+        wait_until(lambda: status(peer, again) == "completed", timeout=WAIT)
     finally:
         peer.close()
+        server.close_tasks(WAIT)
+
+
+def test_the_wsgi_app_closing_stops_its_running_tasks() -> None:
+    """``app.close()`` (what ``run_http`` and ``mcpsync serve`` do on exit) runs
+    ``Server.stop()``, which stops the tasks running in this process: they end ``failed``
+    at once rather than ``working`` until their records expire."""
+    from mcpsync import Client
+    from tests.serving import RunningServer
+
+    server = make_server()
+    app = server.wsgi_app()
+    with RunningServer(app) as running, Client.http(f"{running.base}/mcp") as client:
+        handle = client.start_task("slow", {"seconds": 60})
+        assert handle.status().status == "working"
+        app.close()
+        record = server.task_store.get(handle.id)
+        assert record is not None and record.status == "failed", record
+        assert record.error == {"code": -32603, "message": "the server stopped"}
+        assert server.tasks.runner.running() == 0
 
 
 def test_a_cancel_served_by_another_worker_reaches_the_runner() -> None:
@@ -139,3 +160,38 @@ def test_the_task_store_can_be_set_until_tasks_are_served() -> None:
         assert "before tasks are served" in str(exc)
     else:
         raise AssertionError("replacing the store of a serving server must fail")
+
+
+def test_request_scopes_wrap_a_task_on_its_own_thread() -> None:
+    """A request scope (a thread-bound DB session, say) is entered on the task's thread
+    around the tool and exited when it ends, as for a plain call."""
+    import threading
+
+    server = make_server()
+    seen: list[tuple[str, str, str]] = []
+    exited = threading.Event()
+
+    @server.request_scope
+    def scope(ctx: Any) -> Any:
+        if ctx.method != "tools/call":
+            yield
+            return
+        seen.append(("enter", threading.current_thread().name, type(ctx).__name__))
+        try:
+            yield
+        finally:
+            seen.append(("exit", threading.current_thread().name, type(ctx).__name__))
+            if threading.current_thread().name.startswith("mcpsync-task-"):
+                exited.set()
+
+    peer = Peer("memory", "modern", server=server)
+    try:
+        task_id = created(peer, "slow", seconds=0)
+        assert exited.wait(WAIT), seen
+        wait_until(lambda: status(peer, task_id) == "completed", timeout=WAIT)
+        on_task = [entry for entry in seen if entry[1].startswith("mcpsync-task-")]
+        assert [kind for kind, _, _ in on_task] == ["enter", "exit"], seen
+        assert {ctx for _, _, ctx in on_task} == {"TaskContext"}
+    finally:
+        peer.close()
+        server.close_tasks(WAIT)
