@@ -99,11 +99,19 @@ def serve_stdio(server: Server, *, drain_timeout: float = 2.0) -> None:
     except BaseException:
         _restore(writer, saved_stdout, saved_stdout_fd)
         raise
-    transport = StreamTransport(0, writer)
-    session = server.connect(transport, name="mcpsync-stdio", drain_timeout=drain_timeout)
+    # The handlers go in before the session starts reading: once a client has had an
+    # answer, a SIGTERM must find them (it used to land in between and kill the process
+    # without its shutdown). One that arrives before serving starts is noted and served.
     signals = _Signals()
     if threading.current_thread() is threading.main_thread():
         signals.install()
+    transport = StreamTransport(0, writer)
+    try:
+        session = server.connect(transport, name="mcpsync-stdio", drain_timeout=drain_timeout)
+    except BaseException:
+        signals.restore()
+        _restore(writer, saved_stdout, saved_stdout_fd)
+        raise
     parent = _AT_IMPORT[1] if os.getpid() == _AT_IMPORT[0] else os.getppid()
 
     def serve() -> None:
