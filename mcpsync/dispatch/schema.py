@@ -133,8 +133,11 @@ class SchemaBuilder:
             return schema, decoder
         schemas = [s for s, _ in members]
         if any(d is not None for _, d in members):
-            # Decode with the first member whose schema accepts the value.
-            checks = [(SchemaValidator(s), d) for s, d in members]
+            # Decode with the first member whose schema accepts the value. A member may
+            # refer to the $defs collected so far (a pydantic model with a nested model):
+            # they are all known by now, and travel with it.
+            checks = [(SchemaValidator({**s, "$defs": dict(self.defs)} if self.defs else s), d)
+                      for s, d in members]
 
             def decode(value: Any) -> Any:
                 for check, dec in checks:

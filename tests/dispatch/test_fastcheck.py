@@ -15,7 +15,9 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
+from mcpsync import Client, Server
 from mcpsync.dispatch.fastcheck import SchemaValidator, compile_schema
 from mcpsync.dispatch.schema import SchemaBuilder
 from tests.server import fixture_server, hardening_server, pydantic_server, types_server
@@ -46,6 +48,14 @@ class Tree:
 class Pair(NamedTuple):
     a: int
     b: str = "b"
+
+
+class Inner(BaseModel):
+    b: int
+
+
+class Outer(BaseModel):
+    inner: Inner
 
 
 class Movie(TypedDict):
@@ -147,7 +157,7 @@ _CHECKS = [(compile_schema(schema), jsonschema.Draft202012Validator(schema))
            for _, schema in SCHEMAS]
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_instance())
 def test_fast_check_agrees_with_jsonschema(case: tuple[int, Any]):
     index, value = case
@@ -189,3 +199,20 @@ def test_a_refusal_gets_jsonschema_error_messages():
 def test_a_bad_hand_written_schema_still_fails_at_once():
     with pytest.raises(jsonschema.SchemaError):
         SchemaValidator({"type": "object", "properties": {"a": {"type": 3}}}, generated=False)
+
+
+def test_a_union_with_a_nested_model_decodes_each_member():
+    """A union member's schema may refer to ``$defs`` held at the root (a pydantic model
+    with a nested model): choosing the member to decode with resolves them too. This was an
+    internal error (unresolvable reference) on every call."""
+    server = Server("union")
+
+    @server.tool()
+    def pick(x: Outer | int) -> str:
+        return type(x).__name__
+
+    with Client.memory(server) as client:
+        assert client.call_tool("pick", {"x": {"inner": {"b": 1}}}).text == "Outer"
+        assert client.call_tool("pick", {"x": 3}).text == "int"
+        refused = client.call_tool("pick", {"x": {"inner": {}}})
+        assert refused.is_error and "is not valid under any of the given schemas" in refused.text
