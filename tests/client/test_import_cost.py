@@ -8,8 +8,19 @@ is imported only to word the error of a refused call, or for a hand-written sche
 
 from __future__ import annotations
 
+import os
+import pathlib
 import subprocess
 import sys
+
+import pytest
+
+from mcpsync import Client
+from tests.serving import free_port, serving_process
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SERVER = pathlib.Path(__file__).with_name("coldstart_server.py")
+ERAS = ["2026-07-28", "2025-11-25"]
 
 PROBE = """
 import dataclasses, enum, sys
@@ -81,3 +92,31 @@ def test_import_and_first_tool_call_do_not_import_jsonschema():
 
 def test_a_hand_written_schema_is_still_checked_by_jsonschema():
     _run(HAND_WRITTEN)
+
+
+def _first_answers(client: Client) -> None:
+    """Two valid calls, then a refused one: only the refusal imports jsonschema."""
+    done = client.call_tool("centre", {"points": [{"x": 1}, {"x": 3, "y": 2}], "label": 4})
+    assert done.structured_content == {"x": 2.0, "y": 1.0}
+    assert client.call_tool("jsonschema_loaded").structured_content == {"result": False}
+    refused = client.call_tool("centre", {"points": [{"y": 1}]})
+    assert refused.text == ("Invalid arguments for tool 'centre': "
+                            "at 'points/0': 'x' is a required property")
+    assert client.call_tool("jsonschema_loaded").structured_content == {"result": True}
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_a_stdio_server_answers_without_importing_jsonschema(version):
+    with Client.stdio([sys.executable, str(SERVER)], env={"PYTHONPATH": str(ROOT)},
+                      protocol_version=version, timeout=60) as client:
+        _first_answers(client)
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_an_http_server_answers_without_importing_jsonschema(version):
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with serving_process([sys.executable, str(SERVER), "--http", str(port)], port, cwd=ROOT,
+                         env=env) as base, \
+            Client.http(f"{base}/mcp", protocol_version=version, timeout=60) as client:
+        _first_answers(client)
