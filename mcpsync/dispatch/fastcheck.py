@@ -311,13 +311,21 @@ class SchemaValidator:
         """Whether values are checked without jsonschema (until one is refused)."""
         return self._fast is not None
 
+    def _fast_accepts(self, value: Any) -> bool:
+        """The fast verdict; a value nested deeper than the stack allows (a recursive model)
+        is left to jsonschema, which words the failure."""
+        try:
+            return self._fast is not None and self._fast(value)
+        except RecursionError:
+            return False
+
     def is_valid(self, value: Any) -> bool:
-        if self._fast is not None and self._fast(value):
+        if self._fast_accepts(value):
             return True
         return bool(self._jsonschema().is_valid(value))
 
     def errors(self, value: Any) -> list[jsonschema.ValidationError]:
         """jsonschema's errors for ``value`` (none when it is valid)."""
-        if self._fast is not None and self._fast(value):
+        if self._fast_accepts(value):
             return []
         return list(self._jsonschema().iter_errors(value))
