@@ -22,9 +22,10 @@ import types
 import typing
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import Any, Literal, Union
 
 from ..codec import to_wire
+from .fastcheck import SchemaValidator
 from .schema_extras import (
     apply_constraint,
     is_constraint,
@@ -32,9 +33,6 @@ from .schema_extras import (
     is_model_instance,
     model_schema,
 )
-
-if TYPE_CHECKING:
-    import jsonschema
 
 Decoder = Callable[[Any], Any]
 _NONE_TYPE = type(None)
@@ -135,8 +133,11 @@ class SchemaBuilder:
             return schema, decoder
         schemas = [s for s, _ in members]
         if any(d is not None for _, d in members):
-            # Decode with the first member whose schema accepts the value.
-            checks = [(_validator_class()(s), d) for s, d in members]
+            # Decode with the first member whose schema accepts the value. A member may
+            # refer to the $defs collected so far (a pydantic model with a nested model):
+            # they are all known by now, and travel with it.
+            checks = [(SchemaValidator({**s, "$defs": dict(self.defs)} if self.defs else s), d)
+                      for s, d in members]
 
             def decode(value: Any) -> Any:
                 for check, dec in checks:
@@ -392,11 +393,3 @@ def _set_default(schema: dict[str, Any], default: Any) -> None:
     except (TypeError, ValueError):
         return
     schema["default"] = default
-
-
-def _validator_class() -> type[jsonschema.Draft202012Validator]:
-    """jsonschema, imported when the first tool is registered rather than with mcpsync: a
-    program that only uses the client never pays for it (about 30 ms)."""
-    import jsonschema
-
-    return jsonschema.Draft202012Validator

@@ -46,9 +46,11 @@ def is_model_instance(value: Any) -> bool:
 
 
 def is_field_info(value: Any) -> bool:
-    """Whether ``value`` is pydantic's ``Field(...)`` (a ``FieldInfo``)."""
-    pydantic = pydantic_module()
-    return pydantic is not None and isinstance(value, pydantic.fields.FieldInfo)
+    """Whether ``value`` is pydantic's ``Field(...)`` (a ``FieldInfo``). ``pydantic.fields``
+    is looked up on its own: ``import pydantic`` loads its submodules lazily, and a
+    ``FieldInfo`` cannot exist before that module is loaded."""
+    fields = sys.modules.get("pydantic.fields")
+    return fields is not None and isinstance(value, fields.FieldInfo)
 
 
 def field_default(info: Any) -> Any:

@@ -28,12 +28,12 @@ from ..types.content import CONTENT_TYPES
 from ..types.media import sniff_mime
 from ..types.tools import CallToolResult
 from .calling import call_handler, check_handler
+from .fastcheck import SchemaValidator
 from .schema import (
     _NONE_TYPE,
     Decoder,
     SchemaBuilder,
     _set_default,
-    _validator_class,
     to_json_value,
 )
 from .schema_extras import field_default, is_field_info, is_model
@@ -219,9 +219,9 @@ class ToolBinding:
             if input_schema.get("type") != "object":
                 raise TypeError(f"tool {self.name!r}: input_schema must have type 'object'")
             self.input_schema = copy.deepcopy(input_schema)
-        validator = _validator_class()
-        validator.check_schema(self.input_schema)
-        self._validator = validator(self.input_schema)
+        # Generated schemas are checked by the compiled fast path: the first call never
+        # waits on importing jsonschema (over a second in a Jupyter environment).
+        self._validator = SchemaValidator(self.input_schema, generated=input_schema is None)
         self._names = frozenset(properties)
         self._trivial = not properties and input_schema is None
         self._plan_output(hints.get("return", inspect.Parameter.empty), structured_output,
@@ -262,7 +262,7 @@ class ToolBinding:
             self._wrap_result = True
         if builder.defs:
             self.output_schema = {**self.output_schema, "$defs": builder.defs}
-        self._output_validator = _validator_class()(self.output_schema)
+        self._output_validator = SchemaValidator(self.output_schema)
 
     # -- call time -----------------------------------------------------------------------
 
@@ -271,7 +271,7 @@ class ToolBinding:
         if arguments is None:
             arguments = {}
         if not self._trivial or arguments:
-            errors = list(self._validator.iter_errors(arguments))
+            errors = self._validator.errors(arguments)
             if errors:
                 return self._error(_describe_errors(self.name, errors))
         kwargs = (dict(arguments) if self._all_arguments
@@ -340,7 +340,7 @@ class ToolBinding:
             return {"content": [_text(_dumps(data) if isinstance(data, bool) or data is None
                                       else str(data))]}
         structured = {"result": data} if self._wrap_result else data
-        errors = list(self._output_validator.iter_errors(structured))
+        errors = self._output_validator.errors(structured)
         if errors:
             return self._error(f"Error executing tool {self.name}: result does not match its "
                                f"output schema: {errors[0].message}")
