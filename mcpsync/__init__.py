@@ -33,6 +33,7 @@ from .auth import (
     TokenRequestError,
     TokenStorage,
 )
+from .auth.server import AccessToken, JwtVerifier, ResourceServer, TokenVerifier
 from .client import Client
 from .client.host import HostRequest
 from .client.tasks import TaskCancelledError, TaskHandle, TaskState
@@ -101,6 +102,7 @@ from .types import (
 )
 
 __all__ = [
+    "AccessToken",
     "Annotations",
     "Audio",
     "AudioContent",
@@ -134,6 +136,7 @@ __all__ = [
     "InvalidParamsError",
     "InvalidRequestError",
     "IssuerMismatchError",
+    "JwtVerifier",
     "LogMessage",
     "LoopbackRedirect",
     "MCPError",
@@ -160,6 +163,7 @@ __all__ = [
     "ResourceLink",
     "ResourceMismatchError",
     "ResourceNotFoundError",
+    "ResourceServer",
     "ResourceTemplate",
     "Root",
     "RunAsTask",
@@ -178,6 +182,7 @@ __all__ = [
     "TextResourceContents",
     "TokenRequestError",
     "TokenStorage",
+    "TokenVerifier",
     "Tool",
     "ToolAnnotations",
     "ToolList",

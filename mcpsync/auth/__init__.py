@@ -27,9 +27,11 @@ from .redirect import (
     console_redirect_handler,
 )
 from .registration import ClientInfo
+from .server import AccessToken, JwtVerifier, ResourceServer, TokenVerifier
 from .tokens import FileTokenStorage, MemoryTokenStorage, Token, TokenStorage
 
 __all__ = [
+    "AccessToken",
     "AuthorizationError",
     "AuthorizationResponseError",
     "Callback",
@@ -39,6 +41,7 @@ __all__ = [
     "FollowRedirects",
     "InsufficientScopeError",
     "IssuerMismatchError",
+    "JwtVerifier",
     "LoopbackRedirect",
     "MemoryTokenStorage",
     "MissingDependencyError",
@@ -48,10 +51,12 @@ __all__ = [
     "RegistrationError",
     "ResourceInfo",
     "ResourceMismatchError",
+    "ResourceServer",
     "ServerMetadata",
     "Token",
     "TokenRequestError",
     "TokenStorage",
+    "TokenVerifier",
     "canonical_resource",
     "console_redirect_handler",
 ]
