@@ -1,0 +1,282 @@
+"""mcpsync protecting itself: ``server.wsgi_app(auth=ResourceServer(JwtVerifier(...)))``
+served on a real socket, tokens minted by the loopback authorization server
+(``authserver.AuthServer``, RS256 JWTs from its JWKS), and mcpsync's own ``OAuth`` client
+end to end in both eras."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import requests
+
+from mcpsync import (
+    AccessToken,
+    Client,
+    HandlerContext,
+    InsufficientScopeError,
+    JwtVerifier,
+    MCPError,
+    ResourceServer,
+    Server,
+)
+from tests.http.raw import BOTH, LEGACY, WAIT, answer_of, post_modern
+from tests.serving import RunningServer
+
+from .authserver import AuthServer
+from .conftest import headless
+
+pytest.importorskip("jwt")
+
+ERAS = ["2025-11-25", "2026-07-28"]
+
+
+def make_server() -> Server:
+    server = Server("protected")
+
+    @server.tool()
+    def whoami(ctx: HandlerContext) -> str:
+        """Who the access token says is calling."""
+        token = ctx.auth
+        assert isinstance(token, AccessToken)
+        assert "authorization" not in ctx.transport.headers  # the raw token is not handed on
+        return f"{token.subject}/{token.client_id}/{' '.join(sorted(token.scopes))}"
+
+    @server.tool(scopes=["files:write"])
+    def write(text: str) -> str:
+        """Needs files:write."""
+        return "wrote " + text
+
+    return server
+
+
+class SelfProtected:
+    """An mcpsync server at ``/mcp`` protecting itself with tokens of ``auth``."""
+
+    def __init__(self, auth: AuthServer, **options: Any) -> None:
+        self._app: Any = None
+        self.server = RunningServer(lambda environ, start: self._app(environ, start))
+        self.url = self.server.base + "/mcp"
+        self.prm_url = self.server.base + "/.well-known/oauth-protected-resource/mcp"
+        self.resource = ResourceServer(
+            JwtVerifier(auth.jwks_url, issuer=auth.issuer, audience=self.url, leeway=5,
+                        refresh_cooldown=0),
+            resource=self.url, authorization_servers=[auth.issuer],
+            scopes_supported=["mcp", "files:write"], **options)
+        self._app = make_server().wsgi_app(path="/mcp", auth=self.resource)
+
+    def stop(self) -> None:
+        self.server.stop()
+        self._app.close()
+
+
+@pytest.fixture
+def jwt_auth(auth_server: AuthServer) -> AuthServer:
+    auth_server.jwt_tokens = True
+    return auth_server
+
+
+@pytest.fixture
+def protected(jwt_auth: AuthServer) -> Iterator[Callable[..., SelfProtected]]:
+    started: list[SelfProtected] = []
+
+    def start(**options: Any) -> SelfProtected:
+        started.append(SelfProtected(jwt_auth, **options))
+        return started[-1]
+
+    yield start
+    for item in reversed(started):
+        item.stop()
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def challenge_of(response: requests.Response) -> str:
+    return response.headers.get("WWW-Authenticate", "")
+
+
+# -- metadata and challenges ------------------------------------------------------------
+
+
+def test_protected_resource_metadata_at_both_well_known_paths(protected: Any,
+                                                              jwt_auth: AuthServer):
+    mcp = protected()
+    for url in (mcp.prm_url, mcp.server.base + "/.well-known/oauth-protected-resource"):
+        response = requests.get(url, timeout=WAIT)
+        assert response.status_code == 200
+        assert response.json() == {"resource": mcp.url,
+                                   "authorization_servers": [jwt_auth.issuer],
+                                   "bearer_methods_supported": ["header"],
+                                   "scopes_supported": ["mcp", "files:write"]}
+
+
+def test_no_token_is_a_401_pointing_at_the_metadata(protected: Any):
+    mcp = protected(required_scopes=["mcp"])
+    response = post_modern(mcp.url, "tools/list", {})
+    assert response.status_code == 401
+    assert challenge_of(response) == (f'Bearer scope="mcp", resource_metadata="{mcp.prm_url}"')
+    assert response.json()["error"]["code"] == -32600  # a JSON-RPC body, not HTML
+
+
+@pytest.mark.parametrize("case", ["wrong_audience", "expired", "wrong_issuer", "other_key",
+                                  "unknown_kid", "garbage", "other_resource"])
+def test_bad_tokens_are_refused_with_invalid_token(protected: Any, jwt_auth: AuthServer,
+                                                   case: str):
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    mcp = protected()
+    tokens = {
+        "wrong_audience": lambda: jwt_auth.mint(audience="https://elsewhere.example/mcp"),
+        "other_resource": lambda: jwt_auth.mint(audience=mcp.server.base + "/other"),
+        "expired": lambda: jwt_auth.mint(audience=mcp.url, expires_in=-60),
+        "wrong_issuer": lambda: jwt_auth.mint(audience=mcp.url, issuer="https://evil.example"),
+        "other_key": lambda: jwt_auth.mint(audience=mcp.url, key=rsa.generate_private_key(
+            public_exponent=65537, key_size=2048)),
+        "unknown_kid": lambda: jwt_auth.mint(audience=mcp.url, kid="nope"),
+        "garbage": lambda: "not.a.jwt",
+    }
+    token = tokens[case]()
+    response = post_modern(mcp.url, "tools/list", {}, headers=bearer(token))
+    assert response.status_code == 401
+    assert challenge_of(response).startswith('Bearer error="invalid_token"')
+    assert f'resource_metadata="{mcp.prm_url}"' in challenge_of(response)
+    assert token not in response.text and token not in str(response.headers)
+
+
+def test_a_valid_token_reaches_the_handler_as_ctx_auth(protected: Any, jwt_auth: AuthServer):
+    mcp = protected()
+    token = jwt_auth.mint(audience=mcp.url, scopes=["mcp"], subject="bob", client_id="c9")
+    response = post_modern(mcp.url, "tools/call", {"name": "whoami", "arguments": {}},
+                           headers=bearer(token))
+    assert response.status_code == 200, response.text
+    assert answer_of(response)["result"]["content"][0]["text"] == "bob/c9/mcp"
+
+
+def test_keys_are_refetched_when_the_authorization_server_rotates(protected: Any,
+                                                                  jwt_auth: AuthServer):
+    mcp = protected()
+    first = jwt_auth.mint(audience=mcp.url)
+    assert post_modern(mcp.url, "tools/list", {}, headers=bearer(first)).status_code == 200
+    fetched = jwt_auth.count("/jwks")
+    assert post_modern(mcp.url, "tools/list", {}, headers=bearer(first)).status_code == 200
+    assert jwt_auth.count("/jwks") == fetched  # cached
+    jwt_auth.rotate_key()
+    second = jwt_auth.mint(audience=mcp.url)
+    assert post_modern(mcp.url, "tools/list", {}, headers=bearer(second)).status_code == 200
+    assert jwt_auth.count("/jwks") == fetched + 1
+
+
+# -- per-tool scopes --------------------------------------------------------------------
+
+
+def test_a_tool_needing_a_scope_is_a_403_insufficient_scope(protected: Any,
+                                                            jwt_auth: AuthServer):
+    mcp = protected()
+    token = jwt_auth.mint(audience=mcp.url, scopes=["mcp"])
+    response = post_modern(mcp.url, "tools/call", {"name": "write", "arguments": {"text": "x"}},
+                           headers=bearer(token))
+    assert response.status_code == 403
+    assert challenge_of(response) == ('Bearer error="insufficient_scope", scope="files:write", '
+                                      f'resource_metadata="{mcp.prm_url}"')
+    good = jwt_auth.mint(audience=mcp.url, scopes=["mcp", "files:write"])
+    response = post_modern(mcp.url, "tools/call", {"name": "write", "arguments": {"text": "x"}},
+                           headers=bearer(good))
+    assert answer_of(response)["result"]["content"][0]["text"] == "wrote x"
+
+
+def test_a_scoped_tool_off_http_is_a_json_rpc_error_unless_the_principal_has_it():
+    server = make_server()
+    with Client.memory(server) as client:
+        with pytest.raises(MCPError, match="files:write") as info:
+            client.call_tool("write", {"text": "x"})
+        assert info.value.data == {"error": "insufficient_scope", "scope": "files:write"}
+
+    def grant(message: Any, next_: Any) -> Any:  # an auth layer of the host's own
+        from mcpsync.dispatch.transport import current_transport
+
+        transport = current_transport()
+        assert transport is not None
+        transport.auth = AccessToken("me", "host", frozenset({"files:write"}))
+        return next_(message)
+
+    server.recv_middleware.append(grant)
+    with Client.memory(server) as client:
+        assert client.call_tool("write", {"text": "y"}).content[0].text == "wrote y"
+
+
+# -- handshake-era sessions are bound to their principal -------------------------------
+
+
+def _initialize(url: str, token: str) -> str:
+    response = requests.post(url, json={
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": LEGACY, "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}}},
+        headers={"Accept": BOTH, **bearer(token)}, timeout=WAIT)
+    assert response.status_code == 200, response.text
+    return response.headers["Mcp-Session-Id"]
+
+
+def _session_headers(session_id: str, token: str) -> dict[str, str]:
+    return {"Accept": BOTH, "Content-Type": "application/json", "Mcp-Session-Id": session_id,
+            "MCP-Protocol-Version": LEGACY, **bearer(token)}
+
+
+def test_another_principal_cannot_use_a_session(protected: Any, jwt_auth: AuthServer):
+    mcp = protected()
+    alice = jwt_auth.mint(audience=mcp.url, subject="alice")
+    mallory = jwt_auth.mint(audience=mcp.url, subject="mallory")
+    session = _initialize(mcp.url, alice)
+    ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    stolen = requests.post(mcp.url, data=ping, headers=_session_headers(session, mallory),
+                           timeout=WAIT)
+    assert stolen.status_code == 404  # as for an unknown id: it learns nothing
+    assert requests.get(mcp.url, headers=_session_headers(session, mallory),
+                        timeout=WAIT).status_code == 404
+    assert requests.delete(mcp.url, headers=_session_headers(session, mallory),
+                           timeout=WAIT).status_code == 404
+    own = requests.post(mcp.url, data=ping, headers=_session_headers(session, alice),
+                        timeout=WAIT)
+    assert own.status_code == 200, own.text
+    # A fresh token of the same principal (a refresh) keeps the session.
+    again = jwt_auth.mint(audience=mcp.url, subject="alice")
+    assert requests.post(mcp.url, data=ping, headers=_session_headers(session, again),
+                         timeout=WAIT).status_code == 200
+
+
+# -- mcpsync's OAuth client against mcpsync protecting itself ---------------------------
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_the_oauth_client_end_to_end(protected: Any, jwt_auth: AuthServer, version: str,
+                                     caplog: pytest.LogCaptureFixture):
+    caplog.set_level(logging.DEBUG)
+    mcp = protected(required_scopes=["mcp"])
+    with Client.http(mcp.url, auth=headless(), protocol_version=version,
+                     timeout=30.0) as client:
+        assert client.call_tool("whoami", {}).content[0].text.endswith("/mcp")
+        # Step-up: the 403 names files:write, the client authorizes again and retries.
+        assert client.call_tool("write", {"text": "z"}).content[0].text == "wrote z"
+    assert jwt_auth.count("/authorize") == 2
+    for issued in jwt_auth.tokens:
+        assert issued not in caplog.text
+
+
+def test_step_up_that_never_gets_the_scope_is_bounded(protected: Any, jwt_auth: AuthServer):
+    mcp = protected()
+    # The authorization server grants only what was asked... but drops files:write.
+    original = jwt_auth.mint
+
+    def stingy(**kw: Any) -> str:
+        kw["scopes"] = [s for s in kw.get("scopes") or [] if s != "files:write"]
+        return original(**kw)
+
+    jwt_auth.mint = stingy  # type: ignore[method-assign]
+    with Client.http(mcp.url, auth=headless(), protocol_version="2026-07-28",
+                     timeout=30.0) as client, pytest.raises(InsufficientScopeError):
+        client.call_tool("write", {"text": "z"})
