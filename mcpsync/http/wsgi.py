@@ -177,7 +177,9 @@ class McpWsgiApp:
         path = environ.get("PATH_INFO") or "/"
         self._local.owner = self._local.token = None
         if self.auth is not None:
-            if path in self.auth.metadata_paths:
+            if (path in self.auth.metadata_paths
+                    or (environ.get("SCRIPT_NAME", "") + (environ.get("PATH_INFO") or ""))
+                    in self.auth.metadata_paths):
                 return self._metadata(method, start_response)
             refused = self._authenticate(environ, headers, start_response)
             if refused is not None:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -280,3 +282,41 @@ def test_step_up_that_never_gets_the_scope_is_bounded(protected: Any, jwt_auth: 
     with Client.http(mcp.url, auth=headless(), protocol_version="2026-07-28",
                      timeout=30.0) as client, pytest.raises(InsufficientScopeError):
         client.call_tool("write", {"text": "z"})
+
+
+# -- docs/auth.md, "Protecting a server": its examples run ------------------------------
+
+
+def _doc_blocks() -> list[str]:
+    doc = Path(__file__).resolve().parents[2] / "docs" / "auth.md"
+    section = doc.read_text().split("\n## Protecting a server")[1]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+@pytest.mark.parametrize("mounted", [False, True])
+def test_the_docs_example_protects_a_server(jwt_auth: AuthServer, mounted: bool):
+    blocks = _doc_blocks()
+    assert len(blocks) == 2
+    holder: list[Any] = []
+    namespace: dict[str, Any] = {"__name__": "docs_example"}
+    running = RunningServer(lambda environ, start: holder[0](environ, start))
+    try:
+        source = "\n".join(blocks[: 2 if mounted else 1])
+        source = (source.replace("https://mcp.example.com/mcp", running.base + "/mcp")
+                  .replace("https://auth.example.com", jwt_auth.issuer))
+        exec(compile(source, "docs/auth.md", "exec"), namespace)
+        holder.append(namespace["flask_app"] if mounted else namespace["app"])
+        prm = requests.get(running.base + "/.well-known/oauth-protected-resource/mcp",
+                           timeout=WAIT)
+        assert prm.json()["resource"] == running.base + "/mcp"
+        with Client.http(running.base + "/mcp", auth=headless(),
+                         protocol_version="2026-07-28", timeout=30.0) as client:
+            assert client.call_tool("whoami", {}).content[0].text.startswith("user-")
+            assert client.call_tool("save", {"name": "a", "text": "hi"}).content[0].text == (
+                "saved 2 characters to a")
+    finally:
+        running.stop()
+        if "flask_app" in namespace:
+            namespace["flask_app"].wsgi_app.mounts["/mcp"].close()
+        if "app" in namespace:
+            namespace["app"].close()
