@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import pytest
 import requests
@@ -25,7 +26,7 @@ from mcpsync import (
     ResourceServer,
     Server,
 )
-from tests.http.raw import BOTH, LEGACY, WAIT, answer_of, post_modern
+from tests.http.raw import BOTH, LEGACY, WAIT, SseReader, answer_of, post_modern
 from tests.serving import RunningServer
 
 from .authserver import AuthServer
@@ -250,6 +251,37 @@ def test_another_principal_cannot_use_a_session(protected: Any, jwt_auth: AuthSe
     assert requests.post(mcp.url, data=ping, headers=_session_headers(session, again),
                          timeout=WAIT).status_code == 200
 
+
+
+def test_the_2024_11_05_transport_is_protected_and_bound_too(protected: Any,
+                                                            jwt_auth: AuthServer):
+    mcp = protected()
+    alice = jwt_auth.mint(audience=mcp.url, subject="alice", scopes=["mcp"])
+    mallory = jwt_auth.mint(audience=mcp.url, subject="mallory", scopes=["mcp", "files:write"])
+    sse = mcp.server.base + "/sse"
+    assert requests.get(sse, headers={"Accept": "text/event-stream"},
+                        timeout=WAIT).status_code == 401
+    stream = requests.get(sse, headers={"Accept": "text/event-stream", **bearer(alice)},
+                          stream=True, timeout=WAIT)
+    try:
+        reader = SseReader(stream)
+        endpoint = reader.next_event()
+        assert endpoint is not None and endpoint["event"] == "endpoint"
+        post_url = urljoin(sse, endpoint["data"])
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"protocolVersion": "2024-11-05", "capabilities": {},
+                                 "clientInfo": {"name": "old", "version": "0"}}}
+        assert requests.post(post_url, json=initialize, headers=bearer(mallory),
+                             timeout=WAIT).status_code == 404
+        assert requests.post(post_url, json=initialize, headers=bearer(alice),
+                             timeout=WAIT).status_code == 202
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "write", "arguments": {"text": "x"}}}
+        refused = requests.post(post_url, json=call, headers=bearer(alice), timeout=WAIT)
+        assert refused.status_code == 403
+        assert 'error="insufficient_scope", scope="files:write"' in challenge_of(refused)
+    finally:
+        stream.close()
 
 # -- mcpsync's OAuth client against mcpsync protecting itself ---------------------------
 
