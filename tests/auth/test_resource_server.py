@@ -38,7 +38,7 @@ ERAS = ["2025-11-25", "2026-07-28"]
 
 
 def make_server() -> Server:
-    server = Server("protected")
+    server = Server("protected", request_state_key="test-key")
 
     @server.tool()
     def whoami(ctx: HandlerContext) -> str:
@@ -47,6 +47,12 @@ def make_server() -> Server:
         assert isinstance(token, AccessToken)
         assert "authorization" not in ctx.transport.headers  # the raw token is not handed on
         return f"{token.subject}/{token.client_id}/{' '.join(sorted(token.scopes))}"
+
+    @server.tool()
+    def confirm(ctx: HandlerContext) -> str:
+        """Asks the user (a 2026-07-28 multi round-trip request)."""
+        form = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+        return "confirmed" if ctx.elicit("sure?", form).content.get("ok") else "no"
 
     @server.tool(scopes=["files:write"])
     def write(text: str) -> str:
@@ -282,6 +288,33 @@ def test_the_2024_11_05_transport_is_protected_and_bound_too(protected: Any,
         assert 'error="insufficient_scope", scope="files:write"' in challenge_of(refused)
     finally:
         stream.close()
+
+
+def test_a_request_state_is_bound_to_the_principal_it_was_issued_to(protected: Any,
+                                                                    jwt_auth: AuthServer):
+    mcp = protected()
+    alice = jwt_auth.mint(audience=mcp.url, subject="alice")
+    mallory = jwt_auth.mint(audience=mcp.url, subject="mallory")
+    caps = {"elicitation": {}}
+    from tests.http.raw import envelope, modern_headers
+
+    def call(token: str, extra: dict[str, Any]) -> dict[str, Any]:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "confirm", "arguments": {}, **extra,
+                           "_meta": envelope(capabilities=caps)}}
+        response = requests.post(mcp.url, data=json.dumps(body), timeout=WAIT,
+                                 headers={**modern_headers("tools/call", "confirm"),
+                                          **bearer(token)})
+        return answer_of(response)
+
+    first = call(alice, {})["result"]
+    assert first["resultType"] == "input_required"
+    [key] = first["inputRequests"]
+    retry = {"requestState": first["requestState"],
+             "inputResponses": {key: {"action": "accept", "content": {"ok": True}}}}
+    stolen = call(mallory, retry)
+    assert stolen["error"]["code"] == -32602, stolen
+    assert call(alice, retry)["result"]["content"][0]["text"] == "confirmed"
 
 # -- mcpsync's OAuth client against mcpsync protecting itself ---------------------------
 
