@@ -385,3 +385,25 @@ def test_the_docs_example_protects_a_server(jwt_auth: AuthServer, mounted: bool)
             namespace["flask_app"].wsgi_app.mounts["/mcp"].close()
         if "app" in namespace:
             namespace["app"].close()
+
+
+# -- the official SDK's OAuth client against mcpsync protecting itself ------------------
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("mode", ["legacy", "modern"])
+def test_the_official_sdk_oauth_client_calls_a_protected_tool(protected: Any, mode: str):
+    import subprocess
+    import sys
+
+    from tests.interop.peers import official_python, require
+
+    mcp = protected(required_scopes=["mcp"])
+    python = require(official_python)
+    script = str(Path(__file__).with_name("official_oauth_client.py"))
+    proc = subprocess.run([python, script, mcp.url, mode, "whoami", "{}"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.stdout.strip(), proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["ok"], (report, proc.stderr[-3000:], sys.executable)
+    assert report["text"].startswith("user-") and report["text"].endswith("/mcp")
