@@ -33,7 +33,13 @@ from .auth import (
     TokenRequestError,
     TokenStorage,
 )
-from .auth.server import AccessToken, JwtVerifier, ResourceServer, TokenVerifier
+from .auth.server import (
+    AccessToken,
+    IntrospectionVerifier,
+    JwtVerifier,
+    ResourceServer,
+    TokenVerifier,
+)
 from .client import Client
 from .client.host import HostRequest
 from .client.tasks import TaskCancelledError, TaskHandle, TaskState
@@ -133,6 +139,7 @@ __all__ = [
     "Implementation",
     "InsufficientScopeError",
     "InternalError",
+    "IntrospectionVerifier",
     "InvalidParamsError",
     "InvalidRequestError",
     "IssuerMismatchError",

@@ -27,7 +27,7 @@ from .redirect import (
     console_redirect_handler,
 )
 from .registration import ClientInfo
-from .server import AccessToken, JwtVerifier, ResourceServer, TokenVerifier
+from .server import AccessToken, IntrospectionVerifier, JwtVerifier, ResourceServer, TokenVerifier
 from .tokens import FileTokenStorage, MemoryTokenStorage, Token, TokenStorage
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "FileTokenStorage",
     "FollowRedirects",
     "InsufficientScopeError",
+    "IntrospectionVerifier",
     "IssuerMismatchError",
     "JwtVerifier",
     "LoopbackRedirect",

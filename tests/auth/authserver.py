@@ -163,6 +163,20 @@ class AuthServer:
                           key or newest, algorithm="RS256",
                           headers={"kid": kid or newest_kid, "typ": "at+jwt"})
 
+    def _introspect(self, request: Request, params: dict[str, str]) -> Response:
+        """RFC 7662, for resource servers authenticated as a registered client."""
+        if self._client_of(request, params) is None:
+            return _json({"error": "invalid_client"}, 401)
+        issued = self.tokens.get(params.get("token", ""))
+        if issued is None:
+            return _json({"active": False})
+        body: dict[str, Any] = {"active": True, "client_id": issued.client_id,
+                                "sub": "user-" + issued.client_id, "iss": issued.issuer,
+                                "scope": " ".join(issued.scopes)}
+        if issued.resource:
+            body["aud"] = issued.resource
+        return _json(body)
+
     def _jwks(self) -> Response:
         import jwt
 
@@ -190,6 +204,8 @@ class AuthServer:
         if path in (f"/.well-known/oauth-authorization-server{self.path}",
                     f"/.well-known/openid-configuration{self.path}"):
             return self._metadata()
+        if path == f"{self.path}/introspect" and request.method == "POST":
+            return self._introspect(request, params)
         if path == f"{self.path}/jwks":
             return self._jwks()
         if path == f"{self.path}/authorize":

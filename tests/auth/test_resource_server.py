@@ -21,6 +21,7 @@ from mcpsync import (
     Client,
     HandlerContext,
     InsufficientScopeError,
+    IntrospectionVerifier,
     JwtVerifier,
     MCPError,
     ResourceServer,
@@ -179,6 +180,35 @@ def test_keys_are_refetched_when_the_authorization_server_rotates(protected: Any
     assert post_modern(mcp.url, "tools/list", {}, headers=bearer(second)).status_code == 200
     assert jwt_auth.count("/jwks") == fetched + 1
 
+
+
+def test_opaque_tokens_through_introspection(jwt_auth: AuthServer):
+    """RFC 7662: the resource server asks the authorization server about each token."""
+    jwt_auth.jwt_tokens = False
+    jwt_auth.clients["the-resource"] = "its-secret"
+    holder: list[Any] = []
+    running = RunningServer(lambda environ, start: holder[0](environ, start))
+    url = running.base + "/mcp"
+    verifier = IntrospectionVerifier(jwt_auth.issuer + "/introspect", client_id="the-resource",
+                                     client_secret="its-secret", issuer=jwt_auth.issuer,
+                                     audience=url)
+    resource = ResourceServer(verifier, resource=url, authorization_servers=[jwt_auth.issuer])
+    holder.append(make_server().wsgi_app(path="/mcp", auth=resource))
+    try:
+        with Client.http(url, auth=headless(), protocol_version="2026-07-28",
+                         timeout=30.0) as client:
+            assert client.call_tool("whoami", {}).content[0].text.startswith("user-")
+        [token] = [t for t, issued in jwt_auth.tokens.items() if issued.resource == url]
+        assert jwt_auth.count("/introspect") >= 1
+        assert post_modern(url, "tools/list", {}, headers=bearer("at-unknown")).status_code == 401
+        jwt_auth.tokens[token].resource = "https://elsewhere.example/mcp"  # another audience
+        assert post_modern(url, "tools/list", {}, headers=bearer(token)).status_code == 401
+        wrong_secret = IntrospectionVerifier(jwt_auth.issuer + "/introspect",
+                                             client_id="the-resource", client_secret="nope")
+        assert wrong_secret.verify(token) is None
+    finally:
+        running.stop()
+        holder[0].close()
 
 # -- per-tool scopes --------------------------------------------------------------------
 

@@ -7,6 +7,6 @@ to handlers as ``ctx.auth``. See docs/auth.md, "Protecting a server".
 """
 
 from .resource import ResourceServer
-from .verify import AccessToken, JwtVerifier, TokenVerifier
+from .verify import AccessToken, IntrospectionVerifier, JwtVerifier, TokenVerifier
 
-__all__ = ["AccessToken", "JwtVerifier", "ResourceServer", "TokenVerifier"]
+__all__ = ["AccessToken", "IntrospectionVerifier", "JwtVerifier", "ResourceServer", "TokenVerifier"]

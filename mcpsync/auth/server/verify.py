@@ -139,3 +139,81 @@ def expired(token: AccessToken, now: float | None = None) -> bool:
     """Whether ``token`` is past its ``expires_at`` (a verifier of opaque tokens may
     return one without checking)."""
     return token.expires_at is not None and token.expires_at < (now or time.time())
+
+
+class IntrospectionVerifier:
+    """Verifies opaque access tokens by asking the authorization server (RFC 7662 token
+    introspection) at ``introspection_url``, authenticated as ``client_id`` /
+    ``client_secret`` (HTTP Basic, the RFC's default; give neither for a server that does
+    not ask).
+
+    A token is good when the answer says ``active: true``, its ``exp`` (if any) is not past
+    (``leeway`` seconds of skew), its ``iss`` is ``issuer`` (when given) and its ``aud``
+    names ``audience`` (when given: this resource's URL; give it unless the authorization
+    server only introspects tokens meant for you). Each call waits at most ``timeout``
+    seconds and reads at most ``max_response_bytes``; an unreachable or unreadable server
+    refuses the token. Answers are not cached: every request costs one introspection (put
+    a cache in a verifier of your own if that is too many).
+    """
+
+    def __init__(self, introspection_url: str, *, client_id: str | None = None,
+                 client_secret: str | None = None, issuer: str | None = None,
+                 audience: str | Iterable[str] | None = None, leeway: float = 60.0,
+                 timeout: float = 10.0, max_response_bytes: int = 64 * 1024) -> None:
+        self.introspection_url = introspection_url
+        self._credentials = (client_id, client_secret or "") if client_id else None
+        self.issuer = issuer
+        self.audience = ([audience] if isinstance(audience, str)
+                         else list(audience) if audience is not None else None)
+        self.leeway = leeway
+        self.timeout = timeout
+        self.max_response_bytes = max_response_bytes
+        # requests.Session is not documented as thread-safe: one per WSGI thread.
+        self._local = threading.local()
+
+    def _fetcher(self) -> Any:
+        from ..fetch import Fetcher
+
+        fetcher = getattr(self._local, "fetcher", None)
+        if fetcher is None:
+            fetcher = self._local.fetcher = Fetcher(self.timeout, self.max_response_bytes)
+        return fetcher
+
+    def verify(self, token: str) -> AccessToken | None:
+        import base64
+        from urllib.parse import quote
+
+        from ..fetch import FETCH_ERRORS
+
+        headers = {}
+        if self._credentials is not None:
+            user, secret = (quote(part, safe="") for part in self._credentials)
+            headers["Authorization"] = "Basic " + base64.b64encode(
+                f"{user}:{secret}".encode()).decode()
+        try:
+            answer = self._fetcher().request(
+                "POST", self.introspection_url, headers=headers,
+                data={"token": token, "token_type_hint": "access_token"})
+        except FETCH_ERRORS as exc:
+            logger.warning("mcpsync: token introspection failed: %s", type(exc).__name__)
+            return None
+        claims = answer.body
+        if answer.status != 200 or claims is None or claims.get("active") is not True:
+            return None
+        exp = claims.get("exp")
+        if exp is not None and (not isinstance(exp, (int, float))
+                                or exp + self.leeway < time.time()):
+            return None
+        if self.issuer is not None and claims.get("iss") != self.issuer:
+            return None
+        aud = claims.get("aud")
+        audience = ((aud,) if isinstance(aud, str)
+                    else tuple(str(a) for a in aud) if isinstance(aud, list) else ())
+        if self.audience is not None and not set(self.audience) & set(audience):
+            return None
+        sub, client = claims.get("sub"), claims.get("client_id")
+        return AccessToken(subject=sub if isinstance(sub, str) else None,
+                           client_id=client if isinstance(client, str) else None,
+                           scopes=_scopes_of(claims),
+                           expires_at=float(exp) if isinstance(exp, (int, float)) else None,
+                           audience=audience, claims=claims)
