@@ -248,6 +248,23 @@ def test_a_scoped_tool_off_http_is_a_json_rpc_error_unless_the_principal_has_it(
         assert client.call_tool("write", {"text": "y"}).content[0].text == "wrote y"
 
 
+
+def test_tools_a_principal_may_not_call_are_hidden_only_when_asked(protected: Any,
+                                                                   jwt_auth: AuthServer):
+    mcp = protected()
+    reader = jwt_auth.mint(audience=mcp.url, scopes=["mcp"])
+    writer = jwt_auth.mint(audience=mcp.url, scopes=["mcp", "files:write"])
+
+    def names(token: str) -> tuple[set[str], Any]:
+        result = answer_of(post_modern(mcp.url, "tools/list", {}, headers=bearer(token)))
+        return {tool["name"] for tool in result["result"]["tools"]}, result["result"].get(
+            "cacheScope")
+
+    assert "write" in names(reader)[0]  # the default: listed, a call is a 403 to step up
+    mcp._app.server.tools.hide_unauthorized = True
+    assert names(reader) == ({"whoami", "confirm"}, "private")
+    assert names(writer) == ({"whoami", "confirm", "write"}, "private")
+
 # -- handshake-era sessions are bound to their principal -------------------------------
 
 
