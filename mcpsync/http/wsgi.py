@@ -68,7 +68,6 @@ _DEFAULT_STORE: Final = object()
 AUTH_ENVIRON_KEY: Final = "mcpsync.auth"
 
 
-
 class McpWsgiApp:
     """The WSGI application of one :class:`~mcpsync.Server`. Thread-safe.
 

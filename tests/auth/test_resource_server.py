@@ -210,6 +210,30 @@ def test_opaque_tokens_through_introspection(jwt_auth: AuthServer):
         running.stop()
         holder[0].close()
 
+
+def test_a_verifier_that_raises_is_a_401_and_the_token_is_not_logged(
+        caplog: pytest.LogCaptureFixture):
+    class Broken:
+        def verify(self, token: str) -> AccessToken | None:
+            raise RuntimeError(f"cannot parse {token}")
+
+    caplog.set_level(logging.DEBUG)
+    holder: list[Any] = []
+    running = RunningServer(lambda environ, start: holder[0](environ, start))
+    url = running.base + "/mcp"
+    resource = ResourceServer(Broken(), resource=url,
+                              authorization_servers=["https://as.example"])
+    holder.append(make_server().wsgi_app(path="/mcp", auth=resource))
+    try:
+        response = post_modern(url, "tools/list", {}, headers=bearer("secret-token-value"))
+        assert response.status_code == 401
+        assert response.headers["Content-Type"].startswith("application/json")
+        assert "secret-token-value" not in caplog.text + response.text
+        assert "RuntimeError" in caplog.text
+    finally:
+        running.stop()
+        holder[0].close()
+
 # -- per-tool scopes --------------------------------------------------------------------
 
 

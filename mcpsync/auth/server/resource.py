@@ -11,12 +11,15 @@ let a client discover where to get a token and which scopes to ask for. The WSGI
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from .verify import AccessToken, TokenVerifier, expired
+
+logger = logging.getLogger("mcpsync.auth.server")
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 MAX_TOKEN_CHARS = 16 * 1024  # a header longer than this is refused unread by the verifier
@@ -102,10 +105,10 @@ class ResourceServer:
             return self.refusal("401 Unauthorized", "invalid_request", self.required_scopes)
         try:
             verified = self.verifier.verify(token)
-        except Exception:  # a verifier's bug must not become a 500 carrying the token
-            import logging
-            logging.getLogger("mcpsync.auth.server").exception(
-                "mcpsync: the token verifier failed (the request was refused)")
+        except Exception as exc:  # a verifier's bug must not become a 500 carrying the token
+            # The type only: the message or a traceback could quote the token.
+            logger.error("mcpsync: the token verifier raised %s; the request was refused",
+                         type(exc).__name__)
             verified = None
         if verified is None or expired(verified):
             return self.refusal("401 Unauthorized", "invalid_token", self.required_scopes)
