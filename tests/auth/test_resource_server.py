@@ -478,3 +478,20 @@ def test_the_official_sdk_oauth_client_calls_a_protected_tool(protected: Any, mo
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["ok"], (report, proc.stderr[-3000:], sys.executable)
     assert report["text"].startswith("user-") and report["text"].endswith("/mcp")
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_a_scoped_tool_over_stdio(version: str):
+    import os
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-m", "tests.auth.scoped_server"]
+    with Client.stdio(command, cwd=root, protocol_version=version, timeout=WAIT) as client:
+        with pytest.raises(MCPError, match="files:write") as info:
+            client.call_tool("write", {"text": "x"})
+        assert info.value.data == {"error": "insufficient_scope", "scope": "files:write"}
+    env = dict(os.environ, SCOPED_GRANT="files:write")
+    with Client.stdio(command, cwd=root, env=env, protocol_version=version,
+                      timeout=WAIT) as client:
+        assert client.call_tool("write", {"text": "y"}).content[0].text == "wrote y"
