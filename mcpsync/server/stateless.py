@@ -254,12 +254,17 @@ def _principal() -> str:
     auth = transport.auth if transport is not None else None
     if auth is None:
         return ""
-    identity = getattr(auth, "principal", None)
-    if isinstance(identity, tuple):
-        return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
-    from ..tasks.surface import principal_key
-
-    return principal_key(auth)
+    identity: Any = getattr(auth, "principal", None)  # an AccessToken's (iss, sub, client)
+    if not isinstance(identity, tuple):
+        # Another auth object: its first identifying field (as tasks key their owners),
+        # else its str (which must then be stable: a default repr changes per request).
+        identity = str(auth)
+        for name in ("subject", "sub", "client_id", "principal", "name"):
+            value = auth.get(name) if isinstance(auth, dict) else getattr(auth, name, None)
+            if isinstance(value, str) and value:
+                identity = f"{name}={value}"
+                break
+    return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
 
 
 def _answers(server: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
