@@ -33,6 +33,13 @@ from .auth import (
     TokenRequestError,
     TokenStorage,
 )
+from .auth.server import (
+    AccessToken,
+    IntrospectionVerifier,
+    JwtVerifier,
+    ResourceServer,
+    TokenVerifier,
+)
 from .client import Client
 from .client.host import HostRequest
 from .client.tasks import TaskCancelledError, TaskHandle, TaskState
@@ -101,6 +108,7 @@ from .types import (
 )
 
 __all__ = [
+    "AccessToken",
     "Annotations",
     "Audio",
     "AudioContent",
@@ -131,9 +139,11 @@ __all__ = [
     "Implementation",
     "InsufficientScopeError",
     "InternalError",
+    "IntrospectionVerifier",
     "InvalidParamsError",
     "InvalidRequestError",
     "IssuerMismatchError",
+    "JwtVerifier",
     "LogMessage",
     "LoopbackRedirect",
     "MCPError",
@@ -160,6 +170,7 @@ __all__ = [
     "ResourceLink",
     "ResourceMismatchError",
     "ResourceNotFoundError",
+    "ResourceServer",
     "ResourceTemplate",
     "Root",
     "RunAsTask",
@@ -178,6 +189,7 @@ __all__ = [
     "TextResourceContents",
     "TokenRequestError",
     "TokenStorage",
+    "TokenVerifier",
     "Tool",
     "ToolAnnotations",
     "ToolList",

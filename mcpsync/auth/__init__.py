@@ -27,9 +27,11 @@ from .redirect import (
     console_redirect_handler,
 )
 from .registration import ClientInfo
+from .server import AccessToken, IntrospectionVerifier, JwtVerifier, ResourceServer, TokenVerifier
 from .tokens import FileTokenStorage, MemoryTokenStorage, Token, TokenStorage
 
 __all__ = [
+    "AccessToken",
     "AuthorizationError",
     "AuthorizationResponseError",
     "Callback",
@@ -38,7 +40,9 @@ __all__ = [
     "FileTokenStorage",
     "FollowRedirects",
     "InsufficientScopeError",
+    "IntrospectionVerifier",
     "IssuerMismatchError",
+    "JwtVerifier",
     "LoopbackRedirect",
     "MemoryTokenStorage",
     "MissingDependencyError",
@@ -48,10 +52,12 @@ __all__ = [
     "RegistrationError",
     "ResourceInfo",
     "ResourceMismatchError",
+    "ResourceServer",
     "ServerMetadata",
     "Token",
     "TokenRequestError",
     "TokenStorage",
+    "TokenVerifier",
     "canonical_resource",
     "console_redirect_handler",
 ]

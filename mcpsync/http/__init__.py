@@ -20,6 +20,9 @@ def mount(app: Any, mcp: Server | McpWsgiApp, prefix: str = "/mcp", **options: A
     that ``prefix`` goes to the MCP endpoint and everything else to ``app``::
 
         flask_app.wsgi_app = mount(flask_app.wsgi_app, server, "/mcp")
+
+    With ``auth=ResourceServer(...)`` (an option of the endpoint) the metadata paths
+    under ``/.well-known/oauth-protected-resource`` are routed to it as well.
     """
     from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
@@ -40,7 +43,12 @@ def mount(app: Any, mcp: Server | McpWsgiApp, prefix: str = "/mcp", **options: A
             raise ValueError(f"mount serves the endpoint at {prefix!r}: drop path="
                              f"{options['path']!r}")
         endpoint = McpWsgiApp(mcp, **options)
-    return DispatcherMiddleware(app, {prefix.rstrip("/"): endpoint})
+    mounts: dict[str, Any] = {prefix.rstrip("/"): endpoint}
+    if endpoint.auth is not None:
+        # The Protected Resource Metadata lives at the origin's /.well-known/, outside the
+        # prefix: route those paths to the endpoint too (it answers them by full path).
+        mounts.update(dict.fromkeys(endpoint.auth.metadata_paths, endpoint))
+    return DispatcherMiddleware(app, mounts)
 
 
 def serve(server: Server, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp",

@@ -47,7 +47,7 @@ class _MethodNotAllowed(Exception):
 def initialize(app: McpWsgiApp, message: Request, environ: Environ, headers: dict[str, str],
                start_response: StartResponse) -> Iterable[bytes]:
     """An ``initialize`` without a session: mint one, answer with its ``Mcp-Session-Id``."""
-    session = app.sessions.create()
+    session = app.sessions.create(owner=app.owner())
     if session is None:
         raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
                          "Too many sessions", message.id)
@@ -60,7 +60,7 @@ def initialize(app: McpWsgiApp, message: Request, environ: Environ, headers: dic
     stream.delivered = final is not None
     session.release(stream)
     if not isinstance(final, Response):
-        app.sessions.remove(session.id)
+        app.sessions.remove(session.id, session.owner)
         return json_response(start_response, final, _LEGACY_STATUS, None)
     version = session.protocol_version
     session.priming = (app.store is not None and version is not None
@@ -130,7 +130,7 @@ def _session_for(app: McpWsgiApp, headers: dict[str, str]) -> HttpSession:
     session_id = headers.get("mcp-session-id")
     if not session_id or not app.legacy_sessions:
         raise _MethodNotAllowed()
-    session = app.sessions.get(session_id)
+    session = app.sessions.get(session_id, app.owner())
     if session is None:
         raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
     return session
@@ -224,7 +224,7 @@ def delete(app: McpWsgiApp, headers: dict[str, str],
     session_id = headers.get("mcp-session-id")
     if not session_id or not app.legacy_sessions:
         return method_not_allowed(start_response)
-    if not app.sessions.remove(session_id):
+    if not app.sessions.remove(session_id, app.owner()):
         raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
     start_response("200 OK", [("Content-Length", "0")])
     return [b""]

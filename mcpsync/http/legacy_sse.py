@@ -24,7 +24,7 @@ def open_stream(app: McpWsgiApp, environ: Environ, headers: dict[str, str],
                 start_response: StartResponse) -> Iterable[bytes]:
     """``POST {messages_path}?session_id=…``: messages whose answers go on the stream."""
     """``GET {sse_path}``: a new session whose stream first names its POST endpoint."""
-    session = app.sessions.create(legacy_sse=True)
+    session = app.sessions.create(legacy_sse=True, owner=app.owner())
     if session is None:
         raise _HttpError("503 Service Unavailable", INTERNAL_ERROR, "Too many sessions")
     stream = session.open_standalone()
@@ -35,7 +35,7 @@ def open_stream(app: McpWsgiApp, environ: Environ, headers: dict[str, str],
 
     def on_close() -> None:
         stream.detach()
-        app.sessions.remove(session.id)
+        app.sessions.remove(session.id, session.owner)
 
     items, done = stream.take(0.0)
     return sse_stream(app, start_response, stream, items, done, on_close,
@@ -47,10 +47,13 @@ def post(app: McpWsgiApp, environ: Environ, headers: dict[str, str],
          start_response: StartResponse) -> Iterable[bytes]:
     query = parse_qs(environ.get("QUERY_STRING", ""))
     session_id = (query.get("session_id") or query.get("sessionId") or [""])[0]
-    session = app.sessions.get(session_id)
+    session = app.sessions.get(session_id, app.owner())
     if session is None or not session.legacy_sse:
         raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
     body = app._read_body(environ)
+    refusal = app._scope_refusal(jsonrpc.decode(body))
+    if refusal is not None:
+        return app._refuse(start_response, refusal)
     transport = app._transport(environ, headers, session.id)
     for item in jsonrpc.decode(body):
         # An unreadable message too: the engine sends its error reply, through the

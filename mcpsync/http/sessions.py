@@ -23,7 +23,7 @@ import secrets
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..dispatch.transport import TransportContext
 from ..engine.pool import WorkerPool
@@ -108,8 +108,11 @@ class HttpSession:
 
     def __init__(self, server: Server, store: EventStore | None, *, legacy_sse: bool = False,
                  priming: bool = False, session_id: str | None = None,
-                 pool: WorkerPool | None = None) -> None:
+                 pool: WorkerPool | None = None, owner: Any = None) -> None:
         self.id = session_id if session_id is not None else secrets.token_urlsafe(24)
+        #: Who created it (the principal of the access token, under ``auth=``): only they
+        #: may use it; to anyone else it does not exist.
+        self.owner = owner
         self.store = store
         # Every stream key of this session starts with this (derived, so that any worker
         # holding the session agrees, and one-way, so that event ids do not reveal the
@@ -395,7 +398,8 @@ class SessionRegistry:
         self._lock = threading.Lock()
         self._next_sweep = 0.0
 
-    def create(self, *, legacy_sse: bool = False, priming: bool = False) -> HttpSession | None:
+    def create(self, *, legacy_sse: bool = False, priming: bool = False,
+               owner: Any = None) -> HttpSession | None:
         self.sweep()
         with self._lock:
             full = len(self._sessions) >= self.max_sessions
@@ -405,7 +409,7 @@ class SessionRegistry:
                 if len(self._sessions) >= self.max_sessions:
                     return None
         session = HttpSession(self.server, self.store, legacy_sse=legacy_sse, priming=priming,
-                              pool=self.pool)
+                              pool=self.pool, owner=owner)
         with self._lock:
             self._sessions[session.id] = session
         return session
@@ -424,15 +428,20 @@ class SessionRegistry:
             logger.warning("could not write HTTP session %s… to the session store: %s",
                            session.id[:6], exc)
 
-    def get(self, session_id: str) -> HttpSession | None:
+    def get(self, session_id: str, owner: Any = None) -> HttpSession | None:
+        """The live session ``session_id`` if ``owner`` (the request's principal) made
+        it: a session is bound to its creator, so another token cannot use it (it gets the
+        same 404 as for an unknown id, which tells it nothing)."""
         self.sweep()
         with self._lock:
             session = self._sessions.get(session_id)
+        if session is not None and session.owner != owner:
+            return None
         if session is not None and not session.ended.is_set():
             session.established = True
             return self._confirmed(session)
         if session is None and self.session_store is not None:
-            return self._restore(session_id)
+            return self._restore(session_id, owner)
         return None
 
     def _confirmed(self, session: HttpSession) -> HttpSession | None:
@@ -456,7 +465,7 @@ class SessionRegistry:
         session.close()
         return None
 
-    def _restore(self, session_id: str) -> HttpSession | None:
+    def _restore(self, session_id: str, owner: Any = None) -> HttpSession | None:
         """Take up a session another worker initialized, from its stored record."""
         assert self.session_store is not None
         try:
@@ -465,6 +474,8 @@ class SessionRegistry:
             logger.warning("session store load failed: %s", exc)
             return None
         if record is None or record.protocol_version not in self.server.legacy_versions:
+            return None
+        if owner is not None:  # the record does not say whose it was: never guess
             return None
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
@@ -485,9 +496,15 @@ class SessionRegistry:
         logger.info("HTTP session %s… taken up from the session store", session_id[:6])
         return session
 
-    def remove(self, session_id: str) -> bool:
-        """End a session (DELETE): here, and in the shared store for every worker."""
+    def remove(self, session_id: str, owner: Any = None) -> bool:
+        """End a session (DELETE): here, and in the shared store for every worker. Only
+        its ``owner`` may (see :meth:`get`)."""
         with self._lock:
+            session = self._sessions.get(session_id)
+            if session is not None and session.owner != owner:
+                return False
+            if owner is not None and session is None:
+                return False  # a stored record does not say whose it was
             session = self._sessions.pop(session_id, None)
         stored = False
         if self.session_store is not None:

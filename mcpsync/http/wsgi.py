@@ -36,6 +36,7 @@ import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
+from ..auth.server.resource import Refusal
 from ..dispatch.inbound import InboundExecutor
 from ..dispatch.transport import Headers, TransportContext
 from ..engine.pool import WorkerPool
@@ -57,11 +58,14 @@ from .sessions import SessionRegistry
 from .sse_body import _peer_probe
 
 if TYPE_CHECKING:
+    from ..auth.server.resource import ResourceServer
     from ..server.server import Server
 
 logger = logging.getLogger("mcpsync.http")
 
 _DEFAULT_STORE: Final = object()
+#: Where the verified AccessToken of a request sits in its WSGI environ.
+AUTH_ENVIRON_KEY: Final = "mcpsync.auth"
 
 
 class McpWsgiApp:
@@ -82,6 +86,10 @@ class McpWsgiApp:
     served by another (see that module for what still needs sticky routing).
     ``retry_ms``: the ``retry:`` advice sent to reconnecting clients.
     ``legacy_sessions``: serve the handshake era at all (``False``: 2026-07-28 only).
+    ``auth``: a :class:`~mcpsync.auth.server.ResourceServer`: every request needs a valid
+    bearer token (401/403 with a ``WWW-Authenticate`` challenge otherwise), the Protected
+    Resource Metadata is served at its well-known paths, the verified token is ``ctx.auth``,
+    and a handshake-era session is bound to the principal that created it.
     """
 
     def __init__(
@@ -103,6 +111,7 @@ class McpWsgiApp:
         legacy_sessions: bool = True,
         sse_path: str | None = "/sse",
         messages_path: str = "/messages",
+        auth: ResourceServer | None = None,
     ) -> None:
         self.server = server
         self.path = path.rstrip("/") or "/" if path is not None else None
@@ -114,6 +123,7 @@ class McpWsgiApp:
         self.legacy_sessions = legacy_sessions
         self.sse_path = sse_path
         self.messages_path = messages_path
+        self.auth = auth
         store: EventStore | None = (InMemoryEventStore() if event_store is _DEFAULT_STORE
                                     else event_store)  # type: ignore[assignment]
         self.store = store
@@ -162,6 +172,17 @@ class McpWsgiApp:
         if not self.policy.origin_allowed(headers.get("origin")):
             return self._plain_error(start_response, "403 Forbidden", INVALID_REQUEST,
                                      f"Forbidden: Origin {headers.get('origin')!r} is not allowed")
+        method = environ.get("REQUEST_METHOD", "GET").upper()
+        path = environ.get("PATH_INFO") or "/"
+        self._local.owner = self._local.token = None
+        if self.auth is not None:
+            if (path in self.auth.metadata_paths
+                    or (environ.get("SCRIPT_NAME", "") + (environ.get("PATH_INFO") or ""))
+                    in self.auth.metadata_paths):
+                return self._metadata(method, start_response)
+            refused = self._authenticate(environ, headers, start_response)
+            if refused is not None:
+                return refused
         try:
             # Startup happens at the first request of each process (a gunicorn worker, not
             # the master that imported the app under --preload), unless start() ran it.
@@ -169,8 +190,6 @@ class McpWsgiApp:
         except StartupError as exc:
             return self._plain_error(start_response, "503 Service Unavailable", INTERNAL_ERROR,
                                      f"Service unavailable: {exc}")
-        method = environ.get("REQUEST_METHOD", "GET").upper()
-        path = environ.get("PATH_INFO") or "/"
         if environ.get("wsgi.multithread") is False:
             self._warn_single_threaded(environ)
             if method == "GET" and (path == self.sse_path or self.path is None
@@ -206,6 +225,67 @@ class McpWsgiApp:
         except _HttpError as exc:
             return self._plain_error(start_response, exc.status, exc.code, exc.message,
                                      exc.msg_id, exc.data)
+
+    # -- authorization (auth=ResourceServer) ---------------------------------------------
+
+    def _metadata(self, method: str, start_response: StartResponse) -> Iterable[bytes]:
+        """RFC 9728 Protected Resource Metadata: public, so that a client without a token
+        learns where to get one (CORS-readable, for browser-based clients)."""
+        assert self.auth is not None
+        if method not in ("GET", "HEAD"):
+            return self._method_not_allowed(start_response)
+        body = self.auth.metadata_json()
+        start_response("200 OK", [("Content-Type", "application/json"),
+                                  ("Content-Length", str(len(body))),
+                                  ("Access-Control-Allow-Origin", "*"),
+                                  ("Cache-Control", "max-age=3600")])
+        return [b""] if method == "HEAD" else [body]
+
+    def _authenticate(self, environ: Environ, headers: dict[str, str],
+                      start_response: StartResponse) -> Iterable[bytes] | None:
+        """Check the request's bearer token: ``None`` and the verified token stored for
+        this request (``ctx.auth``, the session's owner), or the 401/403 already answered.
+        The refusal never repeats the token."""
+        assert self.auth is not None
+        verdict = self.auth.authenticate(headers.get("authorization"))
+        if isinstance(verdict, Refusal):
+            return self._refuse(start_response, verdict)
+        environ[AUTH_ENVIRON_KEY] = verdict
+        self._local.owner = verdict.principal
+        self._local.token = verdict
+        return None
+
+    def _refuse(self, start_response: StartResponse, refusal: Refusal,
+                msg_id: Any = None) -> list[bytes]:
+        message = {None: "Unauthorized: this server needs an OAuth bearer token",
+                   "invalid_token": "Unauthorized: the access token is not valid here",
+                   "invalid_request": "Unauthorized: send the token as Authorization: Bearer",
+                   "insufficient_scope": "Forbidden: the access token lacks a needed scope",
+                   }.get(refusal.error, "Unauthorized")
+        return self._plain_error(start_response, refusal.status, INVALID_REQUEST, message,
+                                 msg_id, extra=[("WWW-Authenticate", refusal.challenge)])
+
+    def owner(self) -> Any:
+        """The principal of the request this thread is serving (``None`` without auth):
+        the owner a handshake-era session is created with and checked against."""
+        return getattr(self._local, "owner", None)
+
+    def _scope_refusal(self, items: list[Any]) -> Refusal | None:
+        """A 403 for a ``tools/call`` of a tool whose ``scopes`` the token lacks, before
+        the call is dispatched, so the client gets the challenge it can step up with."""
+        if self.auth is None:
+            return None
+        token = getattr(self._local, "token", None)
+        for item in items:
+            if not (isinstance(item, Request) and item.method == "tools/call"):
+                continue
+            name = (item.params or {}).get("name")
+            tool = self.server.tools.get(name) if isinstance(name, str) else None
+            if tool is None or not tool.scopes or token is None:
+                continue
+            if not token.has_scopes(tool.scopes):
+                return self.auth.insufficient_scope(token, tool.scopes)
+        return None
 
     def _single_threaded_get(self, environ: Environ, path: str,
                              start_response: StartResponse) -> Iterable[bytes]:
@@ -248,9 +328,12 @@ class McpWsgiApp:
         """The TransportContext of the messages of one HTTP request: a handshake-era
         session's (``session_id``) can be sent requests, a 2026-07-28 one's can not."""
         remote = environ.get("REMOTE_ADDR")
-        return TransportContext("http", headers=Headers(headers),
+        return TransportContext("http", headers=Headers(
+                                    _without_credentials(headers) if AUTH_ENVIRON_KEY in environ
+                                    else headers),
                                 remote_addr=remote if isinstance(remote, str) else None,
-                                session_id=session_id, can_receive_requests=session_id is not None)
+                                session_id=session_id, can_receive_requests=session_id is not None,
+                                auth=environ.get(AUTH_ENVIRON_KEY))
 
     # -- responses -----------------------------------------------------------------------
 
@@ -329,6 +412,9 @@ class McpWsgiApp:
                 "code": INVALID_REQUEST, "message": items[0].reason}
             raise _HttpError("400 Bad Request", int(error["code"]), str(error["message"]),
                              reply.id if reply is not None else None)
+        refusal = self._scope_refusal(items)
+        if refusal is not None:
+            return self._refuse(start_response, refusal, getattr(items[0], "id", None))
         session_id = headers.get("mcp-session-id")
         first = items[0]
         if not batch and isinstance(first, (Request, Notification)) and self._is_modern(
@@ -346,7 +432,7 @@ class McpWsgiApp:
                              f"{envelope.META_VERSION!r} in the request's _meta",
                              getattr(first, "id", None))
         if session_id:
-            session = self.sessions.get(session_id)
+            session = self.sessions.get(session_id, self.owner())
             if session is None:
                 raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found",
                                  getattr(first, "id", None))
@@ -370,6 +456,15 @@ class McpWsgiApp:
         version = headers.get("mcp-protocol-version")
         return version is not None and version not in self.server.legacy_versions and (
             not headers.get("mcp-session-id"))
+
+
+def _without_credentials(headers: dict[str, str]) -> dict[str, str]:
+    """The headers handlers and middleware see: with ``auth=`` the verified token is
+    ``ctx.auth``, and the raw ``Authorization`` value is not handed on (so it cannot end
+    up in a log line that prints the headers)."""
+    if "authorization" not in headers:
+        return headers
+    return {k: v for k, v in headers.items() if k != "authorization"}
 
 
 def close_sse_stream(ctx: Any) -> bool:

@@ -5,10 +5,11 @@ retry; the client is untrusted, so the state is integrity-protected. It is
 ``base64url(payload) "." base64url(HMAC-SHA256(key, payload))`` where the payload binds
 the method, a digest of the request's parameters (so it cannot be replayed for other
 arguments), an expiry, the answers gathered in earlier rounds, and the questions this round
-asked (key -> method). Only the state says which questions are open: a retry's
-``inputResponses`` counts for those keys alone, so a client can not skip a question by
-answering it before it is asked, nor rewrite an answer of an earlier round. Time is passed
-in, so this module stays free of clocks.
+asked (key -> method), and who it was issued to (``principal``: an opaque key of the
+authenticated caller, ``""`` for none), so another principal cannot replay it. Only the
+state says which questions are open: a retry's ``inputResponses`` counts for those keys
+alone, so a client can not skip a question by answering it before it is asked, nor rewrite
+an answer of an earlier round. Time is passed in, so this module stays free of clocks.
 """
 
 from __future__ import annotations
@@ -55,17 +56,17 @@ def params_digest(method: str, params: dict[str, Any]) -> str:
 
 
 def seal(key: bytes, method: str, params: dict[str, Any], answers: Mapping[str, Any],
-         asked: Mapping[str, str], expires_at: float) -> str:
+         asked: Mapping[str, str], expires_at: float, principal: str = "") -> str:
     """Sign the answers gathered so far for this request and the questions now asked."""
     payload = json.dumps({"m": method, "d": params_digest(method, params), "x": expires_at,
-                          "a": dict(answers), "q": dict(asked)},
+                          "a": dict(answers), "q": dict(asked), "p": principal},
                          separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
     mac = hmac.new(key, payload, hashlib.sha256).digest()
     return f"{_b64(payload)}.{_b64(mac)}"
 
 
 def unseal(key: bytes, state: Any, method: str, params: dict[str, Any],
-           now: float) -> RequestState:
+           now: float, principal: str = "") -> RequestState:
     """What a state carries; :class:`InvalidRequestState` unless it is ours, for this very
     request (method and params), and fresh."""
     if not isinstance(state, str) or state.count(".") != 1:
@@ -89,6 +90,8 @@ def unseal(key: bytes, state: Any, method: str, params: dict[str, Any],
         raise InvalidRequestState("requestState is malformed")
     if data.get("m") != method or data.get("d") != params_digest(method, params):
         raise InvalidRequestState("requestState belongs to a different request")
+    if data.get("p", "") != principal:
+        raise InvalidRequestState("requestState belongs to another caller")
     if not isinstance(data.get("x"), (int, float)) or now > data["x"]:
         raise InvalidRequestState("requestState has expired")
     answers, asked = data.get("a"), data.get("q")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
@@ -344,6 +344,7 @@ class Server:
         input_schema: dict[str, Any] | None = None,
         task: Literal["forbidden", "optional", "required"] = "forbidden",
         defer_task: bool = False,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -359,6 +360,7 @@ class Server:
         input_schema: dict[str, Any] | None = None,
         task: Literal["forbidden", "optional", "required"] = "forbidden",
         defer_task: bool = False,
+        scopes: Iterable[str] = (),
     ) -> Any:
         """Register a plain function as a tool: ``@server.tool()`` or ``@server.tool("name")``.
 
@@ -372,6 +374,10 @@ class Server:
         negotiated tasks gets a ``CreateTaskResult`` and polls); ``defer_task=True`` runs
         it as a plain call until it raises :class:`~mcpsync.tasks.RunAsTask`. See
         docs/tasks.md.
+
+        ``scopes=["files:write"]``: the caller's access token (``ctx.auth``) must carry
+        these OAuth scopes; over HTTP with ``auth=`` a call without them is a 403
+        ``insufficient_scope`` naming them, elsewhere a JSON-RPC error. See docs/auth.md.
         """
         if callable(name):
             self.add_tool(name)
@@ -381,7 +387,7 @@ class Server:
             self.add_tool(
                 fn, name=name, title=title, description=description, annotations=annotations,
                 icons=icons, meta=meta, structured_output=structured_output,
-                input_schema=input_schema, task=task, defer_task=defer_task,
+                input_schema=input_schema, task=task, defer_task=defer_task, scopes=scopes,
             )
             return fn
 
@@ -401,6 +407,7 @@ class Server:
         input_schema: dict[str, Any] | None = None,
         task: Literal["forbidden", "optional", "required"] = "forbidden",
         defer_task: bool = False,
+        scopes: Iterable[str] = (),
     ) -> None:
         """Register ``fn`` as a tool (the non-decorator form of :meth:`tool`)."""
         if task not in ("forbidden", "optional", "required"):
@@ -412,7 +419,10 @@ class Server:
         execution = None if task == "forbidden" else {"taskSupport": task}
         wire = describe(binding, title=title, annotations=annotations, icons=icons, meta=meta,
                         execution=execution)
-        self.tools.add(RegisteredTool(binding, wire, task=task, defer_task=defer_task))
+        if isinstance(scopes, str):
+            raise TypeError("scopes must be a list of scope names, not a string")
+        self.tools.add(RegisteredTool(binding, wire, task=task, defer_task=defer_task,
+                                      scopes=tuple(scopes)))
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool; connected clients are told the list changed."""

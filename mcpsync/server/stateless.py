@@ -19,6 +19,8 @@ stays open and sends tagged notifications through the same scope.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from ..dispatch.context import HandlerContext, SessionInfo
 from ..dispatch.outbound import OutboundChannel
 from ..dispatch.questions import INPUT_REQUEST_METHODS, InputRequired
+from ..dispatch.transport import current_transport
 from ..engine.connection import InboundRequest
 from ..errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -220,7 +223,7 @@ def serve(session: StatelessHost, inbound: InboundRequest) -> dict[str, Any]:
             asked = {key: str(request.get("method"))
                      for key, request in question.requests.items()}
             state = seal(server.request_state_key, method, params, rounds.answers, asked,
-                         time.time() + server.request_state_ttl)
+                         time.time() + server.request_state_ttl, principal=_principal())
             return {"resultType": "input_required", "inputRequests": question.requests,
                     "requestState": state,
                     "_meta": {META_SERVER_INFO: server.info_for(version)}}
@@ -244,6 +247,26 @@ def verified_answers(server: Any, method: str, params: dict[str, Any]) -> dict[s
             if isinstance(entry, dict) and isinstance(entry.get("result"), dict)}
 
 
+def _principal() -> str:
+    """Who is asking (the auth layer's principal in this request's transport context), as
+    an opaque key: a ``requestState`` is bound to it, so another caller cannot replay it."""
+    transport = current_transport()
+    auth = transport.auth if transport is not None else None
+    if auth is None:
+        return ""
+    identity: Any = getattr(auth, "principal", None)  # an AccessToken's (iss, sub, client)
+    if not isinstance(identity, tuple):
+        # Another auth object: its first identifying field (as tasks key their owners),
+        # else its str (which must then be stable: a default repr changes per request).
+        identity = str(auth)
+        for name in ("subject", "sub", "client_id", "principal", "name"):
+            value = auth.get(name) if isinstance(auth, dict) else getattr(auth, name, None)
+            if isinstance(value, str) and value:
+                identity = f"{name}={value}"
+                break
+    return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
+
+
 def _answers(server: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """Answers from earlier rounds (the verified state) plus this retry's responses to the
     questions that state says were asked; any other ``inputResponses`` key is ignored.
@@ -255,7 +278,8 @@ def _answers(server: Any, method: str, params: dict[str, Any]) -> dict[str, Any]
     raw_state = params.get("requestState")
     if raw_state is not None:
         try:
-            state = unseal(server.request_state_key, raw_state, method, params, time.time())
+            state = unseal(server.request_state_key, raw_state, method, params, time.time(),
+                           principal=_principal())
         except InvalidRequestState as exc:
             raise InvalidParamsError(f"Invalid params: {exc}") from None
     responses = params.get("inputResponses")

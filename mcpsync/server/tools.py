@@ -11,7 +11,7 @@ from ..codec import to_wire
 from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.typed import ToolBinding
-from ..errors import InvalidParamsError, PeerRequestError
+from ..errors import INVALID_REQUEST, InvalidParamsError, MCPError, PeerRequestError
 from ..protocol.versions import features
 from ..types import Icon, ToolAnnotations
 
@@ -26,6 +26,8 @@ class RegisteredTool:
     task: str = "forbidden"
     #: Run as a plain call until the handler raises ``RunAsTask`` (see mcpsync.tasks).
     defer_task: bool = False
+    #: OAuth scopes the caller's access token must carry (``ctx.auth.scopes``).
+    scopes: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -68,6 +70,10 @@ class ToolRegistry:
         self._tools: dict[str, RegisteredTool] = {}
         self._listing: list[dict[str, Any]] = []
         self._on_change = on_change
+        #: ``tools/list`` leaves out the tools whose ``scopes`` the caller's principal
+        #: (``ctx.auth``) lacks. Off by default: the spec lets a client see a tool it must
+        #: step up for. On, a 2026-07-28 list is marked ``cacheScope: "private"``.
+        self.hide_unauthorized = False
 
     def add(self, tool: RegisteredTool) -> None:
         with self._lock:
@@ -101,7 +107,14 @@ class ToolRegistry:
     # -- the protocol methods ------------------------------------------------------------
 
     def list(self, ctx: HandlerContext, params: dict[str, Any], page_size: int) -> dict[str, Any]:
-        result = listing("tools", self._listing, params.get("cursor"), page_size)
+        items = self._listing
+        if self.hide_unauthorized:
+            with self._lock:
+                tools = list(self._tools.values())
+            items = [t.description for t in tools if _allowed(t, ctx)]
+        result = listing("tools", items, params.get("cursor"), page_size)
+        if self.hide_unauthorized:
+            result["cacheScope"] = "private"  # another principal sees another list
         version = ctx.session.protocol_version
         if version is not None and not features(version).structured_output:
             result["tools"] = [_without(item, "outputSchema") for item in result["tools"]]
@@ -118,6 +131,7 @@ class ToolRegistry:
         tool = self._tools.get(name)
         if tool is None:
             raise InvalidParamsError(f"Unknown tool: {name}", data={"name": name})
+        _check_scopes(tool, ctx)
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidParamsError('Invalid params: "arguments" must be an object')
@@ -134,6 +148,25 @@ class ToolRegistry:
         if version is not None and not features(version).structured_output:
             result = _without(result, "structuredContent")
         return result
+
+
+def _allowed(tool: RegisteredTool, ctx: HandlerContext) -> bool:
+    if not tool.scopes:
+        return True
+    granted = getattr(ctx.auth, "scopes", None)
+    return granted is not None and set(tool.scopes) <= set(granted)
+
+
+def _check_scopes(tool: RegisteredTool, ctx: HandlerContext) -> None:
+    """Refuse a call of a tool whose ``scopes`` the caller's principal lacks. Over HTTP
+    with ``auth=`` the app already answered 403 before dispatch; this is the same rule on
+    every other path (stdio, memory, a task, an auth middleware of your own): a JSON-RPC
+    error. No principal at all is a refusal too: a scoped tool fails closed."""
+    if _allowed(tool, ctx):
+        return
+    needed = " ".join(tool.scopes)
+    raise MCPError(f"Forbidden: tool {tool.name!r} needs the scope(s) {needed}",
+                   code=INVALID_REQUEST, data={"error": "insufficient_scope", "scope": needed})
 
 
 def _without(item: dict[str, Any], key: str) -> dict[str, Any]:

@@ -82,7 +82,8 @@ class AuthServer:
     ``metadata_padding`` (bytes of junk to make the metadata document large),
     ``workload_jwts`` (assertions the JWT-bearer grant accepts), ``id_tokens`` (what it
     exchanges for an ID-JAG when it plays an enterprise IdP), ``trusted_idp`` (whose
-    ID-JAGs its JWT-bearer grant accepts).
+    ID-JAGs its JWT-bearer grant accepts), ``jwt_tokens`` (issue RFC 9068 JWT access
+    tokens signed by a key published at ``jwks_url``, instead of opaque ones).
     """
 
     def __init__(self, path: str = "") -> None:
@@ -105,6 +106,8 @@ class AuthServer:
         self.issued_jags: dict[str, tuple[str, str]] = {}
         self.trusted_idp: AuthServer | None = None
         self.dpop = False
+        self.jwt_tokens = False
+        self._signing_keys: list[tuple[str, Any]] = []  # (kid, private key), newest last
         self.dpop_nonce: str | None = None
         self.seen: list[Seen] = []
         self.tokens: dict[str, Issued] = {}
@@ -114,6 +117,7 @@ class AuthServer:
         self.server = RunningServer(self.app)
         self.base = self.server.base
         self.issuer = self.base + path
+        self.jwks_url = f"{self.issuer}/jwks"
 
     def stop(self) -> None:
         self.server.stop()
@@ -125,6 +129,62 @@ class AuthServer:
     def requests_to(self, path_end: str) -> list[Seen]:
         with self._lock:
             return [s for s in self.seen if s.path.endswith(path_end)]
+
+    # -- JWT access tokens ---------------------------------------------------------------
+
+    def rotate_key(self) -> str:
+        """A new RSA signing key (published at once alongside the old ones); its kid."""
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
+        kid = "k" + secrets.token_hex(4)
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        with self._lock:
+            self._signing_keys.append((kid, key))
+        return kid
+
+    def mint(self, *, scopes: list[str] | None = None, audience: Any = None,
+             subject: str = "alice", client_id: str = "client-1", expires_in: int = 3600,
+             issuer: str | None = None, kid: str | None = None, key: Any = None,
+             **claims: Any) -> str:
+        """A signed JWT access token (RFC 9068), by default good for an hour."""
+        import time
+
+        import jwt
+
+        if not self._signing_keys:
+            self.rotate_key()
+        with self._lock:
+            newest_kid, newest = self._signing_keys[-1]
+        now = int(time.time())
+        body = {"iss": issuer or self.issuer, "sub": subject, "client_id": client_id,
+                "aud": audience, "iat": now, "exp": now + expires_in,
+                "scope": " ".join(scopes or []), "jti": secrets.token_hex(8), **claims}
+        return jwt.encode({k: v for k, v in body.items() if v is not None},
+                          key or newest, algorithm="RS256",
+                          headers={"kid": kid or newest_kid, "typ": "at+jwt"})
+
+    def _introspect(self, request: Request, params: dict[str, str]) -> Response:
+        """RFC 7662, for resource servers authenticated as a registered client."""
+        if self._client_of(request, params) is None:
+            return _json({"error": "invalid_client"}, 401)
+        issued = self.tokens.get(params.get("token", ""))
+        if issued is None:
+            return _json({"active": False})
+        body: dict[str, Any] = {"active": True, "client_id": issued.client_id,
+                                "sub": "user-" + issued.client_id, "iss": issued.issuer,
+                                "scope": " ".join(issued.scopes)}
+        if issued.resource:
+            body["aud"] = issued.resource
+        return _json(body)
+
+    def _jwks(self) -> Response:
+        import jwt
+
+        with self._lock:
+            keys = list(self._signing_keys)
+        return _json({"keys": [{**json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(
+            key.public_key())), "kid": kid, "use": "sig", "alg": "RS256"}
+            for kid, key in keys]})
 
     # -- the WSGI app --------------------------------------------------------------------
 
@@ -144,6 +204,10 @@ class AuthServer:
         if path in (f"/.well-known/oauth-authorization-server{self.path}",
                     f"/.well-known/openid-configuration{self.path}"):
             return self._metadata()
+        if path == f"{self.path}/introspect" and request.method == "POST":
+            return self._introspect(request, params)
+        if path == f"{self.path}/jwks":
+            return self._jwks()
         if path == f"{self.path}/authorize":
             return self._authorize(params)
         if path == f"{self.path}/token" and request.method == "POST":
@@ -274,6 +338,9 @@ class AuthServer:
         else:
             return _json({"error": "unsupported_grant_type"}, 400)
         token = "at-" + secrets.token_urlsafe(16)
+        if self.jwt_tokens:
+            token = self.mint(scopes=scopes, audience=resource, client_id=client_id,
+                              subject="user-" + client_id, expires_in=self.expires_in)
         issued = Issued(client_id, scopes, resource, self.issuer, binding)
         self.tokens[token] = issued
         body: dict[str, Any] = {"access_token": token,

@@ -23,7 +23,9 @@ from .authserver import AuthServer
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "auth.md"
 PLACEHOLDER = "https://mcp.example.com/mcp"
-BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+# The client examples: the resource-server section runs in test_resource_server.py.
+BLOCKS = re.findall(r"```python\n(.*?)```",
+                    DOC.read_text().split("\n## Protecting a server")[0], re.S)
 
 
 def test_the_page_has_examples():
