@@ -186,6 +186,26 @@ def parse_object(obj: Any) -> Message | Invalid:
     return _invalid('Invalid request: no "method", "result" or "error"', reply_id)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+# One decoder, made once (json.loads with an option would make one per message): it
+# refuses Infinity/-Infinity/NaN, which Python's parser takes but JSON (RFC 8259) does
+# not have; a float that cannot be compared or re-encoded never reaches a handler.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
+def _loads(data: bytes | str) -> Any:
+    """``json.loads``, without the non-JSON constants (same bytes handling: the encoding
+    detected, a UTF-8 BOM accepted on bytes and refused on text)."""
+    if isinstance(data, (bytes, bytearray)):
+        data = data.decode(json.detect_encoding(data), "surrogatepass")
+    elif data.startswith("\ufeff"):
+        raise ValueError("Unexpected UTF-8 BOM (decode using utf-8-sig)")
+    return _DECODER.decode(data)
+
+
 def decode(data: bytes | str) -> list[Message | Invalid]:
     """Decode one frame (a stdio line or an HTTP body).
 
@@ -195,7 +215,7 @@ def decode(data: bytes | str) -> list[Message | Invalid]:
     """
     limit = MAX_DEPTH
     try:
-        obj = json.loads(data)
+        obj = _loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         return [_parse_error(f"Parse error: {exc}")]
     except RecursionError:
@@ -231,7 +251,7 @@ def _loads_pruned(data: bytes | str, limit: int) -> Any:
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
         pruned = _prune(text, limit + 2)
-        return None if pruned is None else json.loads(pruned)
+        return None if pruned is None else _loads(pruned)
     except (ValueError, RecursionError):
         return None
 

@@ -115,7 +115,8 @@ def frame_requests(data: bytes, *, batches: bool = True) -> list[dict[str, Any]]
     ``batches=False``: a batch is refused whole (-32600 with id null: stdio, as
     docs/protocol-versions.md says), so its requests get no answer of their own."""
     try:
-        obj = json.loads(data)
+        # NaN and Infinity are not JSON (RFC 8259): a frame with one is a parse error.
+        obj = json.loads(data, parse_constant=_no_constant)
     except (ValueError, UnicodeDecodeError, RecursionError):
         return []
     if isinstance(obj, list) and not batches:

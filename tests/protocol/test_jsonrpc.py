@@ -100,3 +100,23 @@ def test_non_ascii_is_utf8_and_one_line():
 def test_invalid_utf8_is_parse_error():
     item = one(b'{"jsonrpc":"2.0","id":1,"method":"\xff"}')
     assert isinstance(item, Invalid) and item.reply.error["code"] == -32700
+
+
+@pytest.mark.parametrize("constant", ["Infinity", "-Infinity", "NaN"])
+@pytest.mark.parametrize("as_bytes", [True, False])
+def test_non_json_numbers_are_a_parse_error(constant, as_bytes):
+    """``Infinity`` and ``NaN`` are not JSON (RFC 8259): Python's parser accepts them, and a
+    tool's argument then reached validation as a float that cannot be compared or encoded
+    (found by the fast-path property test). Refused at the door, like any non-JSON."""
+    text = ('{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+            f'"params":{{"name":"x","arguments":{{"v":{constant}}}}}}}')
+    item = one(text.encode() if as_bytes else text)
+    assert isinstance(item, Invalid) and item.reply.error["code"] == -32700
+    assert constant in item.reply.error["message"]
+
+
+def test_a_bom_is_still_accepted_on_bytes_only():
+    body = '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    assert isinstance(one(b"\xef\xbb\xbf" + body.encode()), Request)
+    item = one("\ufeff" + body)
+    assert isinstance(item, Invalid) and item.reply.error["code"] == -32700
