@@ -41,14 +41,26 @@ def _cli(url: str, cache: Path, browser: bool) -> tuple[int, str, str]:
                 # The browser: the server approves at once and redirects to the CLI's port.
                 requests.get(found.group(1), timeout=WAIT)
 
-    reader = threading.Thread(target=read_stderr, name="test-cli-stderr", daemon=True)
-    reader.start()
+    # Our own readers for both pipes: communicate() would read stderr too, and could take
+    # the line with the URL before read_stderr sees it.
+    out: list[str] = []
+
+    def read_stdout() -> None:
+        assert process.stdout is not None
+        out.append(process.stdout.read())
+
+    readers = [threading.Thread(target=read_stderr, name="test-cli-stderr", daemon=True),
+               threading.Thread(target=read_stdout, name="test-cli-stdout", daemon=True)]
+    for reader in readers:
+        reader.start()
     try:
-        out, _ = process.communicate(timeout=WAIT)
+        process.wait(timeout=WAIT)
     finally:
         process.kill()
-    reader.join(WAIT)
-    return process.returncode, out, "".join(err)
+        process.wait(timeout=WAIT)
+    for reader in readers:
+        reader.join(WAIT)
+    return process.returncode, "".join(out), "".join(err)
 
 
 def test_cli_authorizes_once_then_reuses_the_stored_tokens(auth_server: AuthServer,
