@@ -124,6 +124,15 @@ def server_of(session: Any) -> Any:
     return server
 
 
+def progress_token_of(meta: dict[str, Any]) -> str | int | None:
+    """The request's ``_meta.progressToken`` if it is one a progress notification can
+    carry (a string or an integer, not a bool), else ``None``."""
+    token = meta.get("progressToken")
+    if isinstance(token, bool) or not isinstance(token, (str, int)):
+        return None
+    return token
+
+
 class ServerSideMixin:
     """What every server-side context offers on top of its own ``log``: the lifespan state,
     log shortcuts and reading the server's own resources. Needs ``_session`` and ``log``."""
@@ -235,10 +244,7 @@ class HandlerContext(ServerSideMixin):
 
     @property
     def progress_token(self) -> str | int | None:
-        token = self.meta.get("progressToken")
-        if isinstance(token, bool) or not isinstance(token, (str, int)):
-            return None
-        return token
+        return progress_token_of(self.meta)
 
     @property
     def closed(self) -> bool:

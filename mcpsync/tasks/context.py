@@ -26,7 +26,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..dispatch.context import ServerSideMixin, SessionHandle, SessionInfo, _log_params
+from ..dispatch.context import (
+    ServerSideMixin,
+    SessionHandle,
+    SessionInfo,
+    _log_params,
+    progress_token_of,
+)
 from ..dispatch.questions import INPUT_REQUEST_METHODS, InputRequired
 from ..errors import MCPError, PeerRequestError, ProtocolStateError, RequestCancelledError
 from .store import TaskRecord, TaskStore
@@ -112,10 +118,7 @@ class TaskContext(ServerSideMixin):
 
     @property
     def progress_token(self) -> str | int | None:
-        token = self.meta.get("progressToken")
-        if isinstance(token, bool) or not isinstance(token, (str, int)):
-            return None
-        return token
+        return progress_token_of(self.meta)
 
     @property
     def closed(self) -> bool:

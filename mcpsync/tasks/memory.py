@@ -31,8 +31,8 @@ from .bounds import (
     MAX_TASKS,
     MAX_TTL_MS,
     PAYLOAD_FIELDS,
+    ChangeMethods,
     TaskResultTooLargeError,
-    check_changes,
     clamp_record_ttl,
     encode,
     encode_payload,
@@ -70,7 +70,7 @@ def _entry(seq: int, record: TaskRecord, texts: dict[str, str]) -> _Entry:
     return _Entry(seq, replace(record, **_EMPTY_PAYLOAD), texts, record_size(record, texts))
 
 
-class MemoryTaskStore:
+class MemoryTaskStore(ChangeMethods):
     """Tasks in a dict, for one process. Safe for any number of threads.
 
     Bounds (each a keyword; see :mod:`mcpsync.tasks.bounds` for the defaults):
@@ -251,18 +251,6 @@ class MemoryTaskStore:
                 self._put(new, entry)
                 entry = new
         return entry.decode()
-
-    def update(self, task_id: str, **changes: Any) -> TaskRecord | None:
-        check_changes(changes, self.max_ttl_ms)
-        return self._change(task_id, None, changes)
-
-    def cancel(self, task_id: str, owner: str, message: str | None = None) -> TaskRecord | None:
-        return self._change(task_id, owner, {"status": "cancelled", "status_message": message,
-                                             "input_requests": None})
-
-    def answer(self, task_id: str, owner: str,
-               responses: Mapping[str, Any]) -> TaskRecord | None:
-        return self._change(task_id, owner, {}, merge_responses=dict(responses))
 
     def take_responses(self, task_id: str, keys: builtins.list[str]) -> dict[str, Any]:
         with self._lock:

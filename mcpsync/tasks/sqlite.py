@@ -48,8 +48,8 @@ from .bounds import (
     MAX_TASKS,
     MAX_TTL_MS,
     PAYLOAD_FIELDS,
+    ChangeMethods,
     TaskResultTooLargeError,
-    check_changes,
     clamp_record_ttl,
     encode,
     encode_payload,
@@ -155,7 +155,7 @@ def _expires_at(record: TaskRecord) -> float | None:
     return None if record.ttl_ms is None else record.created_at + record.ttl_ms / 1000
 
 
-class SqliteTaskStore:
+class SqliteTaskStore(ChangeMethods):
     """Tasks in a SQLite file at ``path``, shared by threads and by processes on one host.
 
     Bounds as :class:`~mcpsync.tasks.memory.MemoryTaskStore` (live tasks per owner, records
@@ -385,18 +385,6 @@ class SqliteTaskStore:
             self._store(conn, row, new, texts, size)
             row.record, row.texts = new, texts
         return row.decode()
-
-    def update(self, task_id: str, **changes: Any) -> TaskRecord | None:
-        check_changes(changes, self.max_ttl_ms)
-        return self._change(task_id, None, changes)
-
-    def cancel(self, task_id: str, owner: str, message: str | None = None) -> TaskRecord | None:
-        return self._change(task_id, owner, {"status": "cancelled", "status_message": message,
-                                             "input_requests": None})
-
-    def answer(self, task_id: str, owner: str,
-               responses: Mapping[str, Any]) -> TaskRecord | None:
-        return self._change(task_id, owner, {}, merge_responses=dict(responses))
 
     def take_responses(self, task_id: str, keys: builtins.list[str]) -> dict[str, Any]:
         with self._write() as conn:
