@@ -9,14 +9,27 @@ a quiet peer.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
+logger = logging.getLogger(__name__)
+
 Environ = dict[str, Any]
 
+
 class _Body:
-    """A WSGI response body over a generator, whose ``close`` always runs ``on_close``
-    (even when the server never started iterating)."""
+    """A WSGI response body over a generator whose clean-up (``on_close``) runs exactly once:
+    when the server calls :meth:`close`, when the generator is exhausted or fails, or when
+    the server drops the body without closing it.
+
+    PEP 3333 says the server calls ``close``, but servers skip it on some error paths:
+    werkzeug's own server, draining the request after the last chunk, skips it when that
+    read fails (a client that resets the connection as soon as it has read its answer).
+    The clean-up is what lets go of a finished stream's stored events, ends a 2024-11-05
+    session and cancels an abandoned 2026-07-28 call, so it must not depend on that.
+    Not thread-safe: one server thread iterates and closes a body.
+    """
 
     def __init__(self, chunks: Iterator[bytes], on_close: Callable[[], None]) -> None:
         self._chunks = chunks
@@ -26,7 +39,11 @@ class _Body:
         return self
 
     def __next__(self) -> bytes:
-        return next(self._chunks)
+        try:
+            return next(self._chunks)
+        except BaseException:  # exhausted (StopIteration) or failed: nothing more comes
+            self._clean_up()
+            raise
 
     def close(self) -> None:
         try:
@@ -34,9 +51,22 @@ class _Body:
             if close is not None:
                 close()
         finally:
-            on_close, self._on_close = self._on_close, None
-            if on_close is not None:
-                on_close()
+            self._clean_up()
+
+    def __del__(self) -> None:
+        # Dropped without close (a server's error path): the generator's own finally
+        # blocks run as it is collected; the clean-up must too. In CPython this runs on
+        # the thread that dropped the last reference, the server's handler thread.
+        if self._on_close is not None:
+            try:
+                self.close()
+            except Exception:  # a finalizer must not raise: say it, go on
+                logger.exception("closing a dropped response body failed")
+
+    def _clean_up(self) -> None:
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            on_close()
 
 
 #: How often a quiet SSE stream looks at its client's socket (when the server exposes it).
