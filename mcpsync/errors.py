@@ -202,6 +202,14 @@ class MessageTooLargeError(TransportError):
     """
 
 
+class StoreUnavailableError(MCPSyncError, OSError):
+    """A shared store a request needs (Redis: sessions, events, tasks, the relay between
+    workers) cannot be reached now. The HTTP app answers such a request with ``503`` and a
+    JSON-RPC error body, never a hang; the next request tries the store again, so the
+    process recovers by itself when the store comes back. An ``OSError``, like the
+    connection failure it stands for."""
+
+
 class UnencodableMessageError(MCPSyncError, ValueError):
     """A message could not be serialized as JSON in UTF-8 (a lone surrogate, NaN, an object
     JSON has no type for, nesting too deep for the encoder). Nothing was written, and the

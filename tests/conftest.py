@@ -2,13 +2,39 @@
 
 Without them the schema assertions are skipped and the run says so exactly once: in the
 report header, or (``-q`` hides the header) in the closing summary.
+
+Also the run-wide Redis (``redis_server``: one ``redis-server`` for the whole run, started
+on first use and stopped by PID at the end; tests keep apart by key prefix, see
+``tests/services.py``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from tests import spec
+from tests.services import RedisServer, require_redis_library, unique_prefix
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """One real ``redis-server`` for the run (skipped, or failed in CI, when missing)."""
+    require_redis_library()
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    return redis_server.url
+
+
+@pytest.fixture
+def redis_prefix(request: pytest.FixtureRequest) -> str:
+    """A key prefix of this test's own (nothing is flushed between tests)."""
+    return unique_prefix(request.node.name[:40])
 
 
 def pytest_configure(config: pytest.Config) -> None:

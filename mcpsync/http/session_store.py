@@ -39,11 +39,20 @@ class SessionRecord:
     protocol_version: str
     client_info: dict[str, Any] | None = None
     client_capabilities: dict[str, Any] = field(default_factory=dict)
+    #: Who created it, as :func:`~mcpsync.dispatch.principal.principal_key` (``""``: no
+    #: ``auth=``): another worker serves it only to the same principal.
+    owner: str = ""
+    #: ``logging/setLevel`` as the client last sent it (``None``: never).
+    log_level: str | None = None
+    #: The URIs of ``resources/subscribe`` still in force.
+    subscriptions: frozenset[str] = frozenset()
 
     def to_json(self) -> str:
         return json.dumps({"sessionId": self.session_id, "protocolVersion": self.protocol_version,
                            "clientInfo": self.client_info,
-                           "clientCapabilities": self.client_capabilities})
+                           "clientCapabilities": self.client_capabilities,
+                           "owner": self.owner, "logLevel": self.log_level,
+                           "subscriptions": sorted(self.subscriptions)})
 
     @classmethod
     def from_json(cls, text: str) -> SessionRecord | None:
@@ -56,10 +65,16 @@ class SessionRecord:
             return None
         session_id, version = data.get("sessionId"), data.get("protocolVersion")
         info, capabilities = data.get("clientInfo"), data.get("clientCapabilities")
-        if not isinstance(session_id, str) or not isinstance(version, str):
+        owner, level = data.get("owner", ""), data.get("logLevel")
+        subscriptions = data.get("subscriptions") or []
+        if not isinstance(session_id, str) or not isinstance(version, str) or not isinstance(
+                owner, str):
             return None
         return cls(session_id, version, info if isinstance(info, dict) else None,
-                   capabilities if isinstance(capabilities, dict) else {})
+                   capabilities if isinstance(capabilities, dict) else {}, owner,
+                   level if isinstance(level, str) else None,
+                   frozenset(u for u in subscriptions if isinstance(u, str))
+                   if isinstance(subscriptions, list) else frozenset())
 
 
 @runtime_checkable
@@ -78,6 +93,30 @@ class SessionStore(Protocol):
 
     def delete(self, session_id: str) -> bool:
         """End the session everywhere; ``True`` if it existed."""
+
+
+@runtime_checkable
+class SharedSessionState(Protocol):
+    """What a session changes after ``initialize`` that every worker must see: its log
+    level and its resource subscriptions. A :class:`SessionStore` that also has these
+    methods lets a deployment without sticky routing serve ``logging/setLevel`` and
+    ``resources/subscribe`` on any worker (with a bus between the workers, see
+    :mod:`mcpsync.http.bus`); without them those stay on the worker that received them.
+    Each change is atomic on its own (two workers subscribing at once lose neither), and a
+    change to a session that does not exist is ignored. Raise
+    :class:`~mcpsync.errors.StoreUnavailableError` when the store cannot be reached."""
+
+    def set_log_level(self, session_id: str, level: str) -> None:
+        """Record the session's ``logging/setLevel``."""
+
+    def add_subscription(self, session_id: str, uri: str) -> None:
+        """Record ``resources/subscribe`` of ``uri``."""
+
+    def remove_subscription(self, session_id: str, uri: str) -> None:
+        """Record ``resources/unsubscribe`` of ``uri``."""
+
+    def subscribers(self, uri: str) -> set[str]:
+        """The ids of the live sessions subscribed to ``uri``."""
 
 
 class FileSessionStore:
@@ -161,4 +200,4 @@ class FileSessionStore:
         return f"FileSessionStore({str(self.directory)!r}, idle_timeout={self.idle_timeout})"
 
 
-__all__ = ["FileSessionStore", "SessionRecord", "SessionStore"]
+__all__ = ["FileSessionStore", "SessionRecord", "SessionStore", "SharedSessionState"]

@@ -25,6 +25,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from ..dispatch.principal import principal_key
 from ..dispatch.transport import TransportContext
 from ..engine.pool import WorkerPool
 from ..errors import ConnectionClosedError
@@ -421,7 +422,8 @@ class SessionRegistry:
             return
         info = session.server_session.info
         record = SessionRecord(session.id, version, info.client_info,
-                               dict(info.client_capabilities or {}))
+                               dict(info.client_capabilities or {}),
+                               owner=principal_key(session.owner))
         try:
             self.session_store.save(record)
         except OSError as exc:  # the session still works here, only not on other workers
@@ -475,14 +477,14 @@ class SessionRegistry:
             return None
         if record is None or record.protocol_version not in self.server.legacy_versions:
             return None
-        if owner is not None:  # the record does not say whose it was: never guess
+        if record.owner != principal_key(owner):  # another principal's: it does not exist
             return None
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
                 return None
         priming = self.store is not None and features(record.protocol_version).sse_polling
         session = HttpSession(self.server, self.store, session_id=record.session_id,
-                              priming=priming, pool=self.pool)
+                              priming=priming, pool=self.pool, owner=owner)
         session.established = True
         session.server_session.restore(record.protocol_version, record.client_info,
                                        record.client_capabilities)
@@ -503,10 +505,16 @@ class SessionRegistry:
             session = self._sessions.get(session_id)
             if session is not None and session.owner != owner:
                 return False
-            if owner is not None and session is None:
-                return False  # a stored record does not say whose it was
             session = self._sessions.pop(session_id, None)
         stored = False
+        if session is None and self.session_store is not None:
+            try:  # only its owner may end a session held elsewhere, too
+                record = self.session_store.load(session_id)
+            except OSError as exc:
+                logger.warning("session store load failed: %s", exc)
+                return False
+            if record is None or record.owner != principal_key(owner):
+                return False
         if self.session_store is not None:
             try:
                 stored = self.session_store.delete(session_id)

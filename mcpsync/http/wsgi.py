@@ -40,7 +40,7 @@ from ..auth.server.resource import Refusal
 from ..dispatch.inbound import InboundExecutor
 from ..dispatch.transport import Headers, TransportContext
 from ..engine.pool import WorkerPool
-from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
+from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, StoreUnavailableError
 from ..protocol import envelope, jsonrpc
 from ..protocol.jsonrpc import Invalid, Notification, Request
 from ..protocol.numerals import parse_decimal
@@ -225,6 +225,12 @@ class McpWsgiApp:
         except _HttpError as exc:
             return self._plain_error(start_response, exc.status, exc.code, exc.message,
                                      exc.msg_id, exc.data)
+        except StoreUnavailableError as exc:
+            # A shared store (Redis) is down: a clear, retryable refusal, never a hang.
+            logger.warning("shared store unavailable: %s", exc)
+            return self._plain_error(start_response, "503 Service Unavailable",
+                                     INTERNAL_ERROR, f"Service unavailable: {exc}",
+                                     extra=[("Retry-After", "1")])
 
     # -- authorization (auth=ResourceServer) ---------------------------------------------
 

@@ -5,6 +5,7 @@ end to end in both eras."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import re
@@ -27,6 +28,7 @@ from mcpsync import (
     ResourceServer,
     Server,
 )
+from mcpsync.http import FileSessionStore
 from tests.http.raw import BOTH, LEGACY, WAIT, SseReader, answer_of, post_modern
 from tests.serving import RunningServer
 
@@ -66,9 +68,13 @@ def make_server() -> Server:
 class SelfProtected:
     """An mcpsync server at ``/mcp`` protecting itself with tokens of ``auth``."""
 
-    def __init__(self, auth: AuthServer, **options: Any) -> None:
-        self._app: Any = None
-        self.server = RunningServer(lambda environ, start: self._app(environ, start))
+    def __init__(self, auth: AuthServer, *, workers: int = 1,
+                 session_store: Any = None, **options: Any) -> None:
+        # ``workers`` apps behind one address, taken in turn: a round-robin balancer.
+        self._apps: list[Any] = []
+        turns = itertools.count()
+        self.server = RunningServer(
+            lambda environ, start: self._apps[next(turns) % len(self._apps)](environ, start))
         self.url = self.server.base + "/mcp"
         self.prm_url = self.server.base + "/.well-known/oauth-protected-resource/mcp"
         self.resource = ResourceServer(
@@ -76,11 +82,14 @@ class SelfProtected:
                         refresh_cooldown=0),
             resource=self.url, authorization_servers=[auth.issuer],
             scopes_supported=["mcp", "files:write"], **options)
-        self._app = make_server().wsgi_app(path="/mcp", auth=self.resource)
+        self._apps = [make_server().wsgi_app(path="/mcp", auth=self.resource,
+                                             session_store=session_store)
+                      for _ in range(workers)]
 
     def stop(self) -> None:
         self.server.stop()
-        self._app.close()
+        for app in self._apps:
+            app.close()
 
 
 @pytest.fixture
@@ -285,7 +294,7 @@ def test_tools_a_principal_may_not_call_are_hidden_only_when_asked(protected: An
             "cacheScope")
 
     assert "write" in names(reader)[0]  # the default: listed, a call is a 403 to step up
-    mcp._app.server.tools.hide_unauthorized = True
+    mcp._apps[0].server.tools.hide_unauthorized = True
     assert names(reader) == ({"whoami", "confirm"}, "private")
     assert names(writer) == ({"whoami", "confirm", "write"}, "private")
 
@@ -327,6 +336,30 @@ def test_another_principal_cannot_use_a_session(protected: Any, jwt_auth: AuthSe
     again = jwt_auth.mint(audience=mcp.url, subject="alice")
     assert requests.post(mcp.url, data=ping, headers=_session_headers(session, again),
                          timeout=WAIT).status_code == 200
+
+
+def test_a_shared_session_is_served_by_every_worker_to_its_owner_only(
+        protected: Any, jwt_auth: AuthServer, tmp_path: Path):
+    # Two workers, one shared record: the record carries the owner's key, so the worker
+    # that did not see initialize serves alice (it used to refuse her: 404) and still
+    # refuses mallory, who cannot end the session on either worker either.
+    mcp = protected(workers=2, session_store=FileSessionStore(tmp_path))
+    alice = jwt_auth.mint(audience=mcp.url, subject="alice")
+    mallory = jwt_auth.mint(audience=mcp.url, subject="mallory")
+    session = _initialize(mcp.url, alice)  # worker 0
+    ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    for _ in range(2):  # workers 1 and 0, then 1 and 0 again
+        own = requests.post(mcp.url, data=ping, headers=_session_headers(session, alice),
+                            timeout=WAIT)
+        assert own.status_code == 200, own.text
+        stolen = requests.post(mcp.url, data=ping,
+                               headers=_session_headers(session, mallory), timeout=WAIT)
+        assert stolen.status_code == 404
+    for _ in range(2):
+        assert requests.delete(mcp.url, headers=_session_headers(session, mallory),
+                               timeout=WAIT).status_code == 404
+    assert requests.delete(mcp.url, headers=_session_headers(session, alice),
+                           timeout=WAIT).status_code in (200, 204)
 
 
 
