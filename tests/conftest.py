@@ -10,6 +10,7 @@ on first use and stopped by PID at the end; tests keep apart by key prefix, see
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -38,6 +39,12 @@ def redis_prefix(request: pytest.FixtureRequest) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # A run started in the background by a non-interactive shell (``cmd &``, nohup) has
+    # SIGINT ignored, and so would every server and client the tests spawn: Python then
+    # installs no KeyboardInterrupt handler and the Ctrl-C tests cannot work. Put Python's
+    # own handler back (children then start with SIGINT at its default, as from a terminal).
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if not spec.available() and spec.required():
         raise pytest.UsageError(
             f"the MCP spec schemas are required ({spec.REQUIRE_ENV}=1 or {spec.SPEC_ENV} set) "
