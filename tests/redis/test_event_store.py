@@ -293,3 +293,58 @@ def test_a_stream_cut_on_one_worker_resumes_exactly_through_another(
     assert final is not None and final["result"]["content"][0]["text"] == "done"
     seqs = [int(i.rpartition("_")[2]) for i in ids]
     assert seqs == sorted(set(seqs))  # ids strictly increasing across the two workers
+
+
+# -- the event store down under a running app ---------------------------------------------
+#
+# The app answers a StoreUnavailableError that reaches it with 503; these are the paths
+# where the event store's failure does not reach it (mcpsync/http: see the helper's report
+# to the lead, session 6). Strict xfails: they pass, and so fail loudly, once fixed.
+
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}}}
+
+
+@pytest.mark.xfail(strict=True, reason="the initialize answer is lost when store_event raises "
+                   "in HttpSession._store (mcpsync/http/sessions.py): the POST hangs")
+def test_initialize_while_the_event_store_is_down_is_answered(serve, private_redis):
+    import requests
+
+    from mcpsync.redis import RedisEventStore
+
+    served = serve(Server("down"), event_store=RedisEventStore(private_redis.url))
+    private_redis.kill()
+    try:
+        response = requests.post(served.url, json=INIT, timeout=WAIT, headers={
+            "Accept": "application/json, text/event-stream"})
+    except requests.exceptions.ReadTimeout:
+        pytest.fail("initialize hung while the event store was down")
+    assert response.status_code in (200, 503), response.text
+
+
+@pytest.mark.xfail(strict=True, reason="the priming event is stored after the call was "
+                   "dispatched (mcpsync/http/legacy.py post/respond): the tool runs, the "
+                   "client gets 503 and retries it")
+def test_a_call_refused_for_a_down_event_store_never_ran(serve, private_redis):
+    from mcpsync.redis import RedisEventStore
+
+    ran = threading.Event()
+    srv = Server("down")
+
+    @srv.tool()
+    def act() -> str:
+        ran.set()
+        return "acted"
+
+    served = serve(srv, event_store=RedisEventStore(private_redis.url))
+    session = LegacySession(served.url)
+    private_redis.kill()
+    _, response = session.request("tools/call", {"name": "act", "arguments": {}}, stream=True,
+                                  headers={"Accept": "text/event-stream, application/json"})
+    body = response.text
+    if response.status_code == 200:
+        assert '"acted"' in body  # delivered (unresumable): fine too
+    else:
+        assert response.status_code == 503, body
+        assert not ran.is_set(), "the client was told 503 but the tool ran"
