@@ -39,6 +39,7 @@ DEFAULT_MAX_AGE = 600.0
 _STORE = """
 local ttl = tonumber(ARGV[4])
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+if seq == 1 then redis.call('DEL', KEYS[2]) end  -- a new stream: nothing left of an old one
 local data = ARGV[1]
 local max_events, max_bytes = tonumber(ARGV[2]), tonumber(ARGV[3])
 if #data <= max_bytes then

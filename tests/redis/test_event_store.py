@@ -176,6 +176,19 @@ def test_streams_expire_with_age_and_writes_renew_it(new_redis_store):
     assert long.redis.pttl(meta) > 50_000 and long.redis.pttl(events) > 50_000
 
 
+def test_a_stream_whose_meta_was_evicted_starts_clean(new_redis_store):
+    """Redis may evict (maxmemory) or expire one of a stream's two keys before the other:
+    numbering then starts again at 1 and must not be mixed with the old events."""
+    store = new_redis_store()
+    for n in range(3):
+        store.store_event("s", f"old{n}".encode())
+    meta, _ = store._keys("s")
+    store.redis.delete(meta)
+    assert store.events_after("s_0") is None
+    assert store.store_event("s", b"new") == "s_1"
+    assert store.events_after("s_0") == ("s", [("s_1", b"new")])
+
+
 @pytest.fixture
 def private_redis() -> Iterator[RedisServer]:
     require_redis_library()
