@@ -361,3 +361,71 @@ def test_a_call_refused_for_a_down_event_store_never_ran(serve, private_redis):
     else:
         assert response.status_code == 503, body
         assert not ran.is_set(), "the client was told 503 but the tool ran"
+
+
+def _ticker(go: threading.Semaphore) -> Server:
+    """``start`` logs 0, 1, 2, ... on the session's GET stream, one per release of ``go``."""
+    srv = Server("ticks")
+
+    @srv.tool()
+    def start(ctx: HandlerContext, count: int) -> str:
+        detached = ctx.detach()
+
+        def run() -> None:
+            for i in range(count):
+                if not go.acquire(timeout=WAIT):
+                    return
+                detached.log("info", i)
+
+        threading.Thread(target=run, name="test-ticker", daemon=True).start()
+        return "started"
+
+    return srv
+
+
+def test_a_get_stream_cut_on_one_worker_resumes_exactly_through_another(
+        serve, redis_url, redis_prefix):
+    from mcpsync.redis import RedisEventStore, RedisSessionStore
+
+    go = threading.Semaphore(0)
+    store = RedisEventStore(redis_url, prefix=redis_prefix)
+
+    def worker() -> Any:
+        return serve(_ticker(go), retry_ms=50,
+                     session_store=RedisSessionStore(redis_url, prefix=redis_prefix),
+                     event_store=RedisEventStore(redis_url, prefix=redis_prefix))
+
+    a, b = worker(), worker()
+    session = LegacySession(a.url)
+    old = session.get()
+    assert old.status_code == 200
+    old_reader = SseReader(old)
+    last_id = old_reader.next_event()["id"]  # the priming event
+    session.post({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                  "params": {"name": "start", "arguments": {"count": 30}}},
+                 stream=True).close()
+    messages = _messages(old_reader)
+    got: list[int] = []
+    for _ in range(10):
+        go.release()
+        last_id, message = next(messages)
+        got.append(message["params"]["data"])
+    # The client stops reading (as if worker a died holding the stream: what a wrote
+    # before dying is in Redis). Events made while no GET stream is held wait in that
+    # worker's memory: reaching another worker's stream is the bus's job, not the store's.
+    for _ in range(20):
+        go.release()
+
+    def stored() -> int:
+        found = store.events_after(last_id)
+        return 0 if found is None else len(found[1])
+
+    wait_until(lambda: stored() == 20, timeout=WAIT, message=lambda: f"{stored()} stored")
+    session.url = b.url
+    resumed = session.get(headers={"Last-Event-ID": last_id})
+    assert resumed.status_code == 200, resumed.text
+    for _, message in _messages(SseReader(resumed)):  # b replays, then ends the stream
+        got.append(message["params"]["data"])
+    resumed.close()
+    old.close()
+    assert got == list(range(30))  # every tick exactly once, in order
