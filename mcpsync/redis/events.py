@@ -31,7 +31,7 @@ import redis
 
 from ..http.events import DEFAULT_MAX_BYTES
 from ..protocol.numerals import parse_decimal
-from .client import connect, require_bytes, unavailable
+from .client import connect, describe, require_bytes, unavailable
 
 #: How long a stream is kept after its last event, in seconds, by default.
 DEFAULT_MAX_AGE = 600.0
@@ -131,8 +131,6 @@ class RedisEventStore:
             self.redis.delete(*self._keys(stream_id))
 
     def __repr__(self) -> str:
-        from .client import describe
-
         return (f"RedisEventStore(<{describe(self.redis)}>, prefix={self.prefix!r}, "
                 f"max_events_per_stream={self.max_events_per_stream}, "
                 f"max_bytes_per_stream={self.max_bytes_per_stream}, max_age={self.max_age})")

@@ -31,7 +31,7 @@ from typing import Any
 import redis
 
 from ..http.session_store import SessionRecord
-from .client import connect, require_bytes, unavailable
+from .client import connect, describe, require_bytes, unavailable
 
 #: The longest session id looked up: mcpsync issues 32 characters; a longer id (it
 #: comes from a request header) is unknown without a round trip to Redis.
@@ -279,8 +279,6 @@ class RedisSessionStore:
             raise ValueError("a subscribed URI must be valid Unicode (no lone surrogates)")
 
     def __repr__(self) -> str:
-        from .client import describe
-
         return (f"RedisSessionStore(<{describe(self.redis)}>, prefix={self.prefix!r}, "
                 f"idle_timeout={self.idle_timeout})")
 

@@ -329,3 +329,53 @@ def test_another_worker_answers_503_not_404_while_redis_is_down(serve, private_r
     assert call_who(b.url, session_id).status_code == 503
     assert requests.delete(b.url, timeout=WAIT, headers={
         "Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-06-18"}).status_code == 503
+
+
+def test_a_frozen_redis_times_out_instead_of_hanging(private_redis):
+    """A Redis that accepts connections but never answers (stopped, swapping, a network
+    partition) is the case that hangs a request without a reply timeout."""
+    import os
+    import signal
+    import time
+
+    from mcpsync.redis import RedisSessionStore, connect
+
+    store = RedisSessionStore(connect(private_redis.url, socket_timeout=0.5), prefix="p")
+    store.save(full_record())
+    assert private_redis.pid is not None
+    os.kill(private_redis.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailableError, match="Timeout"):
+            store.load("s1")
+        assert time.monotonic() - started < WAIT
+    finally:
+        os.kill(private_redis.pid, signal.SIGCONT)
+    assert store.load("s1") == full_record()  # it answers again: so does the store
+
+
+def test_connect_sets_bounded_timeouts_and_keeps_bytes(redis_url):
+    from mcpsync.redis import connect
+
+    client = connect(redis_url)
+    try:
+        kwargs = client.get_connection_kwargs()
+        assert kwargs["socket_connect_timeout"] == 2.0 and kwargs["socket_timeout"] == 5.0
+        assert kwargs["health_check_interval"] == 15 and not kwargs.get("decode_responses")
+        assert connect(client) is client  # a ready client is used as it is
+        with pytest.raises(TypeError):
+            connect(client, socket_timeout=1)
+    finally:
+        client.close()
+
+
+def test_importing_mcpsync_does_not_import_redis():
+    import subprocess
+    import sys
+
+    code = ("import sys, mcpsync, mcpsync.http, mcpsync.http.session_store; "
+            "assert 'redis' not in sys.modules, 'redis imported'; "
+            "import mcpsync.redis; assert 'redis' in sys.modules")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
