@@ -1,7 +1,9 @@
 """Handshake-era sessions shared by several workers through a SessionStore.
 
 Two WSGI apps, each over its own Server (as two worker processes would be), share one
-FileSessionStore directory; then real gunicorn with two worker processes does the same.
+store: each test that is about the contract runs over every store (``shared_store``: a
+FileSessionStore directory, and RedisSessionStore on the run's real Redis); then real
+gunicorn with two worker processes shares a directory.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import datetime
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,14 +69,40 @@ def call_who(url: str, session_id: str, request_id: int = 2) -> requests.Respons
         "params": {"name": "who", "arguments": {}}})
 
 
-def test_file_store_is_a_session_store(tmp_path):
-    assert isinstance(FileSessionStore(tmp_path), SessionStore)
+#: Every SessionStore the contract tests run over.
+STORE_KINDS = ("file", "redis")
 
 
-def test_a_session_initialized_on_one_worker_is_served_by_another(serve, tmp_path):
-    store = FileSessionStore(tmp_path / "sessions")
+def store_factory(kind: str, request: pytest.FixtureRequest,
+                  tmp_path: Path) -> Callable[..., SessionStore]:
+    """``new(**options)``: a new store instance (as another worker would make) over the
+    state shared by every instance this factory makes (one directory, or one Redis key
+    prefix on the run's Redis)."""
+    if kind == "file":
+        return lambda **options: FileSessionStore(tmp_path / "sessions", **options)
+    if kind == "redis":
+        from mcpsync.redis import RedisSessionStore
+
+        url: str = request.getfixturevalue("redis_url")
+        prefix: str = request.getfixturevalue("redis_prefix")
+        return lambda **options: RedisSessionStore(url, prefix=prefix, **options)
+    raise AssertionError(kind)
+
+
+@pytest.fixture(params=STORE_KINDS)
+def shared_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., SessionStore]:
+    """A factory of store instances over one shared state, for each kind of store."""
+    return store_factory(request.param, request, tmp_path)
+
+
+def test_stores_are_session_stores(shared_store):
+    assert isinstance(shared_store(), SessionStore)
+
+
+def test_a_session_initialized_on_one_worker_is_served_by_another(serve, shared_store):
+    store = shared_store()
     a = serve(worker_server("a"), session_store=store)
-    b = serve(worker_server("b"), session_store=FileSessionStore(tmp_path / "sessions"))
+    b = serve(worker_server("b"), session_store=shared_store())
     session_id = initialize(a.url)
     assert len(b.app.sessions) == 0
     response = call_who(b.url, session_id)
@@ -90,10 +119,10 @@ def test_a_session_initialized_on_one_worker_is_served_by_another(serve, tmp_pat
     assert call_who(c.url, session_id).status_code == 404
 
 
-def test_delete_on_one_worker_ends_the_session_for_all(serve, tmp_path):
-    a = serve(worker_server("a"), session_store=FileSessionStore(tmp_path))
-    b = serve(worker_server("b"), session_store=FileSessionStore(tmp_path))
-    fresh = serve(worker_server("fresh"), session_store=FileSessionStore(tmp_path))
+def test_delete_on_one_worker_ends_the_session_for_all(serve, shared_store):
+    a = serve(worker_server("a"), session_store=shared_store())
+    b = serve(worker_server("b"), session_store=shared_store())
+    fresh = serve(worker_server("fresh"), session_store=shared_store())
     session_id = initialize(a.url)
     assert call_who(b.url, session_id).status_code == 200
     deleted = requests.delete(b.url, headers=session_headers(session_id), timeout=WAIT)
@@ -107,9 +136,9 @@ def test_delete_on_one_worker_ends_the_session_for_all(serve, tmp_path):
     assert call_who(b.url, other).status_code == 404
 
 
-def test_a_worker_holding_a_deleted_session_lets_go_of_it(serve, tmp_path):
-    a = serve(worker_server("a"), session_store=FileSessionStore(tmp_path))
-    b = serve(worker_server("b"), session_store=FileSessionStore(tmp_path))
+def test_a_worker_holding_a_deleted_session_lets_go_of_it(serve, shared_store):
+    a = serve(worker_server("a"), session_store=shared_store())
+    b = serve(worker_server("b"), session_store=shared_store())
     session_id = initialize(a.url)
     assert call_who(a.url, session_id).status_code == 200
     assert requests.delete(b.url, headers=session_headers(session_id),
@@ -148,8 +177,8 @@ def test_records_expire_when_idle(tmp_path):
     assert list(tmp_path.glob("*.json")) == []
 
 
-def test_a_modern_only_record_is_not_taken_up(serve, tmp_path):
-    store = FileSessionStore(tmp_path)
+def test_a_modern_only_record_is_not_taken_up(serve, shared_store):
+    store = shared_store()
     store.save(SessionRecord("modern", "2026-07-28"))
     a = serve(worker_server("a"), session_store=store)
     assert call_who(a.url, "modern").status_code == 404
@@ -211,9 +240,9 @@ def test_an_unwritable_store_costs_only_the_sharing(serve, tmp_path):
                            timeout=WAIT).status_code == 200
 
 
-def test_concurrent_first_requests_take_the_session_up_once(serve, tmp_path):
-    a = serve(worker_server("a"), session_store=FileSessionStore(tmp_path))
-    b = serve(worker_server("b"), session_store=FileSessionStore(tmp_path))
+def test_concurrent_first_requests_take_the_session_up_once(serve, shared_store):
+    a = serve(worker_server("a"), session_store=shared_store())
+    b = serve(worker_server("b"), session_store=shared_store())
     session_id = initialize(a.url)
 
     def first_call(i: int) -> int:

@@ -1,0 +1,139 @@
+"""The one way mcpsync talks to Redis: a client that cannot hang, and one translation of
+"Redis is not there" into :class:`~mcpsync.errors.StoreUnavailableError`.
+
+Every store on Redis shares a worker's requests with a network service that may be down,
+restarting, still loading its data, or full. None of that may hang a request or surface
+as a 500 with a traceback: the client is built with short socket timeouts and a single
+quick retry (which is also how a pooled connection left dead by a Redis restart is
+replaced, so the process recovers by itself), and every call goes through
+:func:`unavailable`, which turns the client's connection-class failures into the one
+error the WSGI app answers with ``503``. The error names the server without its password.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+
+from ..errors import StoreUnavailableError
+
+#: Seconds to wait for a TCP connection to Redis.
+DEFAULT_CONNECT_TIMEOUT = 2.0
+#: Seconds to wait for one reply (the stores' scripts are short: anything longer is an
+#: unwell server).
+DEFAULT_SOCKET_TIMEOUT = 5.0
+#: Seconds a pooled connection may sit idle before it is PINGed on its next use.
+DEFAULT_HEALTH_CHECK_INTERVAL = 15
+
+#: What "the store cannot be reached now" looks like from the client: connection and
+#: timeout failures (which include a server still loading its data, refused credentials
+#: and an exhausted pool), and the replies of a server that is up but cannot take writes
+#: (a read-only replica, out of memory, a cluster or master that is down, "try again").
+_UNAVAILABLE: tuple[type[BaseException], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.ReadOnlyError,
+    redis.exceptions.OutOfMemoryError,
+    redis.exceptions.ClusterDownError,
+    redis.exceptions.TryAgainError,
+    OSError,
+)
+
+
+def redact(url: str) -> str:
+    """``url`` without its password (``redis://user:***@host:port/db``)."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+    except ValueError:
+        return "<unparsable URL>"
+    if "@" not in netloc:
+        return url
+    userinfo, _, hostport = netloc.rpartition("@")
+    user = userinfo.partition(":")[0]
+    hidden = f"{user}:***" if user else "***"
+    return urlunsplit((parts.scheme, f"{hidden}@{hostport}", parts.path, parts.query,
+                       parts.fragment))
+
+
+def connect(url_or_client: str | redis.Redis, **options: Any) -> redis.Redis:
+    """A client for the stores: ``url_or_client`` as it is if it is a ready
+    :class:`redis.Redis`, else a new one for the URL (``redis://``, ``rediss://``,
+    ``unix://``) with ``options`` passed to :meth:`redis.Redis.from_url`.
+
+    Unless ``options`` say otherwise, the client has a 2 s connect and 5 s reply timeout,
+    health checks on idle connections, and one quick retry of a failed command (a pooled
+    connection that a Redis restart left dead is replaced on that retry). Responses stay
+    bytes: the stores keep binary event data.
+    """
+    if isinstance(url_or_client, redis.Redis):
+        if options:
+            raise TypeError("options apply only when connecting by URL")
+        return url_or_client
+    if not isinstance(url_or_client, str):
+        raise TypeError(f"a Redis URL or a redis.Redis client, not {type(url_or_client)!r}")
+    options.setdefault("socket_connect_timeout", DEFAULT_CONNECT_TIMEOUT)
+    options.setdefault("socket_timeout", DEFAULT_SOCKET_TIMEOUT)
+    options.setdefault("health_check_interval", DEFAULT_HEALTH_CHECK_INTERVAL)
+    options.setdefault("retry", Retry(ExponentialBackoff(cap=0.25, base=0.05), 1))
+    options.setdefault("decode_responses", False)
+    try:
+        return redis.Redis.from_url(url_or_client, **options)
+    except ValueError as exc:  # its message may quote the URL: never the password
+        if _has_password(url_or_client):
+            raise ValueError(f"not a usable Redis URL: {redact(url_or_client)}") from None
+        raise ValueError(f"not a usable Redis URL: {exc}") from None
+
+
+def _has_password(url: str) -> bool:
+    try:
+        return urlsplit(url).password is not None
+    except ValueError:
+        return True
+
+
+def require_bytes(client: redis.Redis) -> None:
+    """Refuse a client that decodes replies to ``str``: the stores keep raw bytes."""
+    if client.get_connection_kwargs().get("decode_responses"):
+        raise ValueError("the Redis client must not decode responses (decode_responses=False)")
+
+
+def describe(client: redis.Redis) -> str:
+    """Where ``client`` connects, for messages: host, port and db, never credentials."""
+    kwargs = client.get_connection_kwargs()
+    if kwargs.get("path"):
+        return f"unix://{kwargs['path']}"
+    return f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
+
+
+@contextlib.contextmanager
+def unavailable(client: redis.Redis, what: str) -> Iterator[None]:
+    """Run the block; a failure to reach ``client``'s server becomes
+    :class:`~mcpsync.errors.StoreUnavailableError` saying ``what`` failed and where (no
+    password: the client's own message is replaced, not quoted, when it could hold one)."""
+    try:
+        yield
+    except StoreUnavailableError:
+        raise
+    except _UNAVAILABLE as exc:
+        reason = _reason(client, exc)
+        raise StoreUnavailableError(
+            f"{what}: Redis at {describe(client)} is unavailable ({reason})") from exc
+
+
+def _reason(client: redis.Redis, exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    password = client.get_connection_kwargs().get("password")
+    if isinstance(password, str) and password and password in text:
+        text = text.replace(password, "***")
+    return f"{type(exc).__name__}: {text[:200]}"
+
+
+__all__ = ["DEFAULT_CONNECT_TIMEOUT", "DEFAULT_HEALTH_CHECK_INTERVAL", "DEFAULT_SOCKET_TIMEOUT",
+           "connect", "describe", "redact", "require_bytes", "unavailable"]

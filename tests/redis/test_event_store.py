@@ -1,0 +1,431 @@
+"""The event-store contract, run over every store (InMemoryEventStore and RedisEventStore
+on a real Redis): ids, order, exact data, bounds by count and bytes, forget, hostile ids;
+plus what only the Redis store has (age, keys, sharing, Redis down and back), and a resume
+with ``Last-Event-ID`` through another app than the one whose stream was cut."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from mcpsync import HandlerContext, Server
+from mcpsync.errors import StoreUnavailableError
+from mcpsync.http.events import DEFAULT_MAX_BYTES, InMemoryEventStore
+from tests.helpers import run_threads, wait_until
+from tests.http.raw import LegacySession, SseReader
+from tests.services import RedisServer, require_redis_library
+
+WAIT = 15.0
+
+EVENT_STORE_KINDS = ("memory", "redis")
+
+StoreFactory = Callable[..., Any]
+
+
+@pytest.fixture(params=EVENT_STORE_KINDS)
+def new_store(request: pytest.FixtureRequest) -> StoreFactory:
+    """``new(max_events=, max_bytes=)``: a store of this kind. For Redis every instance
+    shares the test's key prefix (as workers would); in memory, one stream's bounds are
+    the same figures (``max_bytes`` is per process there, per stream on Redis)."""
+    if request.param == "memory":
+        return lambda max_events=256, max_bytes=DEFAULT_MAX_BYTES: InMemoryEventStore(
+            max_events_per_stream=max_events, max_bytes=max_bytes)
+    from mcpsync.redis import RedisEventStore
+
+    url = request.getfixturevalue("redis_url")
+    prefix = request.getfixturevalue("redis_prefix")
+    return lambda max_events=256, max_bytes=DEFAULT_MAX_BYTES, **options: RedisEventStore(
+        url, prefix=prefix, max_events_per_stream=max_events, max_bytes_per_stream=max_bytes,
+        **options)
+
+
+@pytest.fixture
+def new_redis_store(redis_url: str, redis_prefix: str) -> StoreFactory:
+    from mcpsync.redis import RedisEventStore
+
+    return lambda **options: RedisEventStore(redis_url, prefix=redis_prefix, **options)
+
+
+# -- the contract, every store -----------------------------------------------------------
+
+
+def test_ids_name_the_stream_and_count_from_one(new_store):
+    store = new_store()
+    assert [store.store_event("s", b"x") for _ in range(3)] == ["s_1", "s_2", "s_3"]
+    assert store.store_event("t", b"") == "t_1"  # a priming event
+    assert store.store_event("s", b"y") == "s_4"
+
+
+def test_events_after_returns_the_later_events_exactly(new_store):
+    store = new_store()
+    payloads = [b"", b'{"a":1}', b"a:b:c", b"\x00\xff binary\n\n", "é".encode(), b"z" * 70_000]
+    ids = [store.store_event("s", data) for data in payloads]
+    assert store.events_after("s_0") == ("s", list(zip(ids, payloads, strict=True)))
+    assert store.events_after(ids[2]) == ("s", list(zip(ids[3:], payloads[3:], strict=True)))
+    assert store.events_after(ids[-1]) == ("s", [])
+    assert store.events_after("s_999") == ("s", [])  # a number not given yet: nothing more
+
+
+def test_unknown_and_malformed_ids_are_none(new_store):
+    store = new_store()
+    store.store_event("s", b"x")
+    for bad in ["", "s", "s_", "_1", "t_1", "s_-1", "s_+1", "s_1.0", "s_x", "s_²", "s_ 1",
+                "s_" + "9" * 19, "*_1", "s*_1", "?_1", "s:_1", "[s]_1", "x" * 100_000 + "_1"]:
+        assert store.events_after(bad) is None, bad[:30]
+
+
+def test_stream_ids_with_special_characters_are_kept_apart(new_store):
+    store = new_store()
+    streams = ["a", "a:b", "a*", "a?", "[a]", "é", "a b", "a:events:x"]
+    for n, stream in enumerate(streams):
+        store.store_event(stream, str(n).encode())
+    for n, stream in enumerate(streams):
+        assert store.events_after(f"{stream}_0") == (stream, [(f"{stream}_1", str(n).encode())])
+    with pytest.raises(ValueError, match="_"):
+        store.store_event("a_b", b"x")
+
+
+def test_a_stream_keeps_its_newest_events(new_store):
+    store = new_store(max_events=3)
+    for n in range(10):
+        store.store_event("s", str(n).encode())
+    assert store.events_after("s_0") == ("s", [("s_8", b"7"), ("s_9", b"8"), ("s_10", b"9")])
+    assert store.store_event("s", b"10") == "s_11"  # numbering goes on
+
+
+def test_a_stream_is_bounded_in_bytes_oldest_first(new_store):
+    store = new_store(max_bytes=1000)
+    for n in range(10):
+        store.store_event("s", bytes([65 + n]) * 300)
+    found = store.events_after("s_0")
+    assert found is not None
+    assert [i for i, _ in found[1]] == ["s_8", "s_9", "s_10"]
+    assert sum(len(data) for _, data in found[1]) <= 1000
+    # One event larger than the bound is not kept, evicts nothing, and uses its number.
+    assert store.store_event("s", b"y" * 1001) == "s_11"
+    assert store.events_after("s_0") == found
+    assert store.store_event("s", b"ok") == "s_12"
+    assert store.events_after("s_10") == ("s", [("s_12", b"ok")])
+    # One exactly at the bound is kept, alone.
+    store.store_event("s", b"q" * 1000)
+    assert store.events_after("s_0") == ("s", [("s_13", b"q" * 1000)])
+
+
+def test_a_stream_whose_only_event_was_too_big_still_exists(new_store):
+    store = new_store(max_bytes=10)
+    assert store.store_event("s", b"x" * 11) == "s_1"
+    assert store.events_after("s_0") == ("s", [])
+
+
+def test_forget_drops_a_stream(new_store):
+    store = new_store()
+    store.store_event("s", b"x")
+    store.store_event("t", b"y")
+    store.forget("s")
+    store.forget("s")
+    store.forget("never")
+    assert store.events_after("s_0") is None
+    assert store.events_after("t_0") == ("t", [("t_1", b"y")])
+    assert store.store_event("s", b"z") == "s_1"  # a forgotten id starts afresh
+
+
+def test_concurrent_writers_get_distinct_consecutive_ids(new_store):
+    store = new_store(max_events=1000)
+
+    def write(i: int) -> list[str]:
+        return [store.store_event("s", f"{i}:{k}".encode()) for k in range(20)]
+
+    ids = [i for batch in run_threads(write, 8, name="writer", timeout=WAIT) for i in batch]
+    assert sorted(ids, key=lambda i: int(i[2:])) == [f"s_{n}" for n in range(1, 161)]
+    found = store.events_after("s_0")
+    assert found is not None and [i for i, _ in found[1]] == [f"s_{n}" for n in range(1, 161)]
+    for i in range(8):  # each writer's events in its own order
+        mine = [d for _, d in found[1] if d.startswith(f"{i}:".encode())]
+        assert mine == [f"{i}:{k}".encode() for k in range(20)]
+
+
+# -- Redis only: sharing, age, keys, failure ----------------------------------------------
+
+
+def test_workers_share_streams(new_redis_store):
+    a, b = new_redis_store(), new_redis_store()
+    assert a.store_event("s", b"1") == "s_1"
+    assert b.store_event("s", b"2") == "s_2"
+    assert b.events_after("s_0") == a.events_after("s_0") == ("s", [("s_1", b"1"),
+                                                                     ("s_2", b"2")])
+    b.forget("s")
+    assert a.events_after("s_0") is None
+
+
+def test_streams_expire_with_age_and_writes_renew_it(new_redis_store):
+    store = new_redis_store(max_age=0.5)
+    store.store_event("old", b"x")
+    wait_until(lambda: store.events_after("old_0") is None, timeout=WAIT,
+               message="the stream never expired")
+    long = new_redis_store(max_age=60.0)
+    long.store_event("s", b"x")
+    meta, events = long._keys("s")
+    for key in (meta, events):
+        long.redis.pexpire(key, 1000)
+    long.store_event("s", b"y")
+    assert long.redis.pttl(meta) > 50_000 and long.redis.pttl(events) > 50_000
+
+
+def test_a_stream_whose_meta_was_evicted_starts_clean(new_redis_store):
+    """Redis may evict (maxmemory) or expire one of a stream's two keys before the other:
+    numbering then starts again at 1 and must not be mixed with the old events."""
+    store = new_redis_store()
+    for n in range(3):
+        store.store_event("s", f"old{n}".encode())
+    meta, _ = store._keys("s")
+    store.redis.delete(meta)
+    assert store.events_after("s_0") is None
+    assert store.store_event("s", b"new") == "s_1"
+    assert store.events_after("s_0") == ("s", [("s_1", b"new")])
+
+
+@pytest.fixture
+def private_redis() -> Iterator[RedisServer]:
+    require_redis_library()
+    with RedisServer() as server:
+        yield server
+
+
+def test_every_key_is_under_the_prefix_and_short(private_redis):
+    from mcpsync.redis import RedisEventStore
+
+    store = RedisEventStore(private_redis.url, prefix="app1")
+    for stream in ["a", "a:b", "*", "x" * 100_000]:
+        store.store_event(stream, b"data")
+        store.events_after(f"{stream}_0")
+    for bad in ["*_1", "app1:*_1", "x" * 100_000 + "_1"]:
+        store.events_after(bad)
+    keys = store.redis.keys("*")
+    assert len(keys) == 8 and all(k.startswith(b"app1:events:") for k in keys), keys
+    assert max(len(k) for k in keys) == len("app1:events:") + 64 + len(":meta")
+    for stream in ["a", "a:b", "*", "x" * 100_000]:
+        store.forget(stream)
+    assert store.redis.keys("*") == []
+
+
+def test_redis_down_is_unavailable_and_recovers(private_redis):
+    from mcpsync.redis import RedisEventStore
+
+    store = RedisEventStore(private_redis.url, prefix="p")
+    store.store_event("s", b"x")
+    private_redis.kill()
+    started = time.monotonic()
+    for call in (lambda: store.store_event("s", b"y"), lambda: store.events_after("s_0"),
+                 lambda: store.forget("s")):
+        with pytest.raises(StoreUnavailableError, match=r"Redis at 127\.0\.0\.1:"):
+            call()
+    assert time.monotonic() - started < 3 * 10.0  # each well within its timeouts
+    private_redis.start()  # empty again (no persistence); scripts are loaded anew
+    assert store.events_after("s_0") is None
+    assert store.store_event("s", b"z") == "s_1"
+    assert store.events_after("s_0") == ("s", [("s_1", b"z")])
+
+
+# -- a stream cut on one app, resumed through another ------------------------------------
+
+
+def _counter(go: threading.Semaphore) -> Server:
+    srv = Server("counter")
+
+    @srv.tool()
+    def count(ctx: HandlerContext, n: int) -> str:
+        """Log 0..n-1, one per release of ``go``, then answer."""
+        for i in range(n):
+            if not go.acquire(timeout=WAIT):
+                raise TimeoutError("the test stopped releasing ticks")
+            ctx.log("info", i)
+        return "done"
+
+    return srv
+
+
+def _messages(reader: SseReader) -> Iterator[tuple[str, dict[str, Any]]]:
+    while (event := reader.next_event()) is not None:
+        if event.get("data") and event["data"].strip():
+            yield event["id"], json.loads(event["data"])
+
+
+def test_a_stream_cut_on_one_worker_resumes_exactly_through_another(
+        serve, redis_url, redis_prefix):
+    from mcpsync.redis import RedisEventStore, RedisSessionStore
+
+    go = threading.Semaphore(0)
+
+    def worker() -> Any:
+        return serve(_counter(go), retry_ms=50,
+                     session_store=RedisSessionStore(redis_url, prefix=redis_prefix),
+                     event_store=RedisEventStore(redis_url, prefix=redis_prefix))
+
+    a, b = worker(), worker()
+    session = LegacySession(a.url)
+    request_id, cut = session.request("tools/call", {"name": "count", "arguments": {"n": 20}},
+                                      stream=True,
+                                      headers={"Accept": "text/event-stream, application/json"})
+    assert cut.status_code == 200
+    messages = _messages(SseReader(cut))
+    got: list[int] = []
+    last_id = ""
+    for _ in range(5):
+        go.release()
+        last_id, message = next(messages)
+        got.append(message["params"]["data"])
+    cut.close()  # worker a's client is gone; a goes on and finishes the call
+    for _ in range(15):
+        go.release()
+    reader = RedisEventStore(redis_url, prefix=redis_prefix)
+
+    def answered() -> bool:
+        found = reader.events_after(last_id)
+        return found is not None and any(b'"result"' in data for _, data in found[1])
+
+    wait_until(answered, timeout=WAIT, message="worker a never stored its answer")
+    assert len(b.app.sessions) == 0  # b has never seen this session
+    session.url = b.url
+    resumed = session.get(headers={"Last-Event-ID": last_id})
+    assert resumed.status_code == 200, resumed.text
+    ids = [last_id]
+    final = None
+    for event_id, message in _messages(SseReader(resumed)):
+        ids.append(event_id)
+        if message.get("id") == request_id:
+            final = message
+        else:
+            got.append(message["params"]["data"])
+    resumed.close()
+    assert got == list(range(20))  # every tick exactly once, in order
+    assert final is not None and final["result"]["content"][0]["text"] == "done"
+    seqs = [int(i.rpartition("_")[2]) for i in ids]
+    assert seqs == sorted(set(seqs))  # ids strictly increasing across the two workers
+
+
+# -- the event store down under a running app ---------------------------------------------
+#
+# The app answers a StoreUnavailableError that reaches it with 503; these are the paths
+# where the event store's failure does not reach it (mcpsync/http: see the helper's report
+# to the lead, session 6). Strict xfails: they pass, and so fail loudly, once fixed.
+
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}}}
+
+
+@pytest.mark.xfail(strict=True, reason="the initialize answer is lost when store_event raises "
+                   "in HttpSession._store (mcpsync/http/sessions.py): the POST hangs")
+def test_initialize_while_the_event_store_is_down_is_answered(serve, private_redis):
+    import requests
+
+    from mcpsync.redis import RedisEventStore
+
+    served = serve(Server("down"), event_store=RedisEventStore(private_redis.url))
+    private_redis.kill()
+    try:
+        response = requests.post(served.url, json=INIT, timeout=WAIT, headers={
+            "Accept": "application/json, text/event-stream"})
+    except requests.exceptions.ReadTimeout:
+        pytest.fail("initialize hung while the event store was down")
+    assert response.status_code in (200, 503), response.text
+
+
+@pytest.mark.xfail(strict=True, reason="the priming event is stored after the call was "
+                   "dispatched (mcpsync/http/legacy.py post/respond): the tool runs, the "
+                   "client gets 503 and retries it")
+def test_a_call_refused_for_a_down_event_store_never_ran(serve, private_redis):
+    from mcpsync.redis import RedisEventStore
+
+    ran = threading.Event()
+    srv = Server("down")
+
+    @srv.tool()
+    def act() -> str:
+        ran.set()
+        return "acted"
+
+    served = serve(srv, event_store=RedisEventStore(private_redis.url))
+    session = LegacySession(served.url)
+    private_redis.kill()
+    _, response = session.request("tools/call", {"name": "act", "arguments": {}}, stream=True,
+                                  headers={"Accept": "text/event-stream, application/json"})
+    body = response.text
+    if response.status_code == 200:
+        assert '"acted"' in body  # delivered (unresumable): fine too
+    else:
+        assert response.status_code == 503, body
+        assert not ran.is_set(), "the client was told 503 but the tool ran"
+
+
+def _ticker(go: threading.Semaphore) -> Server:
+    """``start`` logs 0, 1, 2, ... on the session's GET stream, one per release of ``go``."""
+    srv = Server("ticks")
+
+    @srv.tool()
+    def start(ctx: HandlerContext, count: int) -> str:
+        detached = ctx.detach()
+
+        def run() -> None:
+            for i in range(count):
+                if not go.acquire(timeout=WAIT):
+                    return
+                detached.log("info", i)
+
+        threading.Thread(target=run, name="test-ticker", daemon=True).start()
+        return "started"
+
+    return srv
+
+
+def test_a_get_stream_cut_on_one_worker_resumes_exactly_through_another(
+        serve, redis_url, redis_prefix):
+    from mcpsync.redis import RedisEventStore, RedisSessionStore
+
+    go = threading.Semaphore(0)
+    store = RedisEventStore(redis_url, prefix=redis_prefix)
+
+    def worker() -> Any:
+        return serve(_ticker(go), retry_ms=50,
+                     session_store=RedisSessionStore(redis_url, prefix=redis_prefix),
+                     event_store=RedisEventStore(redis_url, prefix=redis_prefix))
+
+    a, b = worker(), worker()
+    session = LegacySession(a.url)
+    old = session.get()
+    assert old.status_code == 200
+    old_reader = SseReader(old)
+    last_id = old_reader.next_event()["id"]  # the priming event
+    session.post({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                  "params": {"name": "start", "arguments": {"count": 30}}},
+                 stream=True).close()
+    messages = _messages(old_reader)
+    got: list[int] = []
+    for _ in range(10):
+        go.release()
+        last_id, message = next(messages)
+        got.append(message["params"]["data"])
+    # The client stops reading (as if worker a died holding the stream: what a wrote
+    # before dying is in Redis). Events made while no GET stream is held wait in that
+    # worker's memory: reaching another worker's stream is the bus's job, not the store's.
+    for _ in range(20):
+        go.release()
+
+    def stored() -> int:
+        found = store.events_after(last_id)
+        return 0 if found is None else len(found[1])
+
+    wait_until(lambda: stored() == 20, timeout=WAIT, message=lambda: f"{stored()} stored")
+    session.url = b.url
+    resumed = session.get(headers={"Last-Event-ID": last_id})
+    assert resumed.status_code == 200, resumed.text
+    for _, message in _messages(SseReader(resumed)):  # b replays, then ends the stream
+        got.append(message["params"]["data"])
+    resumed.close()
+    old.close()
+    assert got == list(range(30))  # every tick exactly once, in order
