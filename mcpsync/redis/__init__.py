@@ -1,0 +1,1 @@
+"""Scale-out on Redis: stores and the relay shared by every worker on every machine."""
