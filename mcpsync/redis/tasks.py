@@ -268,6 +268,7 @@ class RedisTaskStore(ChangeMethods):
         self._watchers: dict[str, set[threading.Event]] = {}
         self._listener: threading.Thread | None = None
         self._listening = threading.Event()
+        self._listener_down = False  # its last attempt failed: nobody waits for it then
         #: live tasks this process runs, created through this store (for the heartbeat)
         self._mine: set[str] = set()
         self._heart: threading.Thread | None = None
@@ -760,14 +761,18 @@ class RedisTaskStore(ChangeMethods):
 
     def _listen(self) -> None:
         """Start the listener (once per store and process) and wait, bounded, until it is
-        subscribed, so a change published after this returns is not missed."""
+        subscribed, so a change published after this returns is not missed; not while
+        Redis is known to be away (the wait's own read then fails at once)."""
         with self._lock:
             if self._listener is None and not self._closed:
                 self._listener = threading.Thread(target=self._run_listener, daemon=True,
                                                   name="mcpsync-redis-task-listener")
                 self._listener.start()
             listening = self._listening
-        listening.wait(DEFAULT_CONNECT_TIMEOUT + DEFAULT_SOCKET_TIMEOUT)
+        bound = DEFAULT_CONNECT_TIMEOUT + DEFAULT_SOCKET_TIMEOUT
+        for _ in range(int(bound / 0.05)):  # its own flags, not Redis, are what is polled
+            if self._listener_down or listening.wait(0.05):
+                return
 
     def _run_listener(self) -> None:
         """Wake this process's waiters on every change published by any process;
@@ -783,6 +788,7 @@ class RedisTaskStore(ChangeMethods):
                     message = pubsub.get_message(timeout=0.5)
                     if not listening.is_set() and pubsub.subscribed:
                         listening.set()
+                        self._listener_down = False
                         if down:
                             log.warning("task store listener: Redis is back")
                         down, delay = False, 0.05
@@ -790,6 +796,7 @@ class RedisTaskStore(ChangeMethods):
                         self._wake(_text(message["data"]))
             except _UNAVAILABLE as exc:
                 listening.clear()
+                self._listener_down = True
                 if not down:
                     log.warning("task store listener: Redis is unavailable (%s); "
                                 "reconnecting", type(exc).__name__)
