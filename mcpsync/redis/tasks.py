@@ -284,15 +284,18 @@ class RedisTaskStore(ChangeMethods):
     def _check(self) -> None:
         if self._closed:
             raise RuntimeError("the Redis task store is closed")
-        if self._pid != os.getpid():  # forked (gunicorn --preload): threads did not follow
-            with self._lock:
-                if self._pid != os.getpid():
-                    self._pid = os.getpid()
-                    self._listener = self._heart = None
-                    self._listening = threading.Event()
-                    self._stop = threading.Event()
-                    self._mine = set()
-                    self._watchers = {}
+        if self._pid != os.getpid():
+            # Forked (gunicorn --preload): the threads did not follow, and a lock another
+            # thread held at the fork would stay held forever; start afresh.
+            self._lock = threading.Lock()
+            self._pid = os.getpid()
+            self._listener = self._heart = None
+            self._listening = threading.Event()
+            self._listener_down = False
+            self._stop = threading.Event()
+            self._mine = set()
+            self._watchers = {}
+            self._alive = {}
 
     def _tx(self, fn: Callable[[Pipeline], T], *watch: str) -> T:
         """Run ``fn`` as an optimistic transaction over ``watch``: it reads through the
@@ -864,7 +867,8 @@ class RedisTaskStore(ChangeMethods):
                     if len(page) == size:
                         more = True
                         break
-                    if not entry.record.terminal and entry.record.runner:
+                    if not entry.record.terminal and self._runner_dead(self._redis,
+                                                                       entry.record.runner):
                         entry = self._load(_text(raw), now)  # a dead runner's task fails
                         if entry is None:
                             continue

@@ -318,3 +318,58 @@ def test_prefixes_keep_deployments_apart(make_store, redis_prefix):
     b.create(record)  # the same id is free there
     assert secrets.compare_digest(a.get(record.task_id).task_id,  # type: ignore[union-attr]
                                   b.get(record.task_id).task_id)  # type: ignore[union-attr]
+
+
+# -- two servers (two machines) on one Redis task store ------------------------------------
+
+
+@pytest.fixture
+def two_servers(redis_url: str, redis_prefix: str) -> Iterator[tuple[Any, Any]]:
+    """Two 2026-07-28 peers of two task servers that share only the Redis task store."""
+    from tests.tasks.peers import Peer
+    from tests.tasks.task_server import make_server
+
+    servers = [make_server(task_store=RedisTaskStore(redis_url, prefix=redis_prefix))
+               for _ in range(2)]
+    peers = [Peer("memory", "modern", server=server) for server in servers]
+    yield peers[0], peers[1]
+    for peer in peers:
+        peer.close()
+    for server in servers:
+        server.close_tasks()
+        server.task_store.close()
+
+
+def _settle(peer: Any, task_id: str, *statuses: str) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+
+    def reached() -> bool:
+        seen.update(peer.result("tasks/get", {"taskId": task_id}))
+        return seen["status"] in statuses
+
+    wait_until(reached, timeout=WAIT, interval=0.05,
+               message=lambda: f"task {task_id} stuck at {seen.get('status')}")
+    return seen
+
+
+def test_a_task_started_on_one_server_is_answered_and_read_through_the_other(two_servers):
+    a, b = two_servers
+    created = a.result("tools/call", {"name": "ask_name", "arguments": {}})
+    task_id = created["taskId"]
+    waiting = _settle(b, task_id, "input_required")
+    [key] = waiting["inputRequests"]
+    b.result("tasks/update", {"taskId": task_id, "inputResponses": {
+        key: {"action": "accept", "content": {"name": "Ada"}}}})
+    done = _settle(b, task_id, "completed")
+    assert done["result"]["content"][0]["text"] == "Hello, Ada!"
+    assert _settle(a, task_id, "completed")["result"] == done["result"]
+
+
+def test_a_cancel_through_one_server_stops_the_task_running_on_the_other(two_servers):
+    a, b = two_servers
+    task_id = a.result("tools/call", {"name": "slow", "arguments": {"seconds": WAIT}})["taskId"]
+    _settle(b, task_id, "working")
+    t0 = time.monotonic()
+    b.result("tasks/cancel", {"taskId": task_id})
+    assert _settle(a, task_id, "cancelled")["status"] == "cancelled"
+    assert time.monotonic() - t0 < WAIT / 2  # the runner's sleep woke, it did not run out
