@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -269,3 +270,13 @@ def test_subscribing_while_redis_is_down_delivers_once_it_is_back():
                        message="the bus never subscribed once Redis came back")
         finally:
             bus.close()
+
+
+def test_the_docs_example(redis_url, capsys):
+    text = (ROOT / "docs" / "redis-bus.md").read_text(encoding="utf-8")
+    [block] = re.findall(r"```python\n(.*?)```", text, re.S)
+    block = block.replace("redis://redis.internal:6379/0", redis_url)
+    before = set(_bus_threads())
+    exec(compile(block, "redis-bus.md", "exec"), {})
+    assert "got {'kind': 'hello', 'from': 'worker-1'}" in capsys.readouterr().out
+    assert not any(t.is_alive() for t in set(_bus_threads()) - before)

@@ -6,7 +6,10 @@ task failed once its heartbeat expires; Redis killed and restarted gives
 
 from __future__ import annotations
 
+import json
+import multiprocessing
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -29,6 +32,7 @@ from tests.tasks.conftest import make_record
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0
+DOCS = ROOT / "docs"
 
 
 @pytest.fixture
@@ -373,3 +377,109 @@ def test_a_cancel_through_one_server_stops_the_task_running_on_the_other(two_ser
     b.result("tasks/cancel", {"taskId": task_id})
     assert _settle(a, task_id, "cancelled")["status"] == "cancelled"
     assert time.monotonic() - t0 < WAIT / 2  # the runner's sleep woke, it did not run out
+
+
+# -- accounting, clients, fork, docs -------------------------------------------------------
+
+
+def test_the_running_byte_total_matches_the_records(make_store, redis_url):
+    """The byte bound reads a running total; every kind of write keeps it right."""
+    import redis
+
+    store = make_store(max_tasks=5, max_bytes=20_000)
+    records = [make_record(ttl_ms=1000 if i % 2 else None, status="input_required")
+               for i in range(5)]
+    for record in records:
+        store.create(record)
+    store.answer(records[0].task_id, "alice", {"a": "x" * 3000})
+    store.take_responses(records[0].task_id, ["a"])
+    store.update(records[1].task_id, status="completed", result={"t": "y" * 5000})
+    store.cancel(records[2].task_id, "alice")
+    store.create(make_record())  # evicts the first to finish
+    store.expire(now=records[3].created_at + 2)
+    store.create(make_record(runner="elsewhere:1:gone"))
+    store.recover()
+    client = redis.Redis.from_url(redis_url, socket_timeout=5)
+    try:
+        keys = store._keys
+        index = {k.decode(): json.loads(v) for k, v in client.hgetall(keys.index).items()}
+        assert int(client.get(keys.bytes) or 0) == sum(size for _, size in index.values())
+        assert client.zcard(keys.all) == len(index)
+        for task_id, (_, size) in index.items():
+            stored = store._load(task_id)
+            assert stored is not None and stored.size == size
+        assert client.scard(keys.live("alice")) == sum(
+            1 for task_id in index if not store._load(task_id).record.terminal)  # type: ignore[union-attr]
+    finally:
+        client.close()
+
+
+def test_a_client_that_decodes_responses_works_too(redis_url, redis_prefix):
+    import redis
+
+    client = redis.Redis.from_url(redis_url, socket_timeout=5, decode_responses=True)
+    store = RedisTaskStore(client, prefix=redis_prefix)
+    try:
+        record = make_record(input_requests={"q": {"é": "ü"}})
+        store.create(record)
+        assert store.get(record.task_id) == record
+        assert store.list(record.owner) == ([record], None)
+        assert store.wait(record.task_id, 0, timeout=0.05) == record
+    finally:
+        store.close()
+        client.close()  # a client given to the store is the caller's to close
+
+
+def _use_after_fork(store: RedisTaskStore, task_id: str, report: Any) -> None:
+    try:
+        record = make_record(task_id=task_id, runner=runner_id())
+        store.create(record)
+        seen = store.wait(task_id, 0, timeout=WAIT)  # the parent cancels it
+        report.put(("ok", None if seen is None else seen.status,
+                    sorted(t.name for t in _store_threads())))
+    except BaseException as exc:  # reported to the parent
+        report.put(("error", repr(exc), []))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_store_made_before_a_fork_works_in_the_child(make_store):
+    """gunicorn --preload: the store is made in the master, its threads do not follow."""
+    store = make_store()
+    store.wait("warm-up", 0, timeout=0.01)  # the parent's listener runs
+    context = multiprocessing.get_context("fork")
+    report = context.Queue()
+    task_id = make_record().task_id
+    child = context.Process(target=_use_after_fork, name="t-redis-forked",
+                            args=(store, task_id, report))
+    child.start()
+    try:
+        wait_until(lambda: store.get(task_id) is not None, timeout=WAIT)
+        store.cancel(task_id, "alice")
+        outcome = report.get(timeout=WAIT)
+        child.join(WAIT)
+    finally:
+        if child.is_alive():
+            child.kill()
+            child.join(WAIT)
+    assert outcome == ("ok", "cancelled", ["mcpsync-redis-task-heartbeat",
+                                           "mcpsync-redis-task-listener"])
+    assert child.exitcode == 0
+
+
+def _doc_block(page: str, needle: str, url: str) -> str:
+    blocks = re.findall(r"```python\n(.*?)```", (DOCS / page).read_text(encoding="utf-8"),
+                        re.S)
+    [block] = [b for b in blocks if needle in b]
+    return block.replace("redis://redis.internal:6379/0", url)
+
+
+def test_the_docs_example_of_the_redis_store(redis_url):
+    namespace: dict[str, Any] = {}
+    exec(compile(_doc_block("tasks.md", "RedisTaskStore(", redis_url), "tasks.md", "exec"),
+         namespace)
+    server = namespace["server"]
+    try:
+        assert isinstance(server.task_store, RedisTaskStore)
+        assert callable(namespace["app"])
+    finally:
+        server.task_store.close()
