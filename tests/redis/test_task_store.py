@@ -43,6 +43,9 @@ from tests.tasks.conftest import make_record
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0
 DOCS = ROOT / "docs"
+#: The runners' heartbeat ttl in these tests: short, yet long enough that a loaded machine
+#: (a refresh every third of it) does not let a live runner's heartbeat lapse.
+HEARTBEAT = 4.0
 
 
 @pytest.fixture
@@ -168,16 +171,16 @@ def test_a_live_runner_keeps_its_heartbeat_and_close_joins_the_threads(make_stor
     import redis
 
     before = set(_store_threads())
-    store = make_store(heartbeat_ttl=1.0)
+    store = make_store(heartbeat_ttl=HEARTBEAT)
     record = make_record(runner=runner_id())
     store.create(record)
-    other = make_store(heartbeat_ttl=1.0)
-    # three heartbeat lifetimes later, the task is still working (the heartbeat is kept)
-    seen = other.wait(record.task_id, 0, timeout=3.0)
+    other = make_store(heartbeat_ttl=HEARTBEAT)
+    # longer than a heartbeat's life later, the task is still working (it was refreshed)
+    seen = other.wait(record.task_id, 0, timeout=HEARTBEAT * 1.5)
     assert seen is not None and seen.status == "working"
     client = redis.Redis.from_url(redis_url, socket_timeout=5)
     try:
-        assert 0 < client.pttl(store._keys.runner(runner_id())) <= 1000
+        assert 0 < client.pttl(store._keys.runner(runner_id())) <= HEARTBEAT * 1000
     finally:
         client.close()
     started = set(_store_threads()) - before
@@ -190,14 +193,14 @@ def test_a_live_runner_keeps_its_heartbeat_and_close_joins_the_threads(make_stor
 
 def test_a_killed_runner_s_task_becomes_failed(make_store, redis_url, redis_prefix):
     store = make_store()
-    child = _worker("hold", redis_url, redis_prefix, "1.0")
+    child = _worker("hold", redis_url, redis_prefix, str(HEARTBEAT))
     try:
         assert child.stdout is not None
         task_id = child.stdout.readline().strip()
         record = store.get(task_id, owner="alice")
         assert record is not None and record.status == "working"
         assert record.runner.split(":")[1] == str(child.pid)
-        still = store.wait(task_id, 0, timeout=3.0)  # alive: its heartbeat is refreshed
+        still = store.wait(task_id, 0, timeout=HEARTBEAT * 1.5)  # alive: refreshed
         assert still is not None and still.status == "working"
         waiter: list[TaskRecord | None] = []
         watching = threading.Thread(target=lambda: waiter.append(
@@ -221,7 +224,7 @@ def test_a_killed_runner_s_task_becomes_failed(make_store, redis_url, redis_pref
 
 def test_recover_fails_a_killed_runner_s_tasks(make_store, redis_url, redis_prefix):
     store = make_store()
-    child = _worker("hold", redis_url, redis_prefix, "1.0")
+    child = _worker("hold", redis_url, redis_prefix, str(HEARTBEAT))
     try:
         assert child.stdout is not None
         task_id = child.stdout.readline().strip()
