@@ -47,6 +47,7 @@ import builtins
 import contextlib
 import json
 import logging
+import math
 import os
 import threading
 import time
@@ -739,7 +740,7 @@ class RedisTaskStore(ChangeMethods):
             self._watchers.setdefault(task_id, set()).add(event)
         try:
             with _unavailable("waiting on a task"):
-                self._listen()
+                self._listen(timeout)
                 while True:
                     event.clear()
                     entry = self._load(task_id)
@@ -762,18 +763,19 @@ class RedisTaskStore(ChangeMethods):
                         del self._watchers[task_id]
         return None if entry is None else entry.decode()
 
-    def _listen(self) -> None:
-        """Start the listener (once per store and process) and wait, bounded, until it is
-        subscribed, so a change published after this returns is not missed; not while
-        Redis is known to be away (the wait's own read then fails at once)."""
+    def _listen(self, timeout: float) -> None:
+        """Start the listener (once per store and process) and wait until it is
+        subscribed, so a change published after this returns is not missed; at most
+        ``timeout`` (the caller's) or 7 s, and not while Redis is known to be away (the
+        caller's own read then fails at once)."""
         with self._lock:
             if self._listener is None and not self._closed:
                 self._listener = threading.Thread(target=self._run_listener, daemon=True,
                                                   name="mcpsync-redis-task-listener")
                 self._listener.start()
             listening = self._listening
-        bound = DEFAULT_CONNECT_TIMEOUT + DEFAULT_SOCKET_TIMEOUT
-        for _ in range(int(bound / 0.05)):  # its own flags, not Redis, are what is polled
+        bound = min(max(timeout, 0.0), DEFAULT_CONNECT_TIMEOUT + DEFAULT_SOCKET_TIMEOUT)
+        for _ in range(math.ceil(bound / 0.05)):  # its own flags, not Redis, are what is polled
             if self._listener_down or listening.wait(0.05):
                 return
 
