@@ -1,0 +1,881 @@
+"""The task store on Redis: tasks shared by every worker on every machine.
+
+``RedisTaskStore(client)`` keeps the :class:`~mcpsync.tasks.store.TaskStore` contract that
+:class:`~mcpsync.tasks.memory.MemoryTaskStore` and :class:`~mcpsync.tasks.sqlite.SqliteTaskStore`
+keep (the same bounds, under the same names and defaults), for workers that do not share
+a disk. Choices, and why:
+
+* **One hash per task** (``<prefix>:tasks:task:<id>``) holding the record's plain fields as
+  JSON and each payload field as its own JSON text, so sizes are measured exactly as the
+  other stores measure them, and a read decodes a fresh copy.
+* **Optimistic transactions** (``WATCH`` / ``MULTI``): every read-modify-write reads the
+  task under ``WATCH`` and computes the change in Python (the very rules of the other
+  stores), then writes it in one ``MULTI``; a conflicting write by anyone (another thread,
+  another machine) makes ``EXEC`` fail and the change is recomputed from what is there now.
+  A retry only happens because another writer succeeded, so progress is guaranteed; the
+  attempts are still bounded (:data:`MAX_ATTEMPTS`). "Terminal is final" and "no answer is
+  lost" hold across machines.
+* **Indexes** beside the records: per owner (a sorted set by position, for ``list``), the
+  owner's live tasks (a set, for ``max_live_per_owner``), all tasks, terminal tasks in the
+  order they finished (eviction), expiry times (sweeps), and running totals (bytes). All
+  keys share one hash tag (``{prefix}``), so a transaction never spans cluster slots.
+* **Expiry**: each task key carries a Redis TTL (the task's remaining ttl plus
+  :data:`EXPIRY_GRACE_MS`), so Redis frees a forgotten task's payload by itself; the
+  record's own clock (``time.time()`` in Python, which tests can freeze) decides when it
+  is gone, checked on every read, and the indexes are swept at most once a minute when
+  tasks are created, or by :meth:`RedisTaskStore.expire`.
+* **wait** listens on one pub/sub channel (``<prefix>:tasks:changed``; every write
+  publishes the task id) with one named listener thread per store, started by the first
+  ``wait``; a waiter re-reads the task when its id is published, and at most once a
+  second (:data:`WAIT_POLL`) in case a message was lost (pub/sub is at most once, and a
+  reconnect loses what was sent meanwhile).
+* **Dead runners** across machines: a process that runs live tasks keeps a heartbeat key
+  (``<prefix>:tasks:runner:<runner id>``) with a TTL (:data:`HEARTBEAT_TTL`), refreshed by
+  one named daemon thread per store every third of it while the process has live tasks
+  it created through this store. A live task whose runner's heartbeat is gone is marked
+  ``failed`` with :data:`~mcpsync.tasks.sqlite.RUNNER_EXITED` when it is read, changed,
+  listed, waited on, or by :meth:`RedisTaskStore.recover` (run when the store is made).
+
+Redis that cannot be reached makes every method raise
+:class:`~mcpsync.errors.StoreUnavailableError` (the HTTP app answers ``503``); the next
+call tries again, so the store recovers by itself when Redis returns.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import logging
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Final, TypeVar, cast
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.client import Pipeline
+from redis.retry import Retry
+
+from ..errors import StoreUnavailableError
+from ..tasks.bounds import (
+    MAX_LIVE_TASKS_PER_OWNER,
+    MAX_RECORD_BYTES,
+    MAX_STORE_BYTES,
+    MAX_TASKS,
+    MAX_TTL_MS,
+    PAYLOAD_FIELDS,
+    ChangeMethods,
+    TaskResultTooLargeError,
+    clamp_record_ttl,
+    encode,
+    encode_payload,
+    page_size,
+    parse_cursor,
+    record_size,
+)
+from ..tasks.sqlite import RUNNER_EXITED
+from ..tasks.store import TaskRecord, TaskStoreFullError, runner_id
+
+__all__ = ["EXPIRY_GRACE_MS", "HEARTBEAT_TTL", "MAX_ATTEMPTS", "WAIT_POLL", "RedisTaskStore"]
+
+log = logging.getLogger("mcpsync.redis.tasks")
+
+#: Seconds a runner's heartbeat lives without a refresh; refreshed every third of it. A
+#: live task whose runner has not refreshed it for this long is marked ``failed``.
+HEARTBEAT_TTL: Final = 30.0
+#: A task key outlives the task's ttl by this much in Redis (milliseconds): the record's
+#: own clock decides expiry, Redis only frees what nobody swept.
+EXPIRY_GRACE_MS: Final = 60_000
+#: ``wait`` re-reads the task at least this often (seconds) even if no change was
+#: published (a message lost while the listener reconnected).
+WAIT_POLL: Final = 1.0
+#: Tries of one optimistic transaction before giving up with ``StoreUnavailableError``.
+MAX_ATTEMPTS: Final = 1000
+#: Sweep every expired record at most this often (seconds), when a task is created.
+SWEEP_INTERVAL: Final = 60.0
+#: Seconds a runner found alive is believed alive without asking Redis again.
+ALIVE_CACHE_SECONDS: Final = 1.0
+#: Runners remembered as alive at once (the cache above).
+ALIVE_CACHE_SIZE: Final = 1024
+#: Longest pause between reconnect attempts of the listener (seconds).
+RECONNECT_MAX: Final = 2.0
+#: Seconds ``close()`` waits for each of the store's threads.
+JOIN_TIMEOUT: Final = 10.0
+
+DEFAULT_CONNECT_TIMEOUT: Final = 2.0
+DEFAULT_SOCKET_TIMEOUT: Final = 5.0
+
+_PLAIN: Final = ("task_id", "owner", "surface", "tool", "status", "status_message",
+                 "created_at", "last_updated_at", "ttl_ms", "poll_interval_ms", "runner",
+                 "version")
+_UNAVAILABLE: Final[tuple[type[BaseException], ...]] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.ReadOnlyError,
+    redis.exceptions.OutOfMemoryError,
+    redis.exceptions.TryAgainError,
+    OSError,
+)
+
+_NO_PAYLOAD: Final[dict[str, Any]] = {**{f: None for f in PAYLOAD_FIELDS},
+                                      "input_responses": {}}
+
+T = TypeVar("T")
+
+
+def _connect(client: redis.Redis | str) -> tuple[redis.Redis, bool]:
+    """The client to use and whether this object owns it (made from a URL here, with
+    short timeouts so that a Redis that is away can never hang a request)."""
+    if isinstance(client, redis.Redis):
+        return client, False
+    if not isinstance(client, str):
+        raise TypeError(f"a Redis URL or a redis.Redis client, not {type(client)!r}")
+    return redis.Redis.from_url(
+        client, socket_connect_timeout=DEFAULT_CONNECT_TIMEOUT,
+        socket_timeout=DEFAULT_SOCKET_TIMEOUT,
+        retry=Retry(ExponentialBackoff(cap=0.25, base=0.05), 1)), True
+
+
+@contextlib.contextmanager
+def _unavailable(what: str) -> Iterator[None]:
+    """A failure to reach Redis in the block becomes ``StoreUnavailableError``. (The lead
+    folds this into ``mcpsync.redis.client`` at merge.)"""
+    try:
+        yield
+    except StoreUnavailableError:
+        raise
+    except _UNAVAILABLE as exc:
+        text = (str(exc).strip() or type(exc).__name__)[:200]
+        raise StoreUnavailableError(f"{what}: Redis is unavailable ({type(exc).__name__}: "
+                                    f"{text})") from exc
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """A stored task: the record without its payload, the payload texts, position, cost."""
+
+    record: TaskRecord
+    texts: dict[str, str]
+    seq: int
+    size: int
+
+    def decode(self) -> TaskRecord:
+        payload: dict[str, Any] = {f: json.loads(t) for f, t in self.texts.items()}
+        payload.setdefault("input_responses", {})
+        return replace(self.record, **payload)
+
+    def fields(self) -> dict[str, str]:
+        plain = {f: getattr(self.record, f) for f in _PLAIN}
+        return {"r": encode(plain), "seq": str(self.seq), "size": str(self.size),
+                **self.texts}
+
+
+def _parse(raw: Mapping[Any, Any]) -> _Entry | None:
+    if not raw:
+        return None
+    fields = {_text(k): _text(v) for k, v in raw.items()}
+    if "r" not in fields:
+        return None
+    record = TaskRecord(**json.loads(fields["r"]))
+    texts: dict[str, str] = {f: fields[f] for f in PAYLOAD_FIELDS if f in fields}
+    return _Entry(record, texts, int(fields["seq"]), int(fields["size"]))
+
+
+def _expires_at(record: TaskRecord) -> float | None:
+    return None if record.ttl_ms is None else record.created_at + record.ttl_ms / 1000
+
+
+class _NeedRoom(Exception):
+    """A write found a bound reached; the caller frees room (outside the transaction)."""
+
+    def __init__(self, bound: str) -> None:
+        super().__init__(bound)
+        self.bound = bound
+
+
+class _Keys:
+    """The store's key names. One hash tag (``{prefix}``) keeps them in one cluster slot."""
+
+    def __init__(self, prefix: str) -> None:
+        base = f"{{{prefix}}}:tasks"
+        self.base = base
+        self.seq = f"{base}:seq"
+        self.finished = f"{base}:finished"
+        self.bytes = f"{base}:bytes"
+        self.all = f"{base}:all"
+        self.index = f"{base}:index"
+        self.terminal = f"{base}:terminal"
+        self.expiry = f"{base}:expiry"
+        self.running = f"{base}:running"
+        self.channel = f"{base}:changed"
+
+    def task(self, task_id: str) -> str:
+        return f"{self.base}:task:{task_id}"
+
+    def owner(self, owner: str) -> str:
+        return f"{self.base}:owner:{owner}"
+
+    def live(self, owner: str) -> str:
+        return f"{self.base}:live:{owner}"
+
+    def runner(self, runner: str) -> str:
+        return f"{self.base}:runner:{runner}"
+
+
+class RedisTaskStore(ChangeMethods):
+    """Tasks in Redis, shared by threads, processes and machines.
+
+    ``client`` is a :class:`redis.Redis` (give it socket timeouts: a Redis that stops
+    answering must not hang a request) or a URL (the store then makes and owns a client
+    with a 2 s connect and 5 s reply timeout). ``prefix`` names the deployment: stores with
+    the same prefix on the same Redis share their tasks.
+
+    Bounds as :class:`~mcpsync.tasks.memory.MemoryTaskStore`, same names and defaults
+    (``max_bytes`` 256 MiB of payload, counted across every process sharing the prefix).
+    ``heartbeat_ttl``: seconds after which a silent runner's live tasks are failed.
+    ``recover=False`` skips :meth:`recover` when the store is made.
+    """
+
+    def __init__(self, client: redis.Redis | str, *, prefix: str = "mcpsync",
+                 max_live_per_owner: int = MAX_LIVE_TASKS_PER_OWNER,
+                 max_tasks: int = MAX_TASKS, max_bytes: int = MAX_STORE_BYTES,
+                 max_record_bytes: int = MAX_RECORD_BYTES, max_ttl_ms: int = MAX_TTL_MS,
+                 heartbeat_ttl: float = HEARTBEAT_TTL, recover: bool = True) -> None:
+        self._redis, self._owns_client = _connect(client)
+        self.prefix = prefix
+        self.max_live_per_owner = max_live_per_owner
+        self.max_tasks = max_tasks
+        self.max_bytes = max_bytes
+        self.max_record_bytes = max_record_bytes
+        self.max_ttl_ms = max_ttl_ms
+        if heartbeat_ttl <= 0:
+            raise ValueError("heartbeat_ttl must be positive")
+        self.heartbeat_ttl = heartbeat_ttl
+        self._keys = _Keys(prefix)
+        self._lock = threading.Lock()
+        self._closed = False
+        self._stop = threading.Event()
+        self._pid = os.getpid()
+        self._last_sweep = time.time()
+        #: waiters of this process: task id -> their events (one per waiting thread)
+        self._watchers: dict[str, set[threading.Event]] = {}
+        self._listener: threading.Thread | None = None
+        self._listening = threading.Event()
+        self._listener_down = False  # its last attempt failed: nobody waits for it then
+        #: live tasks this process runs, created through this store (for the heartbeat)
+        self._mine: set[str] = set()
+        self._heart: threading.Thread | None = None
+        self._alive: dict[str, float] = {}  # runner -> believed alive until (monotonic)
+        if recover:
+            try:
+                self.recover()
+            except StoreUnavailableError as exc:  # a server may start while Redis is away
+                log.warning("task store: recovery skipped: %s", exc)
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _check(self) -> None:
+        if self._closed:
+            raise RuntimeError("the Redis task store is closed")
+        if self._pid != os.getpid():
+            # Forked (gunicorn --preload): the threads did not follow, and a lock another
+            # thread held at the fork would stay held forever; start afresh.
+            self._lock = threading.Lock()
+            self._pid = os.getpid()
+            self._listener = self._heart = None
+            self._listening = threading.Event()
+            self._listener_down = False
+            self._stop = threading.Event()
+            self._mine = set()
+            self._watchers = {}
+            self._alive = {}
+
+    def _tx(self, fn: Callable[[Pipeline], T], *watch: str) -> T:
+        """Run ``fn`` as an optimistic transaction over ``watch``: it reads through the
+        pipeline (immediate while watching), calls ``multi()`` and queues its writes; they
+        are executed here. Recomputed when another writer got in first."""
+        for _ in range(MAX_ATTEMPTS):
+            with self._redis.pipeline(transaction=True) as pipe:
+                try:
+                    pipe.watch(*watch)  # type: ignore[no-untyped-call]
+                    result = fn(pipe)
+                    if pipe.explicit_transaction:
+                        pipe.execute()
+                    return result
+                except redis.WatchError:
+                    continue
+        raise StoreUnavailableError(f"the task store stayed too busy for {MAX_ATTEMPTS} "
+                                    f"attempts of one change")
+
+    def _write(self, pipe: Pipeline, entry: _Entry, old: _Entry | None,
+               finished: int | None = None) -> None:
+        """Queue the writes that store ``entry`` (replacing ``old``) and keep the indexes."""
+        k, record = self._keys, entry.record
+        task_id, owner = record.task_id, record.owner
+        key = k.task(task_id)
+        pipe.delete(key)
+        pipe.hset(key, mapping=entry.fields())  # type: ignore[arg-type]
+        expires = _expires_at(record)
+        if expires is not None:
+            remaining = max(0, int((expires - time.time()) * 1000))
+            pipe.pexpire(key, remaining + EXPIRY_GRACE_MS)
+            pipe.zadd(k.expiry, {task_id: expires})
+        else:
+            pipe.zrem(k.expiry, task_id)
+        pipe.hset(k.index, task_id, encode([owner, entry.size]))
+        pipe.incrby(k.bytes, entry.size - (old.size if old is not None else 0))
+        if old is None:
+            pipe.zadd(k.all, {task_id: entry.seq})
+            pipe.zadd(k.owner(owner), {task_id: entry.seq})
+        if record.terminal:
+            if old is None or not old.record.terminal:
+                pipe.zadd(k.terminal, {task_id: finished or 0})
+            pipe.srem(k.live(owner), task_id)
+            pipe.hdel(k.running, task_id)
+        else:
+            pipe.sadd(k.live(owner), task_id)
+            if record.runner:
+                pipe.hset(k.running, task_id, record.runner)
+            if record.runner == runner_id():
+                pipe.set(k.runner(record.runner), b"1", px=self._heartbeat_ms())
+        pipe.publish(k.channel, task_id)
+
+    def _forget_queued(self, pipe: Pipeline, task_id: str, owner: str | None,
+                       size: int) -> None:
+        k = self._keys
+        pipe.delete(k.task(task_id))
+        for index in (k.all, k.terminal, k.expiry):
+            pipe.zrem(index, task_id)
+        if owner is not None:
+            pipe.zrem(k.owner(owner), task_id)
+            pipe.srem(k.live(owner), task_id)
+        pipe.hdel(k.running, task_id)
+        pipe.hdel(k.index, task_id)
+        pipe.incrby(k.bytes, -size)
+        pipe.publish(k.channel, task_id)
+
+    def _forget(self, task_id: str, now: float | None = None, *,
+                only_terminal: bool = False) -> bool:
+        """Delete a task and its index entries if it is expired at ``now`` (or, with
+        ``only_terminal``, if it is terminal; with neither, whatever it is); whether it
+        was deleted. Works for a task whose key Redis already dropped (its TTL)."""
+        k = self._keys
+
+        def forget(pipe: Pipeline) -> bool:
+            entry = _parse(pipe.hgetall(k.task(task_id)))
+            meta = pipe.hget(k.index, task_id)
+            if entry is None and meta is None:
+                pipe.multi()  # a stray id left in an index: clear it
+                for index in (k.all, k.terminal, k.expiry):
+                    pipe.zrem(index, task_id)
+                pipe.hdel(k.running, task_id)
+                return False
+            if entry is not None:
+                if now is not None and not entry.record.expired(now):
+                    return False
+                if only_terminal and not entry.record.terminal:
+                    return False
+                owner, size = entry.record.owner, entry.size
+            else:
+                owner, size = json.loads(_text(meta))  # type: ignore[arg-type]
+            pipe.multi()
+            self._forget_queued(pipe, task_id, owner, size)
+            return True
+
+        done = self._tx(forget, k.task(task_id), k.index)
+        if done:
+            self._wake(task_id)
+        return done
+
+    def _sweep(self, now: float) -> int:
+        self._last_sweep = now
+        count = 0
+        while True:
+            ids = cast("list[bytes]", self._redis.zrangebyscore(
+                self._keys.expiry, "-inf", now, start=0, num=500))
+            if not ids:
+                return count
+            progressed = False
+            for raw in ids:
+                if self._forget(_text(raw), now):
+                    count += 1
+                    progressed = True
+            if not progressed and len(ids) < 500:
+                return count
+            if not progressed:  # every one was renewed meanwhile: stop, bounded
+                return count
+
+    def _evict_terminal(self, keep: str | None) -> bool:
+        """Delete the task that became terminal first (not ``keep``); whether one was."""
+        for raw in cast("list[bytes]", self._redis.zrange(self._keys.terminal, 0, 9)):
+            task_id = _text(raw)
+            if task_id != keep and self._forget(task_id, only_terminal=True):
+                return True
+        return False
+
+    def _free(self, bound: str, owner: str, keep: str | None) -> bool:
+        """Make room for ``bound`` (``owner``, ``count`` or ``bytes``); whether any was."""
+        now = time.time()
+        if bound == "owner":
+            freed = False
+            for raw in self._redis.smembers(self._keys.live(owner)):
+                entry = self._load(_text(raw), now)
+                if entry is None or entry.record.terminal:
+                    self._redis.srem(self._keys.live(owner), raw)
+                    freed = True
+            return freed
+        if bound == "count" and now - self._last_sweep >= 1.0 and self._sweep(now):
+            return True
+        return self._evict_terminal(keep) or self._sweep(now) > 0
+
+    def _heartbeat_ms(self) -> int:
+        return max(1, int(self.heartbeat_ttl * 1000))
+
+    def _wake(self, task_id: str) -> None:
+        """Wake this process's waiters on ``task_id`` (a write here, or one published)."""
+        with self._lock:
+            events = builtins.list(self._watchers.get(task_id, ()))
+        for event in events:
+            event.set()
+
+    # -- dead runners -----------------------------------------------------------------------
+
+    def _runner_dead(self, reader: redis.Redis | Pipeline, runner: str) -> bool:
+        if not runner or runner == runner_id():
+            return False
+        now = time.monotonic()
+        with self._lock:
+            if self._alive.get(runner, 0.0) > now:
+                return False
+        if reader.exists(self._keys.runner(runner)):
+            with self._lock:
+                if len(self._alive) >= ALIVE_CACHE_SIZE:
+                    self._alive.clear()
+                self._alive[runner] = now + ALIVE_CACHE_SECONDS
+            return False
+        return True
+
+    @staticmethod
+    def _failed(entry: _Entry) -> _Entry:
+        texts = {f: t for f, t in entry.texts.items() if f != "input_requests"}
+        texts["error"] = encode(RUNNER_EXITED)
+        new = entry.record.evolve(status="failed", status_message=RUNNER_EXITED["message"])
+        return _Entry(new, texts, entry.seq, record_size(new, texts))
+
+    def _fail_dead(self, task_id: str) -> _Entry | None:
+        """Mark the task failed if it is live and its runner's heartbeat is gone; the
+        entry after (or as it is)."""
+        k = self._keys
+
+        def fail(pipe: Pipeline) -> _Entry | None:
+            entry = _parse(pipe.hgetall(k.task(task_id)))
+            if entry is None or entry.record.terminal \
+                    or not self._runner_dead(pipe, entry.record.runner):
+                return entry
+            new = self._failed(entry)
+            pipe.multi()
+            self._write(pipe, new, entry, int(self._redis.incr(k.finished)))
+            return new
+
+        entry = self._tx(fail, k.task(task_id))
+        self._wake(task_id)
+        return entry
+
+    def _load(self, task_id: str, now: float | None = None) -> _Entry | None:
+        """The task as it is (``None`` if absent or expired, which is then forgotten); a
+        live task whose runner is gone is marked failed first."""
+        entry = _parse(self._redis.hgetall(self._keys.task(task_id)))
+        if entry is None:
+            return None
+        if entry.record.expired(now):
+            self._forget(task_id, time.time() if now is None else now)
+            return None
+        if not entry.record.terminal and self._runner_dead(self._redis, entry.record.runner):
+            return self._fail_dead(task_id)
+        return entry
+
+    def recover(self) -> int:
+        """Mark ``failed`` the live tasks whose runner's heartbeat has expired (on any
+        machine); how many. Runs when the store is made; also done for each task when it
+        is read."""
+        self._check()
+        failed = 0
+        with _unavailable("recovering tasks"):
+            running = self._redis.hgetall(self._keys.running)
+            by_runner: dict[str, builtins.list[str]] = {}
+            for raw_id, raw_runner in running.items():
+                by_runner.setdefault(_text(raw_runner), []).append(_text(raw_id))
+            for runner, ids in by_runner.items():
+                if not self._runner_dead(self._redis, runner):
+                    continue
+                for task_id in ids:
+                    before = _parse(self._redis.hgetall(self._keys.task(task_id)))
+                    after = self._fail_dead(task_id)
+                    if before is None or after is None:
+                        self._redis.hdel(self._keys.running, task_id)
+                    elif not before.record.terminal and after.record.terminal:
+                        failed += 1
+        return failed
+
+    def _track(self, record: TaskRecord) -> None:
+        """Keep this process's heartbeat while it runs ``record`` (live, run here)."""
+        if record.runner != runner_id():
+            return
+        with self._lock:
+            if record.terminal:
+                self._mine.discard(record.task_id)
+                return
+            self._mine.add(record.task_id)
+            if self._heart is None and not self._closed:
+                self._heart = threading.Thread(target=self._beat, daemon=True,
+                                               name="mcpsync-redis-task-heartbeat")
+                self._heart.start()
+
+    def _beat(self) -> None:
+        """Refresh the heartbeat every third of its ttl while this process has live tasks
+        (forgetting those that ended); a Redis outage is logged once, not per beat."""
+        stop, interval = self._stop, self.heartbeat_ttl / 3
+        down = False
+        while not stop.wait(interval):
+            with self._lock:
+                mine = builtins.list(self._mine)
+            if not mine:
+                continue
+            try:
+                with self._redis.pipeline(transaction=False) as pipe:
+                    pipe.set(self._keys.runner(runner_id()), b"1", px=self._heartbeat_ms())
+                    pipe.hmget(self._keys.running, mine)
+                    _, running = pipe.execute()
+            except _UNAVAILABLE as exc:
+                if not down:
+                    log.warning("task store heartbeat: Redis is unavailable (%s); retrying",
+                                type(exc).__name__)
+                down = True
+                continue
+            if down:
+                log.warning("task store heartbeat: Redis is back")
+                down = False
+            with self._lock:
+                for task_id, runner in zip(mine, running, strict=True):
+                    if runner is None:
+                        self._mine.discard(task_id)
+
+    # -- the TaskStore protocol -------------------------------------------------------------
+
+    def create(self, record: TaskRecord) -> None:
+        self._check()
+        record = clamp_record_ttl(record, self.max_ttl_ms)
+        texts = {f: t for f, t in encode_payload(vars(record)).items() if t is not None}
+        size = record_size(record, texts)
+        if size > self.max_record_bytes:
+            raise TaskResultTooLargeError(f"the task's payload is {size} bytes; a task may "
+                                          f"hold {self.max_record_bytes}")
+        k, task_id = self._keys, record.task_id
+        with _unavailable("creating a task"):
+            seq = int(self._redis.incr(k.seq))
+            finished = int(self._redis.incr(k.finished)) if record.terminal else None
+            entry = _Entry(replace(record, **_NO_PAYLOAD), texts, seq, size)
+            now = time.time()
+            if now - self._last_sweep >= SWEEP_INTERVAL:
+                self._sweep(now)
+
+            def create(pipe: Pipeline) -> None:
+                now = time.time()
+                old = _parse(pipe.hgetall(k.task(task_id)))
+                meta = pipe.hget(k.index, task_id)
+                if old is not None and not old.record.expired(now):
+                    raise KeyError(task_id)
+                stale: tuple[str, int] | None = None
+                if old is not None:
+                    stale = (old.record.owner, old.size)
+                elif meta is not None:
+                    owner, old_size = json.loads(_text(meta))
+                    stale = (owner, old_size)
+                if not record.terminal and \
+                        pipe.scard(k.live(record.owner)) >= self.max_live_per_owner:
+                    raise _NeedRoom("owner")
+                if int(pipe.zcard(k.all)) - (stale is not None) >= self.max_tasks:
+                    raise _NeedRoom("count")
+                total = int(pipe.get(k.bytes) or 0) - (stale[1] if stale else 0)
+                if total + size > self.max_bytes:
+                    raise _NeedRoom("bytes")
+                pipe.multi()
+                if stale is not None:
+                    self._forget_queued(pipe, task_id, stale[0], stale[1])
+                self._write(pipe, entry, None, finished)
+
+            for _ in range(self.max_tasks + 3):
+                try:
+                    self._tx(create, k.task(task_id), k.live(record.owner), k.all, k.bytes,
+                             k.index)
+                    break
+                except _NeedRoom as need:
+                    if not self._free(need.bound, record.owner, None):
+                        raise TaskStoreFullError(self._full_message(need.bound)) from None
+            else:
+                raise TaskStoreFullError(self._full_message("bytes"))
+        self._wake(task_id)
+        self._track(record)
+
+    def _full_message(self, bound: str) -> str:
+        if bound == "owner":
+            return (f"this client has {self.max_live_per_owner} tasks running; wait for "
+                    f"one to finish or cancel one")
+        if bound == "count":
+            return f"the server is running {self.max_tasks} tasks; try again later"
+        return "the server's task store is full; try again later"
+
+    def get(self, task_id: str, owner: str | None = None) -> TaskRecord | None:
+        self._check()
+        with _unavailable("reading a task"):
+            entry = self._load(task_id)
+        if entry is None or (owner is not None and entry.record.owner != owner):
+            return None
+        return entry.decode()
+
+    def _change(self, task_id: str, owner: str | None, changes: Mapping[str, Any],
+                merge_responses: Mapping[str, Any] | None = None) -> TaskRecord | None:
+        """The one read-modify-write, as one optimistic transaction on the task's key."""
+        self._check()
+        texts_in = encode_payload(changes)
+        k = self._keys
+
+        def change(pipe: Pipeline) -> _Entry | None:
+            entry = _parse(pipe.hgetall(k.task(task_id)))
+            if entry is None or entry.record.expired() or (
+                    owner is not None and entry.record.owner != owner):
+                return None
+            if entry.record.terminal:
+                return entry
+            if self._runner_dead(pipe, entry.record.runner):
+                new = self._failed(entry)
+                pipe.multi()
+                self._write(pipe, new, entry, int(self._redis.incr(k.finished)))
+                return new
+            texts = dict(entry.texts)
+            updates = texts_in
+            if merge_responses is not None:
+                merged = {**json.loads(texts.get("input_responses", "{}")),
+                          **merge_responses}
+                updates = {**texts_in, **encode_payload({"input_responses": merged})}
+            for f, t in updates.items():
+                if t is None:
+                    texts.pop(f, None)
+                else:
+                    texts[f] = t
+            record = entry.record.evolve(**{key: value for key, value in changes.items()
+                                            if key not in PAYLOAD_FIELDS})
+            new = _Entry(record, texts, entry.seq, record_size(record, texts))
+            if new.size > entry.size:
+                if new.size > self.max_record_bytes:
+                    raise TaskResultTooLargeError(
+                        f"the task's payload would be {new.size} bytes; a task may hold "
+                        f"{self.max_record_bytes}")
+                pipe.watch(k.bytes)  # type: ignore[no-untyped-call]
+                if int(pipe.get(k.bytes) or 0) + new.size - entry.size > self.max_bytes:
+                    raise _NeedRoom("bytes")
+            finished = int(self._redis.incr(k.finished)) if record.terminal else None
+            pipe.multi()
+            self._write(pipe, new, entry, finished)
+            return new
+
+        with _unavailable("changing a task"):
+            for _ in range(self.max_tasks + 3):
+                try:
+                    entry = self._tx(change, k.task(task_id))
+                    break
+                except _NeedRoom:
+                    if not self._free("bytes", "", task_id):
+                        raise TaskResultTooLargeError(
+                            "the server's task store is full of running tasks") from None
+            else:
+                raise TaskResultTooLargeError("the server's task store is full of running "
+                                              "tasks")
+        if entry is None:
+            return None
+        self._wake(task_id)
+        self._track(entry.record)
+        return entry.decode()
+
+    def take_responses(self, task_id: str, keys: builtins.list[str]) -> dict[str, Any]:
+        self._check()
+        k = self._keys
+
+        def take(pipe: Pipeline) -> dict[str, Any]:
+            entry = _parse(pipe.hgetall(k.task(task_id)))
+            if entry is None or entry.record.expired() or "input_responses" not in entry.texts:
+                return {}
+            held: dict[str, Any] = json.loads(entry.texts["input_responses"])
+            taken = {key: held.pop(key) for key in keys if key in held}
+            if taken:
+                texts = {f: t for f, t in entry.texts.items() if f != "input_responses"}
+                if held:
+                    texts["input_responses"] = encode(held)
+                record = entry.record.evolve()
+                pipe.multi()
+                self._write(pipe, _Entry(record, texts, entry.seq, record_size(record, texts)),
+                            entry)
+            return taken
+
+        with _unavailable("taking a task's answers"):
+            taken = self._tx(take, k.task(task_id))
+        if taken:
+            self._wake(task_id)
+        return taken
+
+    def wait(self, task_id: str, after_version: int, timeout: float) -> TaskRecord | None:
+        self._check()
+        deadline = time.monotonic() + max(0.0, timeout)
+        slept = 0.0  # also counted, so a frozen clock (in tests) cannot make this endless
+        event = threading.Event()
+        with self._lock:
+            self._watchers.setdefault(task_id, set()).add(event)
+        try:
+            with _unavailable("waiting on a task"):
+                self._listen(timeout)
+                while True:
+                    event.clear()
+                    entry = self._load(task_id)
+                    if entry is None or entry.record.version > after_version:
+                        break
+                    step = min(deadline - time.monotonic(), timeout - slept, WAIT_POLL)
+                    expires = _expires_at(entry.record)
+                    if expires is not None:  # wake when it expires, too
+                        step = min(step, max(expires - time.time(), 0.001))
+                    if step <= 0:
+                        break
+                    if not event.wait(step):
+                        slept += step
+        finally:
+            with self._lock:
+                events = self._watchers.get(task_id)
+                if events is not None:
+                    events.discard(event)
+                    if not events:
+                        del self._watchers[task_id]
+        return None if entry is None else entry.decode()
+
+    def _listen(self, timeout: float) -> None:
+        """Start the listener (once per store and process) and wait until it is
+        subscribed, so a change published after this returns is not missed; at most
+        ``timeout`` (the caller's) or 7 s, and not while Redis is known to be away (the
+        caller's own read then fails at once)."""
+        with self._lock:
+            if self._listener is None and not self._closed:
+                self._listener = threading.Thread(target=self._run_listener, daemon=True,
+                                                  name="mcpsync-redis-task-listener")
+                self._listener.start()
+            listening = self._listening
+        bound = min(max(timeout, 0.0), DEFAULT_CONNECT_TIMEOUT + DEFAULT_SOCKET_TIMEOUT)
+        for _ in range(math.ceil(bound / 0.05)):  # its own flags, not Redis, are what is polled
+            if self._listener_down or listening.wait(0.05):
+                return
+
+    def _run_listener(self) -> None:
+        """Wake this process's waiters on every change published by any process;
+        reconnect with a bounded backoff when Redis goes away (logged once per outage)."""
+        stop, listening = self._stop, self._listening
+        delay, down = 0.05, False
+        while not stop.is_set():
+            pubsub = self._redis.pubsub(  # type: ignore[no-untyped-call]
+                ignore_subscribe_messages=True)
+            try:
+                pubsub.subscribe(self._keys.channel)
+                while not stop.is_set():
+                    message = pubsub.get_message(timeout=0.5)
+                    if not listening.is_set() and pubsub.subscribed:
+                        listening.set()
+                        self._listener_down = False
+                        if down:
+                            log.warning("task store listener: Redis is back")
+                        down, delay = False, 0.05
+                    if message is not None and message.get("type") == "message":
+                        self._wake(_text(message["data"]))
+            except _UNAVAILABLE as exc:
+                listening.clear()
+                self._listener_down = True
+                if not down:
+                    log.warning("task store listener: Redis is unavailable (%s); "
+                                "reconnecting", type(exc).__name__)
+                down = True
+                stop.wait(delay)
+                delay = min(delay * 2, RECONNECT_MAX)
+            finally:
+                with contextlib.suppress(*_UNAVAILABLE):
+                    pubsub.close()
+        listening.set()  # closing: nobody waits for a subscription any more
+
+    def expire(self, now: float | None = None) -> int:
+        self._check()
+        with _unavailable("expiring tasks"):
+            return self._sweep(time.time() if now is None else now)
+
+    def close(self) -> None:
+        """Stop the store's threads (joined, bounded) and close a client it made."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            threads = [t for t in (self._listener, self._heart) if t is not None]
+            self._stop.set()
+            self._listening.set()
+        for thread in threads:
+            if thread.ident != threading.get_ident():
+                thread.join(JOIN_TIMEOUT)
+        if self._owns_client:
+            self._redis.close()
+
+    def __enter__(self) -> RedisTaskStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def list(self, owner: str, cursor: str | None = None,
+             limit: int = 50) -> tuple[builtins.list[TaskRecord], str | None]:
+        self._check()
+        after = parse_cursor(cursor)
+        size = page_size(limit)
+        now = time.time()
+        with _unavailable("listing tasks"):
+            if after > int(self._redis.get(self._keys.seq) or 0):
+                raise ValueError("unknown cursor")
+            page: builtins.list[_Entry] = []
+            more = False
+            start = after
+            while not more:
+                ids = cast("list[tuple[bytes, float]]", self._redis.zrangebyscore(
+                    self._keys.owner(owner), f"({start}", "+inf", start=0, num=size + 1,
+                    withscores=True))
+                if not ids:
+                    break
+                with self._redis.pipeline(transaction=False) as pipe:
+                    for raw, _ in ids:
+                        pipe.hgetall(self._keys.task(_text(raw)))
+                    rows = pipe.execute()
+                for (raw, score), row in zip(ids, rows, strict=True):
+                    start = int(score)
+                    entry = _parse(row)
+                    if entry is None or entry.record.expired(now):
+                        continue
+                    if len(page) == size:
+                        more = True
+                        break
+                    if not entry.record.terminal and self._runner_dead(self._redis,
+                                                                       entry.record.runner):
+                        entry = self._load(_text(raw), now)  # a dead runner's task fails
+                        if entry is None:
+                            continue
+                    page.append(entry)
+                if len(ids) < size + 1:
+                    break
+        next_cursor = str(page[-1].seq) if more else None
+        return [e.decode() for e in page], next_cursor
