@@ -25,8 +25,9 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -200,4 +201,88 @@ class FileSessionStore:
         return f"FileSessionStore({str(self.directory)!r}, idle_timeout={self.idle_timeout})"
 
 
-__all__ = ["FileSessionStore", "SessionRecord", "SessionStore", "SharedSessionState"]
+class MemorySessionStore:
+    """A :class:`SessionStore` and :class:`SharedSessionState` in this process's memory:
+    for several apps in one process (mounts of one deployment behind an
+    :class:`~mcpsync.http.bus.InProcessBus`) and for tests. Thread-safe. Like
+    :class:`FileSessionStore`, a record idle (untouched) for longer than ``idle_timeout``
+    seconds is gone; at most ``max_sessions`` records are kept (the least recently used
+    goes first), a few hundred bytes each."""
+
+    def __init__(self, *, idle_timeout: float = 1800.0, max_sessions: int = 100_000) -> None:
+        self.idle_timeout = idle_timeout
+        self.max_sessions = max_sessions
+        self._lock = threading.Lock()
+        # session id -> (record, last touched, monotonic); least recently used first.
+        self._records: dict[str, tuple[SessionRecord, float]] = {}
+
+    def _live(self, session_id: str, now: float) -> SessionRecord | None:
+        entry = self._records.get(session_id)
+        if entry is None:
+            return None
+        if now - entry[1] > self.idle_timeout:
+            del self._records[session_id]
+            return None
+        return entry[0]
+
+    def save(self, record: SessionRecord) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._records.pop(record.session_id, None)
+            self._records[record.session_id] = (record, now)
+            while len(self._records) > self.max_sessions:
+                del self._records[next(iter(self._records))]
+
+    def load(self, session_id: str) -> SessionRecord | None:
+        with self._lock:
+            return self._live(session_id, time.monotonic())
+
+    def touch(self, session_id: str) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            record = self._live(session_id, now)
+            if record is None:
+                return False
+            del self._records[session_id]
+            self._records[session_id] = (record, now)
+            return True
+
+    def delete(self, session_id: str) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            found = self._live(session_id, now) is not None
+            self._records.pop(session_id, None)
+            return found
+
+    def _change(self, session_id: str, change: Any) -> None:
+        with self._lock:
+            entry = self._records.get(session_id)
+            if entry is None or time.monotonic() - entry[1] > self.idle_timeout:
+                return
+            self._records[session_id] = (change(entry[0]), entry[1])
+
+    def set_log_level(self, session_id: str, level: str) -> None:
+        self._change(session_id, lambda r: replace(r, log_level=level))
+
+    def add_subscription(self, session_id: str, uri: str) -> None:
+        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions | {uri}))
+
+    def remove_subscription(self, session_id: str, uri: str) -> None:
+        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions - {uri}))
+
+    def subscribers(self, uri: str) -> set[str]:
+        now = time.monotonic()
+        with self._lock:
+            return {sid for sid, (record, touched) in self._records.items()
+                    if uri in record.subscriptions and now - touched <= self.idle_timeout}
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._records)
+
+    def __repr__(self) -> str:
+        return f"MemorySessionStore(idle_timeout={self.idle_timeout})"
+
+
+__all__ = ["FileSessionStore", "MemorySessionStore", "SessionRecord", "SessionStore",
+           "SharedSessionState"]
