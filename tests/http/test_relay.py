@@ -102,19 +102,12 @@ def test_elicitation_answered_through_the_other_worker_raw(cluster):
 
 def test_request_ids_of_two_workers_never_collide(cluster):
     session = LegacySession(cluster.urls[0], capabilities={"elicitation": {}})
+    ask = {"name": "ask", "arguments": {}}
+    calls = [session.request("tools/call", ask, stream=True)[1] for _ in range(2)]  # on 0
+    calls.append(_post_to(cluster, 1, session, {"jsonrpc": "2.0", "id": 999,
+                                                "method": "tools/call", "params": ask},
+                          stream=True))
     ids = []
-    calls = []
-    for worker in (0, 1):
-        _, call = session.request("tools/call", {"name": "ask", "arguments": {}},
-                                  stream=True, headers={})
-        calls.append(call)
-        del call
-    # The second call went to worker 0 too (LegacySession posts to its url): ask worker 1
-    # directly for a third.
-    third = _post_to(cluster, 1, session, {"jsonrpc": "2.0", "id": 999, "method": "tools/call",
-                                           "params": {"name": "ask", "arguments": {}}},
-                     stream=True)
-    calls.append(third)
     readers = [SseReader(c) for c in calls]
     for reader in readers:
         (_, question), = _messages(reader, 1)
