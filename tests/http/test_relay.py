@@ -360,3 +360,46 @@ def test_session_store_down_is_a_503_then_recovers():
         store.down.clear()
         recovered = _post_to(cluster, 1, session, ping)
         assert recovered.status_code == 200 and answer_of(recovered, 7)["result"] == {}
+
+
+# -- (d) a POST stream resumed through another worker while its handler runs --------------
+
+
+@pytest.mark.parametrize("old_connection", ["held", "closed"])
+def test_post_stream_resumed_through_the_other_worker(cluster, old_connection):
+    session = _session_on(cluster, 0)
+    request_id, old = session.request(
+        "tools/call", {"name": "count", "arguments": {"n": 20}}, stream=True,
+        headers={"Accept": "text/event-stream, application/json"})
+    assert old.status_code == 200
+    old_reader = SseReader(old)
+    last_id = old_reader.next_event()["id"]  # the priming event
+    got: list[tuple[str, dict[str, Any]]] = []
+    for _ in range(5):
+        cluster.controls.ticks.release()
+        got += _messages(old_reader, 1)
+    if old_connection == "closed":
+        old.close()
+    for _ in range(5):
+        cluster.controls.ticks.release()  # some of these may go to the old connection
+    resumed = requests.get(cluster.urls[1], headers=_get_headers(
+        session, **{"Last-Event-ID": got[-1][0]}), stream=True, timeout=WAIT)
+    assert resumed.status_code == 200, resumed.text
+    reader = SseReader(resumed)
+    got += _messages(reader, 5)
+    if old_connection == "held":
+        assert all(m.get("id") != request_id for _, m in _drain(old_reader))
+        old.close()
+    for _ in range(10):
+        cluster.controls.ticks.release()
+    got += _messages(reader, 11)
+    resumed.close()
+    assert _ticks(got) == list(range(20))
+    final = got[-1][1]
+    assert final["id"] == request_id
+    assert final["result"]["content"][0]["text"] == "done@0"
+    assert len({event_id for event_id, _ in got}) == len(got)  # each event once
+    assert last_id.split("_")[0] == got[-1][0].split("_")[0]  # one stream, one key
+    # Both workers let go of the stream once its answer went out whole.
+    wait_until(lambda: len(cluster.event_store) == 0, timeout=WAIT,
+               message=lambda: f"{len(cluster.event_store)} streams kept")
