@@ -105,11 +105,13 @@ class SessionTransport:
             self._ended.set()
             self._session._transport_closed()
 
-    def share(self, kind: str, value: str) -> None:
+    def share(self, kind: str, value: str) -> bool:
         """A change of the session that every worker must see (``"level"``,
         ``"subscribe"``, ``"unsubscribe"``), made by the built-in methods: written through
-        to the shared session state and published when the app relays (else nothing)."""
-        self._session.share(kind, value)
+        to the shared session state and published when the app relays (else nothing).
+        ``True`` when the shared state now holds a subscription change for every worker
+        (then the session must not keep its own copy: see :meth:`HttpSession.share`)."""
+        return self._session.share(kind, value)
 
     def send(self, message: Message, related_request_id: RequestId | None = None) -> None:
         if self._closed:
@@ -380,11 +382,16 @@ class HttpSession:
         if isinstance(follower, Follower) and key == self.standalone_key:
             self._standalone_cursor = follower.cursor
 
-    def share(self, kind: str, value: str) -> None:
-        """See :meth:`SessionTransport.share`."""
+    def share(self, kind: str, value: str) -> bool:
+        """See :meth:`SessionTransport.share`. With shared session state, subscriptions
+        live there only: the app that receives ``notify_resource_updated`` sends to every
+        subscribed session once from the store's list, wherever the session is held, so a
+        copy kept by each holder would send it again. Without it, the holders each keep a
+        copy, told by the bus. The log level is applied by every holder (it filters what
+        each sends)."""
         relay, shared = self.relay, self.shared
         if relay is None:
-            return
+            return False
         if shared is not None:
             try:
                 if kind == "level":
@@ -397,8 +404,11 @@ class HttpSession:
                 raise unavailable(exc) from exc
         if kind == "level":
             relay.publish(kind, self.id, level=value)
-        else:
-            relay.publish(kind, self.id, uri=value)
+            return False
+        if shared is not None:
+            return True
+        relay.publish(kind, self.id, uri=value)
+        return False
 
     def resume_standalone(self, stream: ResponseStream) -> bool:
         """Make a resumed GET stream the one that carries the session's messages again;
@@ -715,6 +725,31 @@ class SessionRegistry:
         session.close()
         return True
 
+    def resource_updated(self, uri: str) -> None:
+        """Relay with shared session state (``Server.notify_resource_updated`` on this
+        worker): ``notifications/resources/updated`` to every session subscribed to
+        ``uri``, once each, wherever it is held. A session held here sends it (through its
+        send middleware); for another, the event goes straight to its GET stream's key."""
+        assert self.relay is not None and self.shared is not None and self.store is not None
+        try:
+            subscribers = self.shared.subscribers(uri)
+        except Exception as exc:
+            logger.warning("relay: the subscribers of %r could not be read: %s", uri, exc)
+            return
+        message = Notification("notifications/resources/updated", {"uri": uri})
+        for session_id in subscribers:
+            session = self.held(session_id)
+            try:
+                if session is not None:
+                    session.server_session.notify(message.method, message.params)
+                    continue
+                key = standalone_key(key_prefix(session_id))
+                self.store.store_event(key, jsonrpc.encode(message))
+                self.relay.ring(session_id, key)
+            except Exception as exc:  # one session's failure must not stop the others
+                logger.warning("relay: resources/updated for session %s… not sent: %s",
+                               session_id[:6], exc)
+
     def _end_everywhere(self, session_id: str) -> None:
         """Relay: the other holders end the session now (not at their next check of the
         store), and the events of its standalone stream go."""
@@ -773,5 +808,6 @@ def _apply_shared_state(session: HttpSession, record: SessionRecord) -> None:
         except Exception as exc:  # a level this version does not know: keep the default
             logger.warning("session %s…: stored log level not applied: %s",
                            session.id[:6], exc)
-    for uri in record.subscriptions:
-        server_session.subscribe(uri)
+    if session.relay is None or session.shared is None:
+        for uri in record.subscriptions:  # (with both, the app sends from the store's list)
+            server_session.subscribe(uri)

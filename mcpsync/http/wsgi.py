@@ -146,6 +146,8 @@ class McpWsgiApp:
                                         max_sessions=max_sessions, session_store=session_store,
                                         handshake_timeout=session_handshake_timeout,
                                         pool=self._pool, relay=self.relay)
+        if self.relay is not None and self.sessions.shared is not None:
+            server.resource_update_hooks.append(self.sessions.resource_updated)
         self._header_maps: dict[int, dict[str, tuple[str, ...]] | None] = {}
         self._closed = threading.Event()
         self._local = threading.local()
@@ -165,6 +167,9 @@ class McpWsgiApp:
         self._closed.set()
         if self.relay is not None:
             self.relay.close(timeout)
+            hooks = self.server.resource_update_hooks
+            if self.sessions.resource_updated in hooks:
+                hooks.remove(self.sessions.resource_updated)
         self.sessions.close_all()
         self._pool.shutdown(timeout)
         self.server.stop()

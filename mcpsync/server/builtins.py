@@ -92,26 +92,26 @@ def _uri_param(params: dict[str, Any]) -> str:
     return uri
 
 
-def _share(session: ServerSession, kind: str, value: str) -> None:
+def _share(session: ServerSession, kind: str, value: str) -> bool:
     # A session served by several workers (HTTP with a relay) writes the change through
     # to the shared session state, so that every worker applies it; the transport knows
-    # whether there is such a thing (``share``), the session need not.
+    # whether there is such a thing (``share``), the session need not. True: the shared
+    # state holds the subscription, and the session must not keep a copy of its own.
     share = getattr(session.connection.transport, "share", None)
-    if callable(share):
-        share(kind, value)
+    return bool(share(kind, value)) if callable(share) else False
 
 
 def subscribe(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
     session, uri = _session_of(ctx, "resources/subscribe"), _uri_param(params)
-    session.subscribe(uri)
-    _share(session, "subscribe", uri)
+    if not _share(session, "subscribe", uri):
+        session.subscribe(uri)
     return {}
 
 
 def unsubscribe(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
     session, uri = _session_of(ctx, "resources/unsubscribe"), _uri_param(params)
-    session.unsubscribe(uri)
-    _share(session, "unsubscribe", uri)
+    if not _share(session, "unsubscribe", uri):
+        session.unsubscribe(uri)
     return {}
 
 

@@ -403,3 +403,92 @@ def test_post_stream_resumed_through_the_other_worker(cluster, old_connection):
     # Both workers let go of the stream once its answer went out whole.
     wait_until(lambda: len(cluster.event_store) == 0, timeout=WAIT,
                message=lambda: f"{len(cluster.event_store)} streams kept")
+
+
+# -- (e) logging/setLevel and resources/subscribe received by another worker ---------------
+
+
+def _level_of(cluster: Cluster, worker: int, session_id: str) -> bool:
+    held = cluster.apps[worker].sessions.held(session_id)
+    return held is not None and not held.server_session.log_enabled("info")
+
+
+def test_set_level_on_one_worker_filters_logs_sent_by_another():
+    with Cluster(3) as cluster:
+        session = _session_on(cluster, 0)  # held by worker 0 from initialize on
+        reply = _post_to(cluster, 1, session, {"jsonrpc": "2.0", "id": 3,
+                                               "method": "logging/setLevel",
+                                               "params": {"level": "error"}})
+        assert reply.status_code == 200 and answer_of(reply, 3)["result"] == {}
+        # Worker 0 applies it as the bus brings it (it does not ask the store per request).
+        wait_until(lambda: _level_of(cluster, 0, session.session_id), timeout=WAIT)
+        for worker in (0, 2):  # 2 takes the session up from its record, level included
+            call = _post_to(cluster, worker, session, {
+                "jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                "params": {"name": "logs", "arguments": {}}},
+                headers={"Accept": "text/event-stream"}, stream=True)
+            messages = SseReader(call).messages(until_id=4)
+            logs = [m["params"]["data"] for m in messages
+                    if m.get("method") == "notifications/message"]
+            assert logs == ["an error line"], (worker, messages)
+            assert messages[-1]["result"]["content"][0]["text"] == str(worker)
+
+
+def test_subscribe_on_one_worker_update_through_another_arrives_once():
+    with Cluster(3) as cluster:
+        session = _session_on(cluster, 0)
+        subscribed = _post_to(cluster, 1, session, {"jsonrpc": "2.0", "id": 3,
+                                                    "method": "resources/subscribe",
+                                                    "params": {"uri": "relay://item"}})
+        assert subscribed.status_code == 200, subscribed.text
+        stream = requests.get(cluster.urls[1], headers=_get_headers(session), stream=True,
+                              timeout=WAIT)
+        reader = SseReader(stream)
+        # Updated through worker 0, which holds the session too; then through worker 2,
+        # which does not (another client's call there).
+        touch = {"name": "touch", "arguments": {"uri": "relay://item"}}
+        assert session.call("tools/call", touch)["result"]["content"][0]["text"] == "0"
+        other = _session_on(cluster, 2)
+        assert other.call("tools/call", touch)["result"]["content"][0]["text"] == "2"
+        assert cluster.held_by(session.session_id) == [0, 1]
+        # Then a log line through the GET stream: had an update been sent twice, the
+        # second would come before it (one key, in order).
+        session.call("tools/call", {"name": "ticker", "arguments": {"count": 1}})
+        cluster.controls.ticks.release()
+        got = [m for _, m in _messages(reader, 3)]
+        assert got[:2] == [{"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                            "params": {"uri": "relay://item"}}] * 2
+        assert got[2]["method"] == "notifications/message" and got[2]["params"]["data"] == 0
+        # Unsubscribed through worker 2: no more updates, wherever they are made.
+        assert _post_to(cluster, 2, session, {"jsonrpc": "2.0", "id": 5,
+                                              "method": "resources/unsubscribe",
+                                              "params": {"uri": "relay://item"}}
+                        ).status_code == 200
+        assert session.call("tools/call", touch)["result"]["content"][0]["text"] == "0"
+        session.call("tools/call", {"name": "ticker", "arguments": {"count": 1}})
+        cluster.controls.ticks.release()
+        (_, after), = _messages(reader, 1)
+        assert after["method"] == "notifications/message"
+        stream.close()
+
+
+def test_subscribe_and_updates_with_the_client(cluster):
+    http, _ = balanced_session(cluster, round_robin())
+    updates: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
+    logs: queue.Queue[LogMessage] = queue.Queue()
+    with Client.http(FRONT + "/mcp", session=http, protocol_version=LEGACY, timeout=WAIT,
+                     on_log=logs.put,
+                     on_notification=lambda method, params: updates.put((method, params))
+                     ) as client:
+        client.subscribe("relay://item")
+        for _ in range(4):  # alternately on each worker
+            client.call_tool("touch", {"uri": "relay://item"})
+        # A log line after them on the same GET stream: once it is in, every update sent
+        # before it is too (notifications are handed over in order).
+        client.call_tool("ticker", {"count": 1})
+        cluster.controls.ticks.release()
+        assert logs.get(timeout=WAIT).data == 0
+        got = []
+        while not updates.empty():
+            got.append(updates.get_nowait())
+    assert got == [("notifications/resources/updated", {"uri": "relay://item"})] * 4
