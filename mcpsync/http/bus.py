@@ -23,6 +23,7 @@ Implementations: :class:`InProcessBus` (apps in one process: tests, several moun
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import threading
 from collections import deque
@@ -55,8 +56,10 @@ class Bus(Protocol):
         """Stop delivering and release the connection and thread (idempotent)."""
 
 
-#: Messages an :class:`InProcessBus` holds for its dispatcher thread, at most.
+#: Messages an :class:`InProcessBus` holds for its dispatcher thread, at most (count, and
+#: bytes of their JSON: a relayed answer may be as large as a request body).
 DEFAULT_MAX_QUEUED = 10_000
+DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024
 _names = itertools.count(1)
 
 
@@ -68,15 +71,20 @@ class InProcessBus:
     hold a session's write lock); one named dispatcher thread hands each message to every
     subscriber in publish order. The queue is bounded (``max_queued`` messages): when a
     slow subscriber lets it fill up, the oldest message is dropped with a warning (the bus
-    is at most once by contract; what must not be lost is in a store). A callback that
+    is at most once by contract; what must not be lost is in a store). It is bounded in
+    messages (``max_queued``) and in bytes of their JSON (``max_queued_bytes``); a message
+    must be JSON (``ValueError`` otherwise), as it would be on a real bus. A callback that
     raises is logged and the thread goes on. ``close`` stops the thread and joins it."""
 
-    def __init__(self, *, max_queued: int = DEFAULT_MAX_QUEUED) -> None:
-        if max_queued < 1:
-            raise ValueError("max_queued must be at least 1")
+    def __init__(self, *, max_queued: int = DEFAULT_MAX_QUEUED,
+                 max_queued_bytes: int = DEFAULT_MAX_QUEUED_BYTES) -> None:
+        if max_queued < 1 or max_queued_bytes < 1:
+            raise ValueError("max_queued and max_queued_bytes must be at least 1")
         self.max_queued = max_queued
+        self.max_queued_bytes = max_queued_bytes
         self._cond = threading.Condition(threading.Lock())
-        self._queue: deque[BusMessage] = deque()
+        self._queue: deque[tuple[BusMessage, int]] = deque()
+        self._bytes = 0
         self._subscribers: dict[int, Callable[[BusMessage], None]] = {}
         self._ids = itertools.count(1)
         self._closed = False
@@ -88,19 +96,25 @@ class InProcessBus:
     def publish(self, message: BusMessage) -> None:
         if not isinstance(message.get("kind"), str):
             raise ValueError('a bus message needs a "kind" string')
+        # As it would travel: JSON (a copy, so the publisher cannot change it afterwards).
+        text = json.dumps(message)
+        size = len(text)
         warn = False
         with self._cond:
             if self._closed:
                 raise StoreUnavailableError("the bus is closed")
-            if len(self._queue) >= self.max_queued:
-                self._queue.popleft()
+            while self._queue and (len(self._queue) >= self.max_queued
+                                   or self._bytes + size > self.max_queued_bytes):
+                self._bytes -= self._queue.popleft()[1]
                 self.dropped += 1
-                warn = self.dropped == 1 or self.dropped % 1000 == 0
-            self._queue.append(dict(message))
+                warn = warn or self.dropped == 1 or self.dropped % 1000 == 0
+            self._queue.append((json.loads(text), size))
+            self._bytes += size
             self._cond.notify()
         if warn:
-            logger.warning("in-process bus: a slow subscriber filled the queue (%d messages); "
-                           "%d dropped so far, oldest first", self.max_queued, self.dropped)
+            logger.warning("in-process bus: a slow subscriber filled the queue (%d messages, "
+                           "%d bytes); %d dropped so far, oldest first", self.max_queued,
+                           self.max_queued_bytes, self.dropped)
 
     def subscribe(self, callback: Callable[[BusMessage], None]) -> Callable[[], None]:
         with self._cond:
@@ -133,8 +147,10 @@ class InProcessBus:
                     self._cond.wait()
                 if self._closed:
                     self._queue.clear()
+                    self._bytes = 0
                     return
-                message = self._queue.popleft()
+                message, size = self._queue.popleft()
+                self._bytes -= size
                 callbacks = list(self._subscribers.values())
             for callback in callbacks:  # outside the lock: a callback may publish
                 try:

@@ -166,8 +166,11 @@ def get(app: McpWsgiApp, headers: dict[str, str],
             session.close_standalone(stream)
 
     items, done = stream.take(0.0, token)
+    # With a relay, what waited in the store comes first with its own ids: a priming
+    # event (stored after them) would make a client that drops at once resume past them.
+    prime = session.priming and not (session.relay is not None and items)
     return sse_stream(app, start_response, stream, items, done, on_close,
-                      prime_id=session.prime(stream) if session.priming else None,
+                      prime_id=session.prime(stream) if prime else None,
                       consumer=token)
 
 

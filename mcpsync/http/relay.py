@@ -46,8 +46,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mcpsync.http")
 
-#: Bus messages waiting for a worker's relay thread, at most (oldest dropped beyond).
+#: Bus messages waiting for a worker's relay thread, at most (oldest dropped beyond), in
+#: count and in bytes of the relayed JSON-RPC messages they carry.
 MAX_QUEUED: Final = 10_000
+MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
 #: The 16 characters after a session's key prefix that name its standalone stream (not
 #: hex, so no random POST-stream key can ever be it).
 _STANDALONE: Final = "standalonestream"
@@ -143,19 +145,23 @@ def unavailable(exc: BaseException) -> StoreUnavailableError:
 class Relay:
     """One app's end of the bus. Thread-safe.
 
-    Messages from the bus are queued (bounded: ``MAX_QUEUED``, oldest dropped with a
-    warning) for this app's own named thread, which applies them to the sessions this
-    worker holds; the bus's callback only queues, so it never blocks the bus, and a
-    failure while applying one message is logged and the thread goes on."""
+    Messages from the bus are queued (bounded: ``MAX_QUEUED`` messages and
+    ``MAX_QUEUED_BYTES``, oldest dropped with a warning) for this app's own named thread,
+    which applies them to the sessions this worker holds; the bus's callback only queues,
+    so it never blocks the bus, and a failure while applying one message is logged and
+    the thread goes on."""
 
-    def __init__(self, bus: Bus, *, max_queued: int = MAX_QUEUED) -> None:
+    def __init__(self, bus: Bus, *, max_queued: int = MAX_QUEUED,
+                 max_queued_bytes: int = MAX_QUEUED_BYTES) -> None:
         self.bus = bus
         #: This worker's name on the bus, and the prefix of its request ids.
         self.worker = secrets.token_hex(6)
         self.sessions: SessionRegistry | None = None
         self._max_queued = max_queued
+        self._max_bytes = max_queued_bytes
         self._cond = threading.Condition(threading.Lock())
-        self._queue: deque[BusMessage] = deque()
+        self._queue: deque[tuple[BusMessage, int]] = deque()
+        self._bytes = 0
         self._closed = False
         self.dropped = 0
         self._thread = threading.Thread(target=self._run, daemon=True,
@@ -208,15 +214,19 @@ class Relay:
     def _on_message(self, message: BusMessage) -> None:
         if message.get("origin") == self.worker or not isinstance(message.get("session"), str):
             return
+        text = message.get("message")
+        size = 256 + (len(text) if isinstance(text, str) else 0)
         warn = False
         with self._cond:
             if self._closed:
                 return
-            if len(self._queue) >= self._max_queued:
-                self._queue.popleft()
+            while self._queue and (len(self._queue) >= self._max_queued
+                                   or self._bytes + size > self._max_bytes):
+                self._bytes -= self._queue.popleft()[1]
                 self.dropped += 1
-                warn = self.dropped == 1 or self.dropped % 1000 == 0
-            self._queue.append(message)
+                warn = warn or self.dropped == 1 or self.dropped % 1000 == 0
+            self._queue.append((message, size))
+            self._bytes += size
             self._cond.notify()
         if warn:
             logger.warning("relay: %d bus messages dropped (the relay thread is behind)",
@@ -229,7 +239,8 @@ class Relay:
                     self._cond.wait()
                 if self._closed:
                     return
-                message = self._queue.popleft()
+                message, size = self._queue.popleft()
+                self._bytes -= size
             try:
                 self._apply(message)
             except Exception:
@@ -285,6 +296,7 @@ class Relay:
         with self._cond:
             self._closed = True
             self._queue.clear()
+            self._bytes = 0
             self._cond.notify_all()
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
