@@ -27,9 +27,15 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: one process's threads only
+    fcntl = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -124,7 +130,14 @@ class FileSessionStore:
     """One JSON file per session in ``directory``, for workers on one host. Thread- and
     process-safe: files are replaced atomically, and a record idle (untouched) for longer
     than ``idle_timeout`` seconds counts as gone. Expired files are removed as they are
-    found, and by :meth:`sweep`, which :meth:`save` runs at most once a minute."""
+    found, and by :meth:`sweep`, which :meth:`save` runs at most once a minute.
+
+    Also :class:`SharedSessionState`: each change is a read-modify-write under an
+    exclusive lock on ``directory/.lock`` (``flock``; on a system without it, this
+    process's threads only), which ``save`` and ``delete`` take too, so two workers
+    subscribing at once lose neither and a change never brings an ended session back.
+    :meth:`subscribers` reads every record: fine for the hundreds of sessions of one
+    host, not for a large deployment (use Redis there)."""
 
     def __init__(self, directory: str | os.PathLike[str], *,
                  idle_timeout: float = 1800.0) -> None:
@@ -132,6 +145,7 @@ class FileSessionStore:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.idle_timeout = idle_timeout
         self._next_sweep = 0.0
+        self._thread_lock = threading.Lock()
 
     def _path(self, session_id: str) -> Path:
         # The id comes from a request header: hashed, it can never name another path.
@@ -144,7 +158,27 @@ class FileSessionStore:
         except FileNotFoundError:
             return True
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._thread_lock:
+            if fcntl is None:
+                yield
+                return
+            fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)  # releases the lock
+
     def save(self, record: SessionRecord) -> None:
+        with self._locked():
+            self._write(record)
+        if time.time() >= self._next_sweep:
+            self._next_sweep = time.time() + 60.0
+            self.sweep()
+
+    def _write(self, record: SessionRecord) -> None:
         fd, temp = tempfile.mkstemp(dir=self.directory, prefix=".session-", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -154,9 +188,6 @@ class FileSessionStore:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
             raise
-        if time.time() >= self._next_sweep:
-            self._next_sweep = time.time() + 60.0
-            self.sweep()
 
     def load(self, session_id: str) -> SessionRecord | None:
         path = self._path(session_id)
@@ -181,11 +212,41 @@ class FileSessionStore:
         return True
 
     def delete(self, session_id: str) -> bool:
-        try:
-            self._path(session_id).unlink()
-        except FileNotFoundError:
-            return False
-        return True
+        with self._locked():
+            try:
+                self._path(session_id).unlink()
+            except FileNotFoundError:
+                return False
+            return True
+
+    def _change(self, session_id: str,
+                change: Callable[[SessionRecord], SessionRecord]) -> None:
+        with self._locked():
+            record = self.load(session_id)
+            if record is not None:
+                self._write(change(record))
+
+    def set_log_level(self, session_id: str, level: str) -> None:
+        self._change(session_id, lambda r: replace(r, log_level=level))
+
+    def add_subscription(self, session_id: str, uri: str) -> None:
+        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions | {uri}))
+
+    def remove_subscription(self, session_id: str, uri: str) -> None:
+        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions - {uri}))
+
+    def subscribers(self, uri: str) -> set[str]:
+        found = set()
+        for path in self.directory.glob("*.json"):
+            if self._expired(path):
+                continue
+            try:
+                record = SessionRecord.from_json(path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                continue
+            if record is not None and uri in record.subscriptions:
+                found.add(record.session_id)
+        return found
 
     def sweep(self) -> int:
         """Remove the files of expired sessions; how many were removed."""
@@ -254,7 +315,8 @@ class MemorySessionStore:
             self._records.pop(session_id, None)
             return found
 
-    def _change(self, session_id: str, change: Any) -> None:
+    def _change(self, session_id: str,
+                change: Callable[[SessionRecord], SessionRecord]) -> None:
         with self._lock:
             entry = self._records.get(session_id)
             if entry is None or time.monotonic() - entry[1] > self.idle_timeout:
