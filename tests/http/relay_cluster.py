@@ -210,3 +210,62 @@ def balanced_session(cluster: Cluster,
     balancer = Balancer(cluster.urls, route)
     http.mount(FRONT + "/", balancer)
     return http, balancer
+
+
+_HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
+               "proxy-authenticate", "proxy-authorization", "content-length"}
+
+
+class Front:
+    """A plain load balancer in front of the workers, as a WSGI app on its own socket (for
+    clients in another process, such as the official SDK's): each request goes to the
+    worker ``route(method, body)`` names, streamed both ways, with no stickiness."""
+
+    def __init__(self, urls: list[str], route: Callable[[str, bytes], int]) -> None:
+        self.urls = urls
+        self.route = route
+        self.sent: list[tuple[str, int]] = []
+        self._lock = threading.Lock()
+        self.server = RunningServer(self)
+        self.url = self.server.base + "/mcp"
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        method = environ["REQUEST_METHOD"]
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length else b""
+        index = self.route(method, body)
+        with self._lock:
+            self.sent.append((kind_of(method, body), index))
+        headers = {key[5:].replace("_", "-").title(): value for key, value in environ.items()
+                   if key.startswith("HTTP_") and key not in ("HTTP_HOST", "HTTP_CONNECTION")}
+        if environ.get("CONTENT_TYPE"):
+            headers["Content-Type"] = environ["CONTENT_TYPE"]
+        upstream = requests.request(method, self.urls[index], data=body or None,
+                                    headers=headers, stream=True, timeout=(WAIT, 60))
+        start_response(f"{upstream.status_code} {upstream.reason}", [
+            (k, v) for k, v in upstream.headers.items() if k.lower() not in _HOP_BY_HOP])
+
+        def chunks() -> Any:
+            try:
+                yield from upstream.raw.stream(1024, decode_content=False)
+            except requests.exceptions.RequestException:
+                return
+            except Exception:  # the worker went away mid-stream: end ours too
+                return
+            finally:
+                upstream.close()
+
+        return chunks()
+
+    def close(self) -> None:
+        self.server.stop()
+
+
+def kind_of(method: str, body: bytes) -> str:
+    """:func:`jsonrpc_kind` of a raw request."""
+    request = requests.Request(method, FRONT, data=body).prepare()
+    return jsonrpc_kind(request)
+
+
+def front_by_kind(**workers: int) -> Callable[[str, bytes], int]:
+    return lambda method, body: workers.get(kind_of(method, body), 0)
