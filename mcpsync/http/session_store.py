@@ -11,11 +11,14 @@ What a record cannot carry is what lives in one process: an open SSE stream. A r
 progress and answer travel on its own POST, so they work on any worker; but a server
 request (elicitation, sampling, roots) is answered by a separate POST, which must reach the
 worker that asked, and the standalone GET stream only carries what its own worker sends.
-Those need sticky routing, or the 2026-07-28 era, which has no sessions at all. Likewise
-``logging/setLevel`` and ``resources/subscribe`` hold on the worker that received them.
+Those need sticky routing, or a bus between the workers (``wsgi_app(bus=...)``, see
+:mod:`mcpsync.http.relay`), or the 2026-07-28 era, which has no sessions at all. With a
+bus, ``logging/setLevel`` and ``resources/subscribe`` are written to the record too
+(:class:`SharedSessionState`), so every worker applies them.
 
 :class:`FileSessionStore` keeps one small JSON file per session in a directory: enough for
-several workers on one host. Anything else (Redis, a database) is four methods.
+several workers on one host. :class:`MemorySessionStore` serves several apps in one
+process. Anything else (Redis, a database) is four methods, and four more to share state.
 """
 
 from __future__ import annotations

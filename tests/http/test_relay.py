@@ -357,6 +357,12 @@ def test_session_store_down_is_a_503_then_recovers():
         refused = _post_to(cluster, 1, session, ping)  # worker 1 must load the record
         assert refused.status_code == 503, refused.text
         assert refused.json()["error"]["code"] == -32603
+        # Worker 0 holds the session: it serves it, but cannot share a new log level.
+        level = _post_to(cluster, 0, session, {"jsonrpc": "2.0", "id": 8,
+                                               "method": "logging/setLevel",
+                                               "params": {"level": "error"}})
+        assert level.status_code == 200
+        assert answer_of(level, 8)["error"]["code"] == -32603
         store.down.clear()
         recovered = _post_to(cluster, 1, session, ping)
         assert recovered.status_code == 200 and answer_of(recovered, 7)["result"] == {}
