@@ -204,6 +204,8 @@ def _resume(app: McpWsgiApp, session: HttpSession, found: tuple[str, list[tuple[
             raise _HttpError("409 Conflict", INVALID_REQUEST,
                              "Conflict: this session already has a GET stream")
         token = live.attach()
+        if session.relay is not None:  # a follower elsewhere lets go of it
+            session.relay.takeover(session.id, key)
         again = app.store.events_after(last) if app.store is not None else None
         if again is not None and again[0] == key:
             events = again[1]

@@ -72,6 +72,33 @@ def standalone_key(key_prefix: str) -> str:
     return key_prefix + _STANDALONE
 
 
+def cursor_key(key_prefix: str) -> str:
+    """Where the session's GET streams note, as they close, the last standalone event they
+    were given: a GET *without* ``Last-Event-ID`` starts after it, on whichever worker.
+    (Not a stream key a client could resume: it is too short for ``owns``.)"""
+    return key_prefix + "cursor"
+
+
+def read_cursor(store: EventStore, key: str) -> str | None:
+    """The last cursor noted under ``key`` (see :func:`cursor_key`), if any."""
+    try:
+        found = store.events_after(f"{key}_0")
+    except Exception as exc:
+        raise unavailable(exc) from exc
+    if found is None or not found[1]:
+        return None
+    return found[1][-1][1].decode("utf-8", "replace") or None
+
+
+def note_cursor(store: EventStore, key: str, cursor: str) -> None:
+    """Note ``cursor`` under ``key``; a failure is logged (a later fresh GET may then
+    repeat what this one was given, never lose it)."""
+    try:
+        store.store_event(key, cursor.encode("utf-8"))
+    except Exception as exc:
+        logger.warning("relay: the GET stream's position was not noted: %s", exc)
+
+
 class Follower:
     """Fills a :class:`ResponseStream` from one key of the event store: each :meth:`pull`
     puts the events stored after :attr:`cursor` (the id of the last one put) on the stream,
@@ -85,6 +112,7 @@ class Follower:
         self.stream = stream
         #: The id of the last event put on the stream (or skipped: a priming event).
         self.cursor = after if after is not None else f"{key}_0"
+        self.start = self.cursor
         self._lock = threading.Lock()
         self._failing = False
 
@@ -302,4 +330,5 @@ class Relay:
             self._thread.join(timeout)
 
 
-__all__ = ["ANY_ANSWER", "Follower", "Relay", "standalone_key", "unavailable"]
+__all__ = ["ANY_ANSWER", "Follower", "Relay", "cursor_key", "note_cursor", "read_cursor",
+           "standalone_key", "unavailable"]

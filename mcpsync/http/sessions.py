@@ -36,7 +36,16 @@ from ..protocol.versions import features
 from ..server.session import ServerSession
 from ..transports.base import Received
 from .events import EventStore
-from .relay import ANY_ANSWER, Follower, Relay, standalone_key, unavailable
+from .relay import (
+    ANY_ANSWER,
+    Follower,
+    Relay,
+    cursor_key,
+    note_cursor,
+    read_cursor,
+    standalone_key,
+    unavailable,
+)
 from .session_store import SessionRecord, SessionStore, SharedSessionState
 from .streams import ResponseStream
 
@@ -142,8 +151,7 @@ class HttpSession:
         self.relay = relay if store is not None and not legacy_sse else None
         self.shared = shared
         self.standalone_key = standalone_key(self._key_prefix)
-        #: The last standalone event a GET stream of this worker was given (relay only).
-        self._standalone_cursor: str | None = None
+        self._cursor_key = cursor_key(self._key_prefix)
         #: Keys of this session's streams that the event store may hold.
         self._keys: set[str] = set()
         self._prune_at = _KEYS_PRUNE
@@ -288,10 +296,12 @@ class HttpSession:
         ``Last-Event-ID`` gives up resuming the earlier ones, so their events are dropped
         (else a client that reconnects that way every few seconds would pile them up).
         With a relay, the stream follows the session's one standalone key from the last
-        event a GET of this worker was given (from the first one the store holds if
-        none was)."""
+        event an earlier GET stream was given, on any worker (from the first one the store
+        holds if none was, or if that worker ended without noting it)."""
         if self.relay is not None:
-            return self.follow_standalone(self._standalone_cursor, fresh=True)
+            assert self.store is not None
+            return self.follow_standalone(read_cursor(self.store, self._cursor_key),
+                                          fresh=True)
         key = self._new_key() if self.store is not None and not self.legacy_sse else None
         with self._lock:
             if self._standalone is not None and self._standalone.attached:
@@ -378,9 +388,22 @@ class HttpSession:
         stream.followed_elsewhere = True
         if stream.attached:
             stream.detach(stream.attach())  # the old consumer's take() ends at once
+        if stream.follower is not None and key != self.standalone_key:
+            # A POST stream we only followed: the other worker serves it now, and its
+            # events are not ours to forget when this session ends here.
+            with self._lock:
+                if self._by_key.get(key) is stream:
+                    del self._by_key[key]
+                    self._keys.discard(key)
+            stream.end()
+            return
+        self._note_cursor(stream)
+
+    def _note_cursor(self, stream: ResponseStream) -> None:
         follower = stream.follower
-        if isinstance(follower, Follower) and key == self.standalone_key:
-            self._standalone_cursor = follower.cursor
+        if (isinstance(follower, Follower) and follower.key == self.standalone_key
+                and follower.cursor != follower.start and self.store is not None):
+            note_cursor(self.store, self._cursor_key, follower.cursor)
 
     def share(self, kind: str, value: str) -> bool:
         """See :meth:`SessionTransport.share`. With shared session state, subscriptions
@@ -429,12 +452,12 @@ class HttpSession:
             stream.put(message, self._store(stream, message))
 
     def close_standalone(self, stream: ResponseStream) -> None:
-        follower = stream.follower
         with self._lock:
-            if self._standalone is stream:
+            current = self._standalone is stream
+            if current:
                 self._standalone = None
-                if isinstance(follower, Follower):
-                    self._standalone_cursor = follower.cursor
+        if current:
+            self._note_cursor(stream)
 
     def _forget(self, stream: ResponseStream) -> None:
         # The final response is queued: new messages for that id have nowhere to go. With
@@ -758,6 +781,7 @@ class SessionRegistry:
         if forget is not None:
             try:
                 forget(standalone_key(key_prefix(session_id)))
+                forget(cursor_key(key_prefix(session_id)))
             except Exception:
                 logger.exception("event store: forgetting a session's GET stream failed")
         try:

@@ -498,3 +498,35 @@ def test_subscribe_and_updates_with_the_client(cluster):
         while not updates.empty():
             got.append(updates.get_nowait())
     assert got == [("notifications/resources/updated", {"uri": "relay://item"})] * 4
+
+
+def test_a_fresh_get_on_another_worker_repeats_nothing(cluster):
+    from mcpsync.http.relay import cursor_key, read_cursor
+    from mcpsync.http.sessions import key_prefix
+
+    session = _session_on(cluster, 0)
+    session.call("tools/call", {"name": "ticker", "arguments": {"count": 15}})
+    first = requests.get(cluster.urls[1], headers=_get_headers(session), stream=True,
+                         timeout=WAIT)
+    reader = SseReader(first)
+    for _ in range(5):
+        cluster.controls.ticks.release()
+    got = _messages(reader, 5)
+    first.close()
+    # Worker 1 notes how far its GET got once it sees the connection closed.
+    where = cursor_key(key_prefix(session.session_id))
+    wait_until(lambda: read_cursor(cluster.event_store, where) == got[-1][0], timeout=WAIT)
+    for _ in range(5):
+        cluster.controls.ticks.release()  # sent while no GET is connected: kept
+    wait_until(lambda: (cluster.event_store.events_after(got[-1][0]) or ("", []))[1][4:],
+               timeout=WAIT)
+    # A GET without Last-Event-ID (the client gave up resuming), through worker 0.
+    second = requests.get(cluster.urls[0], headers=_get_headers(session), stream=True,
+                          timeout=WAIT)
+    reader = SseReader(second)
+    got += _messages(reader, 5)
+    for _ in range(5):
+        cluster.controls.ticks.release()
+    got += _messages(reader, 5)
+    second.close()
+    assert _ticks(got) == list(range(15))
