@@ -194,10 +194,13 @@ class HttpSession:
             return len(set(map(id, self._streams.values())) | set(map(id, self._by_key.values())))
 
     def busy(self) -> bool:
-        """Requests in flight or a connected GET stream: not idle, whatever the clock says."""
+        """Requests in flight or a connected stream (a GET, or with a relay a stream this
+        worker follows for another): not idle, whatever the clock says."""
         with self._lock:
             return bool(self._streams) or (
-                self._standalone is not None and self._standalone.attached)
+                self._standalone is not None and self._standalone.attached) or (
+                self.relay is not None and any(
+                    s.attached and s.follower is not None for s in self._by_key.values()))
 
     # -- inbound -------------------------------------------------------------------------
 

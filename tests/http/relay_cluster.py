@@ -56,6 +56,12 @@ def worker_server(name: str, controls: Controls) -> Server:
         return f"{answer.action}:{(answer.content or {}).get('name')}@{name}"
 
     @server.tool()
+    def ask_model(ctx: HandlerContext) -> str:
+        """Ask the client's model (sampling: every handshake version has it)."""
+        reply = ctx.sample("Say hi", max_tokens=10)
+        return f"{reply.model}:{getattr(reply.content, 'text', reply.content)}@{name}"
+
+    @server.tool()
     def wait_cancel(ctx: HandlerContext) -> str:
         """Run until cancelled (bounded)."""
         controls.ran_on.append(name)

@@ -530,3 +530,47 @@ def test_a_fresh_get_on_another_worker_repeats_nothing(cluster):
     got += _messages(reader, 5)
     second.close()
     assert _ticks(got) == list(range(15))
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18", "2025-11-25"])
+def test_every_handshake_version_with_the_client(cluster, version):
+    from mcpsync import CreateMessageResult, TextContent
+
+    http, balancer = balanced_session(cluster, by_kind(answer=1, GET=1, notification=1))
+    got: queue.Queue[LogMessage] = queue.Queue()
+    with Client.http(FRONT + "/mcp", session=http, protocol_version=version, timeout=WAIT,
+                     on_log=got.put,
+                     sampling_handler=lambda p: CreateMessageResult(
+                         "assistant", TextContent("hi"), model="m")) as client:
+        assert client.call_tool("ask_model").text == "m:hi@0"
+        assert client.call_tool("ticker", {"count": 2}).text == "started@0"
+        for _ in range(2):
+            cluster.controls.ticks.release()
+        assert [got.get(timeout=WAIT).data for _ in range(2)] == [0, 1]
+    assert ("answer", 1) in balancer.sent and ("GET", 1) in balancer.sent
+
+
+def test_shared_state_in_a_file_session_store(tmp_path):
+    from mcpsync.http import FileSessionStore
+
+    with Cluster(3, session_store=FileSessionStore(tmp_path)) as cluster:
+        session = _session_on(cluster, 0)
+        assert _post_to(cluster, 1, session, {"jsonrpc": "2.0", "id": 3,
+                                              "method": "resources/subscribe",
+                                              "params": {"uri": "relay://item"}}
+                        ).status_code == 200
+        assert _post_to(cluster, 1, session, {"jsonrpc": "2.0", "id": 4,
+                                              "method": "logging/setLevel",
+                                              "params": {"level": "error"}}
+                        ).status_code == 200
+        stream = requests.get(cluster.urls[2], headers=_get_headers(session), stream=True,
+                              timeout=WAIT)
+        reader = SseReader(stream)
+        other = _session_on(cluster, 1)
+        other.call("tools/call", {"name": "touch", "arguments": {"uri": "relay://item"}})
+        (_, update), = _messages(reader, 1)
+        assert update == {"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                          "params": {"uri": "relay://item"}}
+        stream.close()
+        record = cluster.session_store.load(session.session_id)
+        assert record.log_level == "error" and record.subscriptions == {"relay://item"}
