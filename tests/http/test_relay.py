@@ -9,6 +9,7 @@ GET stream's messages, the DELETE would stay on the worker that received them.
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import threading
 from collections.abc import Iterator
@@ -574,3 +575,28 @@ def test_shared_state_in_a_file_session_store(tmp_path):
         stream.close()
         record = cluster.session_store.load(session.session_id)
         assert record.log_level == "error" and record.subscriptions == {"relay://item"}
+
+
+def test_bad_bus_messages_are_logged_and_the_relay_goes_on(cluster, caplog):
+    session = LegacySession(cluster.urls[0], capabilities={"elicitation": {}})
+    sid = session.session_id
+    with caplog.at_level(logging.WARNING, logger="mcpsync.http"):
+        for junk in ({"kind": "answer", "session": sid, "message": "not json"},
+                     {"kind": "level", "session": sid, "level": "no such level"},
+                     {"kind": "ring", "session": sid, "key": 5},
+                     {"kind": "unknown", "session": sid},
+                     {"kind": "cancel", "session": 7}):
+            cluster.bus.publish({**junk, "origin": "elsewhere"})
+        # The same relay thread still carries an answer across.
+        _, call = session.request("tools/call", {"name": "ask", "arguments": {}}, stream=True)
+        reader = SseReader(call)
+        (_, question), = _messages(reader, 1)
+        assert _post_to(cluster, 1, session, {"jsonrpc": "2.0", "id": question["id"],
+                                              "result": {"action": "decline"}}
+                        ).status_code == 202
+        (_, final), = _messages(reader, 1)
+        call.close()
+    assert final["result"]["content"][0]["text"] == "decline:None@0"
+    assert "applying a 'level' message failed" in caplog.text
+    assert all(thread.is_alive() for thread in threading.enumerate()
+               if thread.name.startswith("mcpsync-relay-"))
