@@ -194,7 +194,7 @@ class Connection:
         self._write_lock = threading.Lock()
         self._inflight_empty = threading.Condition(self._lock)
         self._answering = 0  # handlers between finishing and writing their answer
-        self._ids = IdAllocator()
+        self._ids: IdAllocator | PrefixedIds = IdAllocator()
         self._inflight: InflightTable[InboundRequest] = InflightTable()
         self._pending = PendingTable()
         self._queued = _QueueBound(max_queued_notifications, max_queued_notification_bytes,
@@ -388,6 +388,15 @@ class Connection:
             if self._pending.pop(request_id) is not None:
                 self._cancel_outbound(request_id, method, "interrupted by the user")
             raise
+
+    def use_id_prefix(self, prefix: str) -> None:
+        """Name our requests ``"{prefix}-1"``, ``"{prefix}-2"``, ... instead of 1, 2, ...:
+        when several processes serve one session (HTTP workers that relay between them),
+        each gives its own prefix, so two of them never send the client the same id (the
+        client keys its table of our requests by id) and an answer shows who asked.
+        Only before the first request is sent."""
+        with self._lock:
+            self._ids = PrefixedIds(prefix)
 
     def new_request_id(self) -> RequestId:
         """Allocate an id for :meth:`begin_request` (to register it somewhere first)."""
@@ -778,6 +787,21 @@ class _SerialJobs:
                 job()
             except Exception:
                 logger.exception("%s: notification callback failed", self._name)
+
+
+class PrefixedIds:
+    """Request ids ``"{prefix}-{n}"``, never reused (see :meth:`Connection.use_id_prefix`)."""
+
+    __slots__ = ("_next", "prefix")
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self._next = 1
+
+    def next(self) -> str:
+        value = self._next
+        self._next = value + 1
+        return f"{self.prefix}-{value}"
 
 
 def _resolve(entry: Pending, message: Response | ErrorResponse) -> None:

@@ -5,9 +5,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .bus import Bus, InProcessBus
 from .events import EventStore, InMemoryEventStore
 from .security import HostPolicy
-from .session_store import FileSessionStore, SessionRecord, SessionStore
+from .session_store import (
+    FileSessionStore,
+    MemorySessionStore,
+    SessionRecord,
+    SessionStore,
+    SharedSessionState,
+)
 from .wsgi import McpWsgiApp, close_sse_stream
 
 if TYPE_CHECKING:
@@ -87,6 +94,6 @@ def serve(server: Server, host: str = "127.0.0.1", port: int = 8000, *, path: st
         httpd.join_connections(timeout)
 
 
-__all__ = ["Environ", "EventStore", "FileSessionStore", "HostPolicy", "InMemoryEventStore",
-           "McpWsgiApp", "SessionRecord", "SessionStore", "StartResponse", "close_sse_stream",
-           "mount", "serve"]
+__all__ = ["Bus", "Environ", "EventStore", "FileSessionStore", "HostPolicy", "InMemoryEventStore",
+           "InProcessBus", "McpWsgiApp", "MemorySessionStore", "SessionRecord", "SessionStore",
+           "SharedSessionState", "StartResponse", "close_sse_stream", "mount", "serve"]

@@ -22,8 +22,17 @@ Implementations: :class:`InProcessBus` (apps in one process: tests, several moun
 
 from __future__ import annotations
 
+import itertools
+import json
+import logging
+import threading
+from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
+
+from ..errors import StoreUnavailableError
+
+logger = logging.getLogger("mcpsync.http")
 
 #: A bus message: a JSON object with at least ``"kind"`` (a string).
 BusMessage = dict[str, Any]
@@ -45,3 +54,110 @@ class Bus(Protocol):
 
     def close(self) -> None:
         """Stop delivering and release the connection and thread (idempotent)."""
+
+
+#: Messages an :class:`InProcessBus` holds for its dispatcher thread, at most (count, and
+#: bytes of their JSON: a relayed answer may be as large as a request body).
+DEFAULT_MAX_QUEUED = 10_000
+DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024
+_names = itertools.count(1)
+
+
+class InProcessBus:
+    """A :class:`Bus` between the apps of one process: several ``wsgi_app`` mounts of one
+    deployment, and the tests, which run two "workers" side by side.
+
+    ``publish`` only queues (it never runs a callback on the publisher's thread, which may
+    hold a session's write lock); one named dispatcher thread hands each message to every
+    subscriber in publish order. The queue is bounded (``max_queued`` messages): when a
+    slow subscriber lets it fill up, the oldest message is dropped with a warning (the bus
+    is at most once by contract; what must not be lost is in a store). It is bounded in
+    messages (``max_queued``) and in bytes of their JSON (``max_queued_bytes``); a message
+    must be JSON (``ValueError`` otherwise), as it would be on a real bus. A callback that
+    raises is logged and the thread goes on. ``close`` stops the thread and joins it."""
+
+    def __init__(self, *, max_queued: int = DEFAULT_MAX_QUEUED,
+                 max_queued_bytes: int = DEFAULT_MAX_QUEUED_BYTES) -> None:
+        if max_queued < 1 or max_queued_bytes < 1:
+            raise ValueError("max_queued and max_queued_bytes must be at least 1")
+        self.max_queued = max_queued
+        self.max_queued_bytes = max_queued_bytes
+        self._cond = threading.Condition(threading.Lock())
+        self._queue: deque[tuple[BusMessage, int]] = deque()
+        self._bytes = 0
+        self._subscribers: dict[int, Callable[[BusMessage], None]] = {}
+        self._ids = itertools.count(1)
+        self._closed = False
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"mcpsync-bus-{next(_names)}")
+        self._thread.start()
+
+    def publish(self, message: BusMessage) -> None:
+        if not isinstance(message.get("kind"), str):
+            raise ValueError('a bus message needs a "kind" string')
+        # As it would travel: JSON (a copy, so the publisher cannot change it afterwards).
+        text = json.dumps(message)
+        size = len(text)
+        warn = False
+        with self._cond:
+            if self._closed:
+                raise StoreUnavailableError("the bus is closed")
+            while self._queue and (len(self._queue) >= self.max_queued
+                                   or self._bytes + size > self.max_queued_bytes):
+                self._bytes -= self._queue.popleft()[1]
+                self.dropped += 1
+                warn = warn or self.dropped == 1 or self.dropped % 1000 == 0
+            self._queue.append((json.loads(text), size))
+            self._bytes += size
+            self._cond.notify()
+        if warn:
+            logger.warning("in-process bus: a slow subscriber filled the queue (%d messages, "
+                           "%d bytes); %d dropped so far, oldest first", self.max_queued,
+                           self.max_queued_bytes, self.dropped)
+
+    def subscribe(self, callback: Callable[[BusMessage], None]) -> Callable[[], None]:
+        with self._cond:
+            if self._closed:
+                raise StoreUnavailableError("the bus is closed")
+            key = next(self._ids)
+            self._subscribers[key] = callback
+
+        def unsubscribe() -> None:
+            with self._cond:
+                self._subscribers.pop(key, None)
+
+        return unsubscribe
+
+    def close(self, timeout: float = 5.0) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue and not self._closed:
+                    self._cond.wait()
+                if self._closed:
+                    self._queue.clear()
+                    self._bytes = 0
+                    return
+                message, size = self._queue.popleft()
+                self._bytes -= size
+                callbacks = list(self._subscribers.values())
+            for callback in callbacks:  # outside the lock: a callback may publish
+                try:
+                    callback(message)
+                except Exception:
+                    logger.exception("in-process bus: a subscriber failed on %r",
+                                     message.get("kind"))
+
+
+__all__ = ["Bus", "BusMessage", "InProcessBus"]

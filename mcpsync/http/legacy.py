@@ -9,6 +9,7 @@ app for its sessions, event store and inbound path; the routing that picks them 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Final
 
@@ -165,8 +166,11 @@ def get(app: McpWsgiApp, headers: dict[str, str],
             session.close_standalone(stream)
 
     items, done = stream.take(0.0, token)
+    # With a relay, what waited in the store comes first with its own ids: a priming
+    # event (stored after them) would make a client that drops at once resume past them.
+    prime = session.priming and not (session.relay is not None and items)
     return sse_stream(app, start_response, stream, items, done, on_close,
-                      prime_id=session.prime(stream) if session.priming else None,
+                      prime_id=session.prime(stream) if prime else None,
                       consumer=token)
 
 
@@ -179,7 +183,19 @@ def _resume(app: McpWsgiApp, session: HttpSession, found: tuple[str, list[tuple[
     (a half-open connection, a proxy, a client read timeout). The events are read from
     the store only after taking over, so whatever the old connection took is replayed."""
     key, events = found
+    if session.relay is not None:
+        if key == session.standalone_key:
+            followed = session.follow_standalone(last)
+            assert followed is not None
+            return _follow(app, session, followed, start_response)
+        local = session.stream_by_key(key)
+        if (local is None or local.follower is not None) and not _has_any_answer(events):
+            # Its request runs on another worker (or ran here and a follower of ours
+            # lost its client): follow its key until the answer.
+            return _follow(app, session, session.follow_stream(key, last), start_response)
     live = session.stream_by_key(key)
+    if live is not None and live.follower is not None:
+        live = None  # a follower of ours whose answer is stored: replay it, as below
     token: int | None = None
     if live is not None and live.final_id is not None and _has_answer(events, live.final_id):
         live = None  # the replay carries the final answer: the stream is over for us
@@ -188,6 +204,8 @@ def _resume(app: McpWsgiApp, session: HttpSession, found: tuple[str, list[tuple[
             raise _HttpError("409 Conflict", INVALID_REQUEST,
                              "Conflict: this session already has a GET stream")
         token = live.attach()
+        if session.relay is not None:  # a follower elsewhere lets go of it
+            session.relay.takeover(session.id, key)
         again = app.store.events_after(last) if app.store is not None else None
         if again is not None and again[0] == key:
             events = again[1]
@@ -216,6 +234,42 @@ def _resume(app: McpWsgiApp, session: HttpSession, found: tuple[str, list[tuple[
     items, done = stream.take(0.0, token)
     return sse_stream(app, start_response, stream, items, done, on_close, prelude=replay,
                       on_complete=on_complete, consumer=token)
+
+
+def _follow(app: McpWsgiApp, session: HttpSession, stream: ResponseStream,
+            start_response: StartResponse) -> Iterable[bytes]:
+    """Relay: serve a stream filled from the event store (see :mod:`mcpsync.http.relay`)."""
+    token = stream.attach()
+    key = stream.key
+
+    def on_close() -> None:
+        if not stream.detach(token):
+            return  # taken over by a later resume: it is that one's to release
+        session.release(stream)
+        if stream.final_id is None:
+            session.close_standalone(stream)
+
+    def on_complete() -> None:
+        if stream.final_id is not None and key is not None:
+            session.forget_finished(key)  # the answer went out whole
+
+    items, done = stream.take(0.0, token)
+    return sse_stream(app, start_response, stream, items, done, on_close,
+                      on_complete=on_complete, consumer=token)
+
+
+def _has_any_answer(events: list[tuple[str, bytes]]) -> bool:
+    """Whether stored POST-stream ``events`` include its answer (a POST stream carries
+    no other response than its request's)."""
+    for _, data in events:
+        if data and (b'"result"' in data or b'"error"' in data):
+            try:
+                message = json.loads(data)
+            except ValueError:
+                continue
+            if isinstance(message, dict) and "id" in message and "method" not in message:
+                return True
+    return False
 
 
 def delete(app: McpWsgiApp, headers: dict[str, str],

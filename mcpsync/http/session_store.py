@@ -11,11 +11,14 @@ What a record cannot carry is what lives in one process: an open SSE stream. A r
 progress and answer travel on its own POST, so they work on any worker; but a server
 request (elicitation, sampling, roots) is answered by a separate POST, which must reach the
 worker that asked, and the standalone GET stream only carries what its own worker sends.
-Those need sticky routing, or the 2026-07-28 era, which has no sessions at all. Likewise
-``logging/setLevel`` and ``resources/subscribe`` hold on the worker that received them.
+Those need sticky routing, or a bus between the workers (``wsgi_app(bus=...)``, see
+:mod:`mcpsync.http.relay`), or the 2026-07-28 era, which has no sessions at all. With a
+bus, ``logging/setLevel`` and ``resources/subscribe`` are written to the record too
+(:class:`SharedSessionState`), so every worker applies them.
 
 :class:`FileSessionStore` keeps one small JSON file per session in a directory: enough for
-several workers on one host. Anything else (Redis, a database) is four methods.
+several workers on one host. :class:`MemorySessionStore` serves several apps in one
+process. Anything else (Redis, a database) is four methods, and four more to share state.
 """
 
 from __future__ import annotations
@@ -25,10 +28,17 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: one process's threads only
+    fcntl = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -123,7 +133,14 @@ class FileSessionStore:
     """One JSON file per session in ``directory``, for workers on one host. Thread- and
     process-safe: files are replaced atomically, and a record idle (untouched) for longer
     than ``idle_timeout`` seconds counts as gone. Expired files are removed as they are
-    found, and by :meth:`sweep`, which :meth:`save` runs at most once a minute."""
+    found, and by :meth:`sweep`, which :meth:`save` runs at most once a minute.
+
+    Also :class:`SharedSessionState`: each change is a read-modify-write under an
+    exclusive lock on ``directory/.lock`` (``flock``; on a system without it, this
+    process's threads only), which ``save`` and ``delete`` take too, so two workers
+    subscribing at once lose neither and a change never brings an ended session back.
+    :meth:`subscribers` reads every record: fine for the hundreds of sessions of one
+    host, not for a large deployment (use Redis there)."""
 
     def __init__(self, directory: str | os.PathLike[str], *,
                  idle_timeout: float = 1800.0) -> None:
@@ -131,6 +148,7 @@ class FileSessionStore:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.idle_timeout = idle_timeout
         self._next_sweep = 0.0
+        self._thread_lock = threading.Lock()
 
     def _path(self, session_id: str) -> Path:
         # The id comes from a request header: hashed, it can never name another path.
@@ -143,7 +161,27 @@ class FileSessionStore:
         except FileNotFoundError:
             return True
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._thread_lock:
+            if fcntl is None:
+                yield
+                return
+            fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)  # releases the lock
+
     def save(self, record: SessionRecord) -> None:
+        with self._locked():
+            self._write(record)
+        if time.time() >= self._next_sweep:
+            self._next_sweep = time.time() + 60.0
+            self.sweep()
+
+    def _write(self, record: SessionRecord) -> None:
         fd, temp = tempfile.mkstemp(dir=self.directory, prefix=".session-", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -153,9 +191,6 @@ class FileSessionStore:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
             raise
-        if time.time() >= self._next_sweep:
-            self._next_sweep = time.time() + 60.0
-            self.sweep()
 
     def load(self, session_id: str) -> SessionRecord | None:
         path = self._path(session_id)
@@ -180,11 +215,41 @@ class FileSessionStore:
         return True
 
     def delete(self, session_id: str) -> bool:
-        try:
-            self._path(session_id).unlink()
-        except FileNotFoundError:
-            return False
-        return True
+        with self._locked():
+            try:
+                self._path(session_id).unlink()
+            except FileNotFoundError:
+                return False
+            return True
+
+    def _change(self, session_id: str,
+                change: Callable[[SessionRecord], SessionRecord]) -> None:
+        with self._locked():
+            record = self.load(session_id)
+            if record is not None:
+                self._write(change(record))
+
+    def set_log_level(self, session_id: str, level: str) -> None:
+        self._change(session_id, lambda r: replace(r, log_level=level))
+
+    def add_subscription(self, session_id: str, uri: str) -> None:
+        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions | {uri}))
+
+    def remove_subscription(self, session_id: str, uri: str) -> None:
+        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions - {uri}))
+
+    def subscribers(self, uri: str) -> set[str]:
+        found = set()
+        for path in self.directory.glob("*.json"):
+            if self._expired(path):
+                continue
+            try:
+                record = SessionRecord.from_json(path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                continue
+            if record is not None and uri in record.subscriptions:
+                found.add(record.session_id)
+        return found
 
     def sweep(self) -> int:
         """Remove the files of expired sessions; how many were removed."""
@@ -200,4 +265,89 @@ class FileSessionStore:
         return f"FileSessionStore({str(self.directory)!r}, idle_timeout={self.idle_timeout})"
 
 
-__all__ = ["FileSessionStore", "SessionRecord", "SessionStore", "SharedSessionState"]
+class MemorySessionStore:
+    """A :class:`SessionStore` and :class:`SharedSessionState` in this process's memory:
+    for several apps in one process (mounts of one deployment behind an
+    :class:`~mcpsync.http.bus.InProcessBus`) and for tests. Thread-safe. Like
+    :class:`FileSessionStore`, a record idle (untouched) for longer than ``idle_timeout``
+    seconds is gone; at most ``max_sessions`` records are kept (the least recently used
+    goes first), a few hundred bytes each."""
+
+    def __init__(self, *, idle_timeout: float = 1800.0, max_sessions: int = 100_000) -> None:
+        self.idle_timeout = idle_timeout
+        self.max_sessions = max_sessions
+        self._lock = threading.Lock()
+        # session id -> (record, last touched, monotonic); least recently used first.
+        self._records: dict[str, tuple[SessionRecord, float]] = {}
+
+    def _live(self, session_id: str, now: float) -> SessionRecord | None:
+        entry = self._records.get(session_id)
+        if entry is None:
+            return None
+        if now - entry[1] > self.idle_timeout:
+            del self._records[session_id]
+            return None
+        return entry[0]
+
+    def save(self, record: SessionRecord) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._records.pop(record.session_id, None)
+            self._records[record.session_id] = (record, now)
+            while len(self._records) > self.max_sessions:
+                del self._records[next(iter(self._records))]
+
+    def load(self, session_id: str) -> SessionRecord | None:
+        with self._lock:
+            return self._live(session_id, time.monotonic())
+
+    def touch(self, session_id: str) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            record = self._live(session_id, now)
+            if record is None:
+                return False
+            del self._records[session_id]
+            self._records[session_id] = (record, now)
+            return True
+
+    def delete(self, session_id: str) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            found = self._live(session_id, now) is not None
+            self._records.pop(session_id, None)
+            return found
+
+    def _change(self, session_id: str,
+                change: Callable[[SessionRecord], SessionRecord]) -> None:
+        with self._lock:
+            entry = self._records.get(session_id)
+            if entry is None or time.monotonic() - entry[1] > self.idle_timeout:
+                return
+            self._records[session_id] = (change(entry[0]), entry[1])
+
+    def set_log_level(self, session_id: str, level: str) -> None:
+        self._change(session_id, lambda r: replace(r, log_level=level))
+
+    def add_subscription(self, session_id: str, uri: str) -> None:
+        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions | {uri}))
+
+    def remove_subscription(self, session_id: str, uri: str) -> None:
+        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions - {uri}))
+
+    def subscribers(self, uri: str) -> set[str]:
+        now = time.monotonic()
+        with self._lock:
+            return {sid for sid, (record, touched) in self._records.items()
+                    if uri in record.subscriptions and now - touched <= self.idle_timeout}
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._records)
+
+    def __repr__(self) -> str:
+        return f"MemorySessionStore(idle_timeout={self.idle_timeout})"
+
+
+__all__ = ["FileSessionStore", "MemorySessionStore", "SessionRecord", "SessionStore",
+           "SharedSessionState"]

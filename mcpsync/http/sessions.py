@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ..dispatch.principal import principal_key
 from ..dispatch.transport import TransportContext
 from ..engine.pool import WorkerPool
-from ..errors import ConnectionClosedError
+from ..errors import ConnectionClosedError, StoreUnavailableError
 from ..protocol import jsonrpc
 from ..protocol.bookkeeping import cancelled_request_id
 from ..protocol.jsonrpc import ErrorResponse, Message, Notification, RequestId, Response
@@ -36,7 +36,17 @@ from ..protocol.versions import features
 from ..server.session import ServerSession
 from ..transports.base import Received
 from .events import EventStore
-from .session_store import SessionRecord, SessionStore
+from .relay import (
+    ANY_ANSWER,
+    Follower,
+    Relay,
+    cursor_key,
+    note_cursor,
+    read_cursor,
+    standalone_key,
+    unavailable,
+)
+from .session_store import SessionRecord, SessionStore, SharedSessionState
 from .streams import ResponseStream
 
 if TYPE_CHECKING:
@@ -52,6 +62,13 @@ _KEYS_PRUNE = 1024
 #: How often (seconds) a worker asks the shared session store whether a session it holds
 #: still exists (a DELETE on another worker ends it here within this time).
 CONFIRM_INTERVAL = 10.0
+
+
+def key_prefix(session_id: str) -> str:
+    """What every stream key of the session ``session_id`` starts with (derived, so that
+    any worker holding the session agrees, and one-way, so that event ids do not reveal
+    the session id)."""
+    return hashlib.sha256(session_id.encode()).hexdigest()[:16]
 
 
 class SessionTransport:
@@ -97,6 +114,14 @@ class SessionTransport:
             self._ended.set()
             self._session._transport_closed()
 
+    def share(self, kind: str, value: str) -> bool:
+        """A change of the session that every worker must see (``"level"``,
+        ``"subscribe"``, ``"unsubscribe"``), made by the built-in methods: written through
+        to the shared session state and published when the app relays (else nothing).
+        ``True`` when the shared state now holds a subscription change for every worker
+        (then the session must not keep its own copy: see :meth:`HttpSession.share`)."""
+        return self._session.share(kind, value)
+
     def send(self, message: Message, related_request_id: RequestId | None = None) -> None:
         if self._closed:
             raise ConnectionClosedError("the HTTP session has ended")
@@ -109,7 +134,9 @@ class HttpSession:
 
     def __init__(self, server: Server, store: EventStore | None, *, legacy_sse: bool = False,
                  priming: bool = False, session_id: str | None = None,
-                 pool: WorkerPool | None = None, owner: Any = None) -> None:
+                 pool: WorkerPool | None = None, owner: Any = None,
+                 relay: Relay | None = None,
+                 shared: SharedSessionState | None = None) -> None:
         self.id = session_id if session_id is not None else secrets.token_urlsafe(24)
         #: Who created it (the principal of the access token, under ``auth=``): only they
         #: may use it; to anyone else it does not exist.
@@ -118,7 +145,13 @@ class HttpSession:
         # Every stream key of this session starts with this (derived, so that any worker
         # holding the session agrees, and one-way, so that event ids do not reveal the
         # session id): a Last-Event-ID naming another session's stream is refused by it.
-        self._key_prefix = hashlib.sha256(self.id.encode()).hexdigest()[:16]
+        self._key_prefix = key_prefix(self.id)
+        #: With a relay (and an event store): the one key of the session's standalone
+        #: stream on every worker (see :mod:`mcpsync.http.relay`).
+        self.relay = relay if store is not None and not legacy_sse else None
+        self.shared = shared
+        self.standalone_key = standalone_key(self._key_prefix)
+        self._cursor_key = cursor_key(self._key_prefix)
         #: Keys of this session's streams that the event store may hold.
         self._keys: set[str] = set()
         self._prune_at = _KEYS_PRUNE
@@ -139,6 +172,9 @@ class HttpSession:
         self.server_session: ServerSession = server.connect(
             self.transport, name=f"mcpsync-http-{self.id[:6]}", pool=pool, push=True)
         self.server_session.info.session_id = self.id
+        if self.relay is not None:
+            # Nothing was sent yet: from now on our requests name this worker.
+            self.server_session.connection.use_id_prefix(self.relay.worker)
         self.ended = threading.Event()
         self.priming = priming
         #: When the shared session store last confirmed this session (monotonic).
@@ -158,10 +194,13 @@ class HttpSession:
             return len(set(map(id, self._streams.values())) | set(map(id, self._by_key.values())))
 
     def busy(self) -> bool:
-        """Requests in flight or a connected GET stream: not idle, whatever the clock says."""
+        """Requests in flight or a connected stream (a GET, or with a relay a stream this
+        worker follows for another): not idle, whatever the clock says."""
         with self._lock:
             return bool(self._streams) or (
-                self._standalone is not None and self._standalone.attached)
+                self._standalone is not None and self._standalone.attached) or (
+                self.relay is not None and any(
+                    s.attached and s.follower is not None for s in self._by_key.values()))
 
     # -- inbound -------------------------------------------------------------------------
 
@@ -202,12 +241,29 @@ class HttpSession:
             self._keys.difference_update(gone)
             self._prune_at = max(_KEYS_PRUNE, 2 * len(self._keys))
 
-    def feed(self, message: Received, transport: TransportContext | None = None) -> None:
-        """Route ``message`` on this thread; ``transport``: the POST's context."""
+    def feed(self, message: Received, transport: TransportContext | None = None, *,
+             relayed: bool = False) -> None:
+        """Route ``message`` on this thread; ``transport``: the POST's context. With a
+        relay, an answer to a request another worker made, and every cancellation, is
+        then published for the worker that waits or runs (``relayed``: it came from the
+        bus, so not again). Raises :class:`~mcpsync.errors.StoreUnavailableError` when it
+        must be published and cannot be."""
         self.touch()
         self.transport.feed(message, transport)
-        if isinstance(message, Notification) and message.method == "notifications/cancelled":
+        cancel = (isinstance(message, Notification)
+                  and message.method == "notifications/cancelled")
+        if cancel:
+            assert isinstance(message, Notification)
             self._drop_cancelled(cancelled_request_id(message.params))
+        relay = self.relay
+        if relay is None or relayed:
+            return
+        if cancel:
+            assert isinstance(message, Notification)
+            relay.publish_message("cancel", self.id, message)
+        elif isinstance(message, (Response, ErrorResponse)) and message.id is not None and (
+                not relay.ours(message.id)):
+            relay.publish_message("answer", self.id, message)
 
     def _drop_cancelled(self, request_id: RequestId | None) -> None:
         # A cancelled request gets no response, so its stream would never see the final
@@ -241,7 +297,14 @@ class HttpSession:
     def open_standalone(self) -> ResponseStream | None:
         """A fresh GET stream; ``None`` if one is already connected. A GET without
         ``Last-Event-ID`` gives up resuming the earlier ones, so their events are dropped
-        (else a client that reconnects that way every few seconds would pile them up)."""
+        (else a client that reconnects that way every few seconds would pile them up).
+        With a relay, the stream follows the session's one standalone key from the last
+        event an earlier GET stream was given, on any worker (from the first one the store
+        holds if none was, or if that worker ended without noting it)."""
+        if self.relay is not None:
+            assert self.store is not None
+            return self.follow_standalone(read_cursor(self.store, self._cursor_key),
+                                          fresh=True)
         key = self._new_key() if self.store is not None and not self.legacy_sse else None
         with self._lock:
             if self._standalone is not None and self._standalone.attached:
@@ -258,6 +321,120 @@ class HttpSession:
         self._forget_events(earlier)
         self._flush_backlog(stream)
         return stream
+
+    def follow_standalone(self, after: str | None, *,
+                          fresh: bool = False) -> ResponseStream | None:
+        """Relay: a GET stream that follows the standalone key from the event ``after``.
+        ``fresh``: ``None`` if a GET stream of this worker is connected; else (a resume)
+        that one is taken over, here and on any other worker. Raises
+        :class:`~mcpsync.errors.StoreUnavailableError` when the store cannot be read."""
+        assert self.store is not None and self.relay is not None
+        key = self.standalone_key
+        stream = ResponseStream(key)
+        follower = Follower(self.store, key, stream, after)
+        stream.follow(follower)
+        with self._lock:
+            current = self._standalone
+            if fresh and current is not None and current.attached:
+                return None
+            self._standalone = stream
+            self._by_key[key] = stream
+        try:
+            follower.pull(strict=True)
+        except BaseException:
+            with self._lock:
+                if self._standalone is stream:
+                    self._standalone = current
+                    if current is not None:
+                        self._by_key[key] = current
+                    else:
+                        self._by_key.pop(key, None)
+            raise
+        if current is not None and current is not stream:
+            current.end()  # superseded: its consumer (if any) finishes and stops
+        if not fresh:
+            self.relay.takeover(self.id, key)
+        return stream
+
+    def follow_stream(self, key: str, after: str) -> ResponseStream:
+        """Relay: a resumed POST stream whose request runs on another worker: follow its
+        key until the answer (then it is over, as a local one would be)."""
+        assert self.store is not None and self.relay is not None
+        stream = ResponseStream(key, final_id=ANY_ANSWER, on_final=self._forget)
+        follower = Follower(self.store, key, stream, after)
+        stream.follow(follower)
+        follower.pull(strict=True)
+        with self._lock:
+            old = self._by_key.get(key)
+            self._by_key[key] = stream
+            self._keys.add(key)
+        if old is not None and old is not stream:
+            old.end()
+        self.relay.takeover(self.id, key)
+        return stream
+
+    def ring(self, key: str) -> None:
+        """Relay: events were stored under ``key``; a stream here that follows it reads
+        them now."""
+        with self._lock:
+            stream = self._by_key.get(key)
+        if stream is not None and stream.follower is not None:
+            stream.poke()
+
+    def let_go(self, key: str) -> None:
+        """Relay: another worker took over the stream ``key`` (a resume reached it): end
+        our connection to it, and ring for each event stored from now on."""
+        with self._lock:
+            stream = self._by_key.get(key)
+        if stream is None:
+            return
+        stream.followed_elsewhere = True
+        if stream.attached:
+            stream.detach(stream.attach())  # the old consumer's take() ends at once
+        if stream.follower is not None and key != self.standalone_key:
+            # A POST stream we only followed: the other worker serves it now, and its
+            # events are not ours to forget when this session ends here.
+            with self._lock:
+                if self._by_key.get(key) is stream:
+                    del self._by_key[key]
+                    self._keys.discard(key)
+            stream.end()
+            return
+        self._note_cursor(stream)
+
+    def _note_cursor(self, stream: ResponseStream) -> None:
+        follower = stream.follower
+        if (isinstance(follower, Follower) and follower.key == self.standalone_key
+                and follower.cursor != follower.start and self.store is not None):
+            note_cursor(self.store, self._cursor_key, follower.cursor)
+
+    def share(self, kind: str, value: str) -> bool:
+        """See :meth:`SessionTransport.share`. With shared session state, subscriptions
+        live there only: the app that receives ``notify_resource_updated`` sends to every
+        subscribed session once from the store's list, wherever the session is held, so a
+        copy kept by each holder would send it again. Without it, the holders each keep a
+        copy, told by the bus. The log level is applied by every holder (it filters what
+        each sends)."""
+        relay, shared = self.relay, self.shared
+        if relay is None:
+            return False
+        if shared is not None:
+            try:
+                if kind == "level":
+                    shared.set_log_level(self.id, value)
+                elif kind == "subscribe":
+                    shared.add_subscription(self.id, value)
+                elif kind == "unsubscribe":
+                    shared.remove_subscription(self.id, value)
+            except Exception as exc:
+                raise unavailable(exc) from exc
+        if kind == "level":
+            relay.publish(kind, self.id, level=value)
+            return False
+        if shared is not None:
+            return True
+        relay.publish(kind, self.id, uri=value)
+        return False
 
     def resume_standalone(self, stream: ResponseStream) -> bool:
         """Make a resumed GET stream the one that carries the session's messages again;
@@ -279,8 +456,11 @@ class HttpSession:
 
     def close_standalone(self, stream: ResponseStream) -> None:
         with self._lock:
-            if self._standalone is stream:
+            current = self._standalone is stream
+            if current:
                 self._standalone = None
+        if current:
+            self._note_cursor(stream)
 
     def _forget(self, stream: ResponseStream) -> None:
         # The final response is queued: new messages for that id have nowhere to go. With
@@ -340,12 +520,28 @@ class HttpSession:
                     stream = self._streams.get(message.id)
                 if stream is None and related is not None:
                     stream = self._streams.get(related)
+            relayed = stream is None and self.relay is not None
             if stream is None:
                 stream = self._standalone
-                if stream is None:
+                if stream is None and not relayed:
                     self._backlog.append(message)
                     return
+        if relayed:
+            self._to_standalone_key(message, stream)
+            return
+        assert stream is not None
         stream.put(message, self._store(stream, message))
+        if stream.followed_elsewhere and stream.key is not None and self.relay is not None:
+            self.relay.ring(self.id, stream.key)
+
+    def _to_standalone_key(self, message: Message, standalone: ResponseStream | None) -> None:
+        # Relay: whichever worker holds the GET stream (or none, for now) reads it from
+        # the store; this one only rings (and wakes its own GET stream, if it holds it).
+        assert self.store is not None and self.relay is not None
+        self.store.store_event(self.standalone_key, jsonrpc.encode(message))
+        if standalone is not None and standalone.follower is not None:
+            standalone.poke()
+        self.relay.ring(self.id, self.standalone_key)
 
     def _store(self, stream: ResponseStream, message: Message | None) -> str | None:
         if stream.key is None or self.store is None:
@@ -384,8 +580,15 @@ class SessionRegistry:
 
     def __init__(self, server: Server, store: EventStore | None, *, idle_timeout: float,
                  max_sessions: int, session_store: SessionStore | None = None,
-                 handshake_timeout: float = 10.0, pool: WorkerPool | None = None) -> None:
+                 handshake_timeout: float = 10.0, pool: WorkerPool | None = None,
+                 relay: Relay | None = None) -> None:
         self.server = server
+        #: With a bus between the workers (see :mod:`mcpsync.http.relay`).
+        self.relay = relay
+        if relay is not None:
+            relay.sessions = self
+        self.shared: SharedSessionState | None = (
+            session_store if isinstance(session_store, SharedSessionState) else None)
         self.store = store
         self.session_store = session_store
         self.idle_timeout = idle_timeout
@@ -410,7 +613,8 @@ class SessionRegistry:
                 if len(self._sessions) >= self.max_sessions:
                     return None
         session = HttpSession(self.server, self.store, legacy_sse=legacy_sse, priming=priming,
-                              pool=self.pool, owner=owner)
+                              pool=self.pool, owner=owner, relay=self.relay,
+                              shared=self.shared)
         with self._lock:
             self._sessions[session.id] = session
         return session
@@ -472,6 +676,8 @@ class SessionRegistry:
         assert self.session_store is not None
         try:
             record = self.session_store.load(session_id)
+        except StoreUnavailableError:
+            raise  # the store is down, not the session gone: 503, and the client retries
         except OSError as exc:
             logger.warning("session store load failed: %s", exc)
             return None
@@ -484,10 +690,12 @@ class SessionRegistry:
                 return None
         priming = self.store is not None and features(record.protocol_version).sse_polling
         session = HttpSession(self.server, self.store, session_id=record.session_id,
-                              priming=priming, pool=self.pool, owner=owner)
+                              priming=priming, pool=self.pool, owner=owner, relay=self.relay,
+                              shared=self.shared)
         session.established = True
         session.server_session.restore(record.protocol_version, record.client_info,
                                        record.client_capabilities)
+        _apply_shared_state(session, record)
         with self._lock:
             existing = self._sessions.get(session_id)
             if existing is None:
@@ -497,6 +705,20 @@ class SessionRegistry:
             return existing
         logger.info("HTTP session %s… taken up from the session store", session_id[:6])
         return session
+
+    def held(self, session_id: str) -> HttpSession | None:
+        """The session if this worker holds it now (never taken up from the store)."""
+        with self._lock:
+            session = self._sessions.get(session_id)
+        return session if session is not None and not session.ended.is_set() else None
+
+    def end_here(self, session_id: str) -> None:
+        """Another worker ended the session (``DELETE``): let go of it here at once."""
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is not None:
+            logger.info("HTTP session %s… ended on another worker", session_id[:6])
+            session.close()
 
     def remove(self, session_id: str, owner: Any = None) -> bool:
         """End a session (DELETE): here, and in the shared store for every worker. Only
@@ -510,6 +732,8 @@ class SessionRegistry:
         if session is None and self.session_store is not None:
             try:  # only its owner may end a session held elsewhere, too
                 record = self.session_store.load(session_id)
+            except StoreUnavailableError:
+                raise
             except OSError as exc:
                 logger.warning("session store load failed: %s", exc)
                 return False
@@ -520,10 +744,54 @@ class SessionRegistry:
                 stored = self.session_store.delete(session_id)
             except OSError as exc:
                 logger.warning("session store delete failed: %s", exc)
+        if self.relay is not None and (session is not None or stored):
+            self._end_everywhere(session_id)
         if session is None:
             return stored
         session.close()
         return True
+
+    def resource_updated(self, uri: str) -> None:
+        """Relay with shared session state (``Server.notify_resource_updated`` on this
+        worker): ``notifications/resources/updated`` to every session subscribed to
+        ``uri``, once each, wherever it is held. A session held here sends it (through its
+        send middleware); for another, the event goes straight to its GET stream's key."""
+        assert self.relay is not None and self.shared is not None and self.store is not None
+        try:
+            subscribers = self.shared.subscribers(uri)
+        except Exception as exc:
+            logger.warning("relay: the subscribers of %r could not be read: %s", uri, exc)
+            return
+        message = Notification("notifications/resources/updated", {"uri": uri})
+        for session_id in subscribers:
+            session = self.held(session_id)
+            try:
+                if session is not None:
+                    session.server_session.notify(message.method, message.params)
+                    continue
+                key = standalone_key(key_prefix(session_id))
+                self.store.store_event(key, jsonrpc.encode(message))
+                self.relay.ring(session_id, key)
+            except Exception as exc:  # one session's failure must not stop the others
+                logger.warning("relay: resources/updated for session %s… not sent: %s",
+                               session_id[:6], exc)
+
+    def _end_everywhere(self, session_id: str) -> None:
+        """Relay: the other holders end the session now (not at their next check of the
+        store), and the events of its standalone stream go."""
+        assert self.relay is not None
+        forget = getattr(self.store, "forget", None)
+        if forget is not None:
+            try:
+                forget(standalone_key(key_prefix(session_id)))
+                forget(cursor_key(key_prefix(session_id)))
+            except Exception:
+                logger.exception("event store: forgetting a session's GET stream failed")
+        try:
+            self.relay.publish("end", session_id)
+        except OSError as exc:  # the store says it is gone: they see it within a check
+            logger.warning("relay: the end of session %s… not published: %s",
+                           session_id[:6], exc)
 
     def sweep(self, force: bool = False) -> None:
         """Close sessions idle longer than ``idle_timeout``, and those whose client did not
@@ -555,3 +823,18 @@ class SessionRegistry:
     def __len__(self) -> int:
         with self._lock:
             return len(self._sessions)
+
+
+def _apply_shared_state(session: HttpSession, record: SessionRecord) -> None:
+    """A session taken up from its record gets the log level and subscriptions the client
+    set on other workers."""
+    server_session = session.server_session
+    if record.log_level is not None:
+        try:
+            server_session.set_log_level(record.log_level)
+        except Exception as exc:  # a level this version does not know: keep the default
+            logger.warning("session %s…: stored log level not applied: %s",
+                           session.id[:6], exc)
+    if session.relay is None or session.shared is None:
+        for uri in record.subscriptions:  # (with both, the app sends from the store's list)
+            server_session.subscribe(uri)

@@ -13,6 +13,12 @@ a client whose read timed out): the newcomer *takes over*. :meth:`ResponseStream
 returns a consumer token; the superseded consumer's :meth:`~ResponseStream.take` reports
 the stream as over at once and its :meth:`~ResponseStream.detach` changes nothing, so it
 can neither steal the newcomer's messages nor tear down what the newcomer holds.
+
+With a relay between workers (:mod:`mcpsync.http.relay`) a stream may *follow* a key of
+the event store instead of being fed by this process's producers: :meth:`follow` gives it
+a ``refill`` that the consumer runs on each :meth:`take` (so at every keep-alive tick) and
+whenever :meth:`poke` says that new events were stored. The refill runs on the consumer's
+thread, never on the bus's.
 """
 
 from __future__ import annotations
@@ -49,6 +55,11 @@ class ResponseStream:
         #: Set by the consumer once the final message went out in a complete response:
         #: no resume can need this stream's stored events any more.
         self.delivered = False
+        self._refill: Callable[[], None] | None = None
+        self._poked = False
+        #: Another worker follows this stream's key (it took a resume over): each event
+        #: stored from now on rings the bus.
+        self.followed_elsewhere = False
 
     # -- producers -----------------------------------------------------------------------
 
@@ -86,6 +97,23 @@ class ResponseStream:
         """Ask the current consumer to close its connection now (the client may resume)."""
         with self._cond:
             self._disconnect = True
+            self._cond.notify_all()
+
+    def follow(self, refill: Callable[[], None]) -> None:
+        """Fill this stream with ``refill()`` (which calls :meth:`put`), run by the consumer
+        in :meth:`take`: at once, then whenever :meth:`poke` is called, and at least once
+        per ``take``."""
+        self._refill = refill
+
+    @property
+    def follower(self) -> Callable[[], None] | None:
+        """What fills this stream from the store (``None``: this process's producers)."""
+        return self._refill
+
+    def poke(self) -> None:
+        """New events are waiting in the store: the consumer runs its refill now."""
+        with self._cond:
+            self._poked = True
             self._cond.notify_all()
 
     # -- the consumer --------------------------------------------------------------------
@@ -134,20 +162,32 @@ class ResponseStream:
         this consumer (final message taken, ended, asked to disconnect, or taken over by
         another consumer: then nothing is taken)."""
         deadline = time.monotonic() + timeout
-        with self._cond:
-            while not self._items and not self._ended and not self._disconnect:
+        while True:
+            refill = self._refill
+            if refill is not None:
+                with self._cond:
+                    self._poked = False
+                refill()  # outside the lock: it puts
+            with self._cond:
+                poked = False
+                while not self._items and not self._ended and not self._disconnect:
+                    if not self.current(consumer):
+                        return [], True
+                    if self._poked and refill is not None:
+                        poked = True
+                        break
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return [], False
+                    self._cond.wait(remaining)
+                if poked:
+                    continue
                 if not self.current(consumer):
                     return [], True
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return [], False
-                self._cond.wait(remaining)
-            if not self.current(consumer):
-                return [], True
-            items = list(self._items)
-            self._items.clear()
-            done = self._finished or self._ended or self._disconnect
-            return items, done and (not self._items)
+                items = list(self._items)
+                self._items.clear()
+                done = self._finished or self._ended or self._disconnect
+                return items, done and (not self._items)
 
 
 def _seq(event_id: str | None) -> int:

@@ -47,8 +47,10 @@ from ..protocol.numerals import parse_decimal
 from ..server import stateless
 from ..server.lifespan import StartupError
 from . import legacy, legacy_sse, modern
+from .bus import Bus
 from .events import EventStore, InMemoryEventStore
 from .legacy import SESSION_NOT_FOUND as SESSION_NOT_FOUND
+from .relay import Relay
 from .replies import Environ as Environ
 from .replies import StartResponse as StartResponse
 from .replies import _accepts, _HttpError, error_reply, json_reply, method_not_allowed
@@ -90,6 +92,10 @@ class McpWsgiApp:
     bearer token (401/403 with a ``WWW-Authenticate`` challenge otherwise), the Protected
     Resource Metadata is served at its well-known paths, the verified token is ``ctx.auth``,
     and a handshake-era session is bound to the principal that created it.
+    ``bus``: a :class:`~mcpsync.http.bus.Bus` shared by every worker of the deployment,
+    with a shared ``session_store`` and ``event_store``: the workers relay a session's
+    answers, cancellations, GET stream, ``DELETE``, log level and subscriptions between
+    them, so no sticky routing is needed (see :mod:`mcpsync.http.relay`).
     """
 
     def __init__(
@@ -112,6 +118,7 @@ class McpWsgiApp:
         sse_path: str | None = "/sse",
         messages_path: str = "/messages",
         auth: ResourceServer | None = None,
+        bus: Bus | None = None,
     ) -> None:
         self.server = server
         self.path = path.rstrip("/") or "/" if path is not None else None
@@ -127,6 +134,10 @@ class McpWsgiApp:
         store: EventStore | None = (InMemoryEventStore() if event_store is _DEFAULT_STORE
                                     else event_store)  # type: ignore[assignment]
         self.store = store
+        if bus is not None and (store is None or session_store is None):
+            raise ValueError("bus= relays between workers through their shared stores: "
+                             "give a shared session_store and event_store too")
+        self.relay = Relay(bus) if bus is not None else None
         # One pool for every handler of this app (2026-07-28 requests and every
         # handshake-era session): max_concurrent_handlers bounds the app, not each session.
         self._pool = WorkerPool(server.max_concurrent_handlers, name="mcpsync-http-handler",
@@ -134,7 +145,9 @@ class McpWsgiApp:
         self.sessions = SessionRegistry(server, store, idle_timeout=session_idle_timeout,
                                         max_sessions=max_sessions, session_store=session_store,
                                         handshake_timeout=session_handshake_timeout,
-                                        pool=self._pool)
+                                        pool=self._pool, relay=self.relay)
+        if self.relay is not None and self.sessions.shared is not None:
+            server.resource_update_hooks.append(self.sessions.resource_updated)
         self._header_maps: dict[int, dict[str, tuple[str, ...]] | None] = {}
         self._closed = threading.Event()
         self._local = threading.local()
@@ -152,6 +165,11 @@ class McpWsgiApp:
         """End every session, stop the handler threads (bounded), then run the server's
         shutdown (``Server.stop``)."""
         self._closed.set()
+        if self.relay is not None:
+            self.relay.close(timeout)
+            hooks = self.server.resource_update_hooks
+            if self.sessions.resource_updated in hooks:
+                hooks.remove(self.sessions.resource_updated)
         self.sessions.close_all()
         self._pool.shutdown(timeout)
         self.server.stop()

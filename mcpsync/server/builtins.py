@@ -92,13 +92,26 @@ def _uri_param(params: dict[str, Any]) -> str:
     return uri
 
 
+def _share(session: ServerSession, kind: str, value: str) -> bool:
+    # A session served by several workers (HTTP with a relay) writes the change through
+    # to the shared session state, so that every worker applies it; the transport knows
+    # whether there is such a thing (``share``), the session need not. True: the shared
+    # state holds the subscription, and the session must not keep a copy of its own.
+    share = getattr(session.connection.transport, "share", None)
+    return bool(share(kind, value)) if callable(share) else False
+
+
 def subscribe(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
-    _session_of(ctx, "resources/subscribe").subscribe(_uri_param(params))
+    session, uri = _session_of(ctx, "resources/subscribe"), _uri_param(params)
+    if not _share(session, "subscribe", uri):
+        session.subscribe(uri)
     return {}
 
 
 def unsubscribe(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
-    _session_of(ctx, "resources/unsubscribe").unsubscribe(_uri_param(params))
+    session, uri = _session_of(ctx, "resources/unsubscribe"), _uri_param(params)
+    if not _share(session, "unsubscribe", uri):
+        session.unsubscribe(uri)
     return {}
 
 
@@ -106,5 +119,7 @@ def set_level(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
     level = params.get("level")
     if not isinstance(level, str):
         raise InvalidParamsError('Invalid params: "level" must be a string')
-    _session_of(ctx, "logging/setLevel").set_log_level(level)
+    session = _session_of(ctx, "logging/setLevel")
+    session.set_log_level(level)
+    _share(session, "level", level)
     return {}

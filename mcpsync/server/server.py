@@ -145,6 +145,9 @@ class Server:
         self._sessions_lock = threading.Lock()
         #: Open ``subscriptions/listen`` streams (2026-07-28), across sessions.
         self.listeners = ListenRegistry(max_subscriptions)
+        #: Called with each URI given to :meth:`notify_resource_updated`: an HTTP app that
+        #: relays between workers tells the subscribed sessions held elsewhere.
+        self.resource_update_hooks: list[Callable[[str], None]] = []
         self._install_core_methods()
         self._task_store = task_store
         self._task_options = (max_running_tasks, task_ttl_ms, task_poll_interval_ms)
@@ -464,6 +467,8 @@ class Server:
         URI or one it is a sub-resource of)."""
         for session in self.sessions():
             session.send_resource_updated(uri)
+        for hook in list(self.resource_update_hooks):
+            hook(uri)
         self.listeners.resource_updated(uri)
 
     def end_subscriptions(self, sessions: list[ServerSession] | None = None, *,
