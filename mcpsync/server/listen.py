@@ -140,22 +140,21 @@ class Listener:
         "read it from the task store" (a status too large for the bus). A ``version`` at
         or below one already posted is the same change heard twice (the worker that
         cancelled a task and the one that ran it both announce it; a relayed event and
-        the local one) or a stale one arriving late: dropped. Bounded: one entry per
-        followed task id."""
+        the local one) or a stale one arriving late: dropped. Bounded: one pending entry
+        and one version per followed task id."""
         with self._lock:
             if version is not None:
                 if version <= self._task_versions.get(task_id, -1):
                     return
                 if params is not None:  # one read from the store is noted when read
                     self._task_versions[task_id] = version
-            if params is None:
-                key = ("task", f"{task_id}:?")
-                self._pending.pop(key, None)  # re-queued last: read after the others
-                self._pending[key] = (FETCH_TASK, {"taskId": task_id})
-            else:
-                key = ("task", f"{task_id}:{params.get('status')}")
-                # The latest body, in the first one's place (a later statusMessage).
-                self._pending[key] = ("notifications/tasks", params)
+            # One pending status per task, the latest, queued after what came before it:
+            # a client that reads slower than its task changes gets the task as it is now
+            # (never an older status after a newer one).
+            key = ("task", task_id)
+            self._pending.pop(key, None)
+            self._pending[key] = ((FETCH_TASK, {"taskId": task_id}) if params is None
+                                  else ("notifications/tasks", params))
         self.wake.set()
 
     def seen_task(self, task_id: str, version: int) -> bool:

@@ -31,6 +31,7 @@ from mcpsync.dispatch.context import HandlerContext
 from mcpsync.errors import StoreUnavailableError
 from mcpsync.http.bus import Bus, BusMessage
 from mcpsync.server import relay
+from mcpsync.server.listen import Listener, ListenRegistry
 from mcpsync.tasks import MemoryTaskStore, SqliteTaskStore, TaskStore
 from tests.helpers import wait_until
 from tests.http.raw import SseReader, envelope, modern_headers
@@ -498,3 +499,27 @@ def test_each_forked_worker_has_its_own_origin() -> None:
         child.join(WAIT)
     assert child.exitcode == 0
     assert server._relay.origin == parent
+
+
+def test_a_listen_holds_the_latest_status_of_each_task_in_change_order() -> None:
+    """Statuses that come faster than a client reads (or late, through the bus) leave one
+    pending notification per task: the newest version, after the changes before it."""
+    registry = ListenRegistry()
+    listener = Listener(1, {"taskIds": ["t"], "resourceSubscriptions": [NOTE]},
+                        owner=object(), principal="p")
+    registry.add(listener)
+
+    def status(name: str, message: str) -> dict[str, Any]:
+        return {"taskId": "t", "status": name, "statusMessage": message}
+
+    registry.task_status("t", "p", status("input_required", "first"), version=3)
+    registry.task_status("t", "p", status("working", "answered"), version=5)
+    registry.resource_updated(NOTE)
+    registry.task_status("t", "p", status("input_required", "again"), version=7)
+    registry.task_status("t", "p", status("working", "late"), version=6)  # stale: dropped
+    registry.task_status("t", "p", status("working", "twice"), version=7)  # heard twice
+    registry.task_status("t", "someone else", status("completed", "not theirs"), version=9)
+    assert listener.take() == [(UPDATED, {"uri": NOTE}),
+                               (TASKS, status("input_required", "again"))]
+    registry.task_status("t", "p", status("working", "old"), version=7)
+    assert listener.take() == []
