@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 import requests
 
-from mcpsync import Server
+from mcpsync import Client, Server
 from mcpsync.dispatch.context import HandlerContext
 from mcpsync.errors import StoreUnavailableError
 from mcpsync.http.bus import Bus, BusMessage
@@ -523,3 +523,19 @@ def test_a_listen_holds_the_latest_status_of_each_task_in_change_order() -> None
                                (TASKS, status("input_required", "again"))]
     registry.task_status("t", "p", status("working", "old"), version=7)
     assert listener.take() == []
+
+
+def test_a_listen_over_the_memory_transport_hears_another_worker(workers: Workers) -> None:
+    """The relay feeds the listen registry, whatever transport holds the listen."""
+    with Client.memory(workers.a, protocol_version="2026-07-28") as client:
+        subscription = client.listen(resource_uris=[NOTE], tools=False, prompts=False,
+                                     resources=False)
+        try:
+            workers.b.notify_resource_updated(NOTE)
+            note = subscription.get(timeout=WAIT)
+            assert note is not None and note.uri == NOTE
+            workers.b.notify_resource_updated(NOTE + "/b")  # next, not NOTE a second time
+            later = subscription.get(timeout=WAIT)
+            assert later is not None and later.uri == NOTE + "/b"
+        finally:
+            subscription.close()
