@@ -26,8 +26,9 @@ notification.
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..engine.connection import CancelEvent
@@ -51,6 +52,8 @@ from ..protocol.versions import features
 
 if TYPE_CHECKING:
     from ..dispatch.context import HandlerContext
+
+logger = logging.getLogger("mcpsync.server")
 
 def parse_filter(params: dict[str, Any]) -> dict[str, Any]:
     """The ``notifications`` filter of a listen request, validated (-32602 otherwise)."""
@@ -111,6 +114,9 @@ class Listener:
         self._lock = threading.Lock()
         #: Pending notifications in first-change order, keyed for coalescing.
         self._pending: dict[tuple[str, str], tuple[str, dict[str, Any] | None]] = {}
+        #: The latest version of each followed task posted with its body, or read from the
+        #: store, so far (at most one entry per followed task id).
+        self._task_versions: dict[str, int] = {}
         self.ending = False
 
     def wants_list(self, kind: str) -> bool:
@@ -128,6 +134,38 @@ class Listener:
             self._pending.setdefault(key, (method, params))
         self.wake.set()
 
+    def post_task(self, task_id: str, version: int | None,
+                  params: dict[str, Any] | None) -> None:
+        """A status of ``task_id``: ``params`` (its ``DetailedTask``), or ``None`` for
+        "read it from the task store" (a status too large for the bus). A ``version`` at
+        or below one already posted is the same change heard twice (the worker that
+        cancelled a task and the one that ran it both announce it; a relayed event and
+        the local one) or a stale one arriving late: dropped. Bounded: one pending entry
+        and one version per followed task id."""
+        with self._lock:
+            if version is not None:
+                if version <= self._task_versions.get(task_id, -1):
+                    return
+                if params is not None:  # one read from the store is noted when read
+                    self._task_versions[task_id] = version
+            # One pending status per task, the latest, queued after what came before it:
+            # a client that reads slower than its task changes gets the task as it is now
+            # (never an older status after a newer one).
+            key = ("task", task_id)
+            self._pending.pop(key, None)
+            self._pending[key] = ((FETCH_TASK, {"taskId": task_id}) if params is None
+                                  else ("notifications/tasks", params))
+        self.wake.set()
+
+    def seen_task(self, task_id: str, version: int) -> bool:
+        """Note that ``version`` of ``task_id`` was read from the store and is about to
+        be sent; False when that version (or a later one) was posted or sent already."""
+        with self._lock:
+            if version <= self._task_versions.get(task_id, -1):
+                return False
+            self._task_versions[task_id] = version
+            return True
+
     def end(self) -> None:
         """Ask the handler to end the subscription gracefully (a ``complete`` result)."""
         self.ending = True
@@ -138,6 +176,29 @@ class Listener:
             pending = list(self._pending.values())
             self._pending.clear()
         return pending
+
+
+#: A pending entry's method for a task status to read from the store when it is sent.
+FETCH_TASK = "mcpsync/fetch-task"
+
+
+def _fetch(registry: ListenRegistry, listener: Listener,
+           body: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The current status of the task named in ``body``, read with the listen's own
+    principal (the owner check of the store), or None: gone, not ours, or sent already."""
+    fetch = registry.fetch_task
+    task_id = (body or {}).get("taskId")
+    if fetch is None or not isinstance(task_id, str):
+        return None
+    try:
+        found = fetch(task_id, listener.principal)
+    except Exception:  # the store is down: this status is skipped; the client polls
+        logger.warning("task %s: status not read from the task store", task_id,
+                       exc_info=True)
+        return None
+    if found is None or not listener.seen_task(task_id, found[0]):
+        return None
+    return found[1]
 
 
 #: How many ``subscriptions/listen`` streams one Server keeps open at most, by default.
@@ -159,6 +220,10 @@ class ListenRegistry:
         self._lock = threading.Lock()
         self._gone = threading.Condition(self._lock)
         self._listeners: set[Listener] = set()
+        #: ``fetch_task(task_id, owner)``: the task's ``(version, DetailedTask)`` from the
+        #: task store, or None (gone, or not this owner's). Set by the Server; called on
+        #: a listen's own thread for a status relayed without its body.
+        self.fetch_task: Callable[[str, str], tuple[int, dict[str, Any]] | None] | None = None
 
     def add(self, listener: Listener) -> None:
         """Register ``listener``, or raise :class:`~mcpsync.errors.MCPError` (-32603) when
@@ -208,13 +273,15 @@ class ListenRegistry:
             if listener.wants_uri(uri):
                 listener.post(("uri", uri), UPDATED, {"uri": uri})
 
-    def task_status(self, task_id: str, owner: str, params: dict[str, Any]) -> None:
+    def task_status(self, task_id: str, owner: str, params: dict[str, Any] | None, *,
+                    version: int | None = None) -> None:
         """``notifications/tasks`` (the tasks extension) to every subscription following
-        ``task_id`` on behalf of the task's ``owner``; nobody else hears of it."""
-        key = ("task", f"{task_id}:{params.get('status')}")
+        ``task_id`` on behalf of the task's ``owner``; nobody else hears of it. ``params``
+        ``None``: each such listen reads the task from the store itself (:attr:`fetch_task`),
+        on its own thread. ``version`` (the record's) drops a change heard twice."""
         for listener in self.snapshot():
             if task_id in listener.task_ids and listener.principal == owner:
-                listener.post(key, "notifications/tasks", params)
+                listener.post_task(task_id, version, params)
 
     def end(self, owners: Iterable[object] | None = None) -> int:
         """End subscriptions gracefully: all of them, or those of ``owners`` (the ``ended``
@@ -261,6 +328,11 @@ def serve_listen(registry: ListenRegistry, capabilities: dict[str, Any],
                 if cancelled.is_set():
                     ctx.check_cancelled()
                 for method, body in listener.take():
+                    if method == FETCH_TASK:
+                        method, body = "notifications/tasks", _fetch(registry, listener,
+                                                                     body)
+                        if body is None:
+                            continue
                     ctx.notify(method, {**(body or {}), "_meta": dict(tag)})
                 if listener.ending:
                     return {"_meta": dict(tag)}

@@ -36,12 +36,14 @@ from .builtins import install_core_methods
 from .lifespan import Lifespan
 from .listen import DEFAULT_MAX_SUBSCRIPTIONS, ListenRegistry, serve_listen
 from .prompts import Completer, PromptRegistry, describe_prompt
+from .relay import EventRelay
 from .resources import ResourceRegistry, describe_resource
 from .session import ServerSession
 from .stdio import serve_stdio
 from .tools import RegisteredTool, ToolRegistry, describe
 
 if TYPE_CHECKING:
+    from ..http.bus import Bus
     from ..tasks.store import TaskStore
     from ..tasks.surface import TaskSurfaces
 
@@ -148,6 +150,9 @@ class Server:
         #: Called with each URI given to :meth:`notify_resource_updated`: an HTTP app that
         #: relays between workers tells the subscribed sessions held elsewhere.
         self.resource_update_hooks: list[Callable[[str], None]] = []
+        self.listeners.fetch_task = self._fetch_task
+        #: Where this server's events go to (and come from) the other workers.
+        self._relay = EventRelay(self.listeners)
         self._install_core_methods()
         self._task_store = task_store
         self._task_options = (max_running_tasks, task_ttl_ms, task_poll_interval_ms)
@@ -470,6 +475,20 @@ class Server:
         for hook in list(self.resource_update_hooks):
             hook(uri)
         self.listeners.resource_updated(uri)
+        self._relay.resource_updated(uri)
+
+    def relay_events(self, bus: Bus) -> Callable[[], None]:
+        """Share this server's server-wide events with the other workers on ``bus``.
+
+        From now on each resource update (:meth:`notify_resource_updated`), list change
+        and 2026-07-28 task status (the tasks extension) raised in this process is also
+        published on ``bus``, and each one another process publishes reaches this
+        process's ``subscriptions/listen`` streams as if raised here (a task's status
+        only those of the task's owner). Handshake-era sessions are not served from the
+        bus: their notifications travel with the session. A bus that cannot be reached
+        is logged; the change still reaches this process's clients. Call it in each
+        worker process (after the fork); returns the function that stops relaying."""
+        return self._relay.attach(bus)
 
     def end_subscriptions(self, sessions: list[ServerSession] | None = None, *,
                           timeout: float | None = 5.0) -> bool:
@@ -633,6 +652,23 @@ class Server:
         for session in self.sessions():
             session.send_list_changed(kind)
         self.listeners.list_changed(kind)
+        self._relay.list_changed(kind)
+
+    def _task_status(self, task_id: str, owner: str, version: int,
+                     params: dict[str, Any]) -> None:
+        """A 2026-07-28 (v2) task's status, to the listens here and on other workers."""
+        self.listeners.task_status(task_id, owner, params, version=version)
+        self._relay.task_status(task_id, owner, version, params)
+
+    def _fetch_task(self, task_id: str, owner: str) -> tuple[int, dict[str, Any]] | None:
+        """A v2 task's ``(version, DetailedTask)`` from the task store, for a listen that
+        heard of a status too large for the bus; None when gone or not ``owner``'s."""
+        from ..tasks.wire import v2_detailed
+
+        record = self.tasks.store.get(task_id, owner)
+        if record is None or record.surface != "v2":
+            return None
+        return record.version, v2_detailed(record)
 
     def _listen(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
         # A method (not a function of builtins.py): capabilities_for() compares the

@@ -228,9 +228,11 @@ class TaskSurfaces:
 
     def publish(self, record: TaskRecord) -> None:
         """A v2 task's status to the ``subscriptions/listen`` streams following it (those
-        of its owner): the ``DetailedTask`` as ``notifications/tasks`` params. Changes
-        made by another worker are not seen here; its clients poll."""
-        self.server.listeners.task_status(record.task_id, record.owner, v2_detailed(record))
+        of its owner): the ``DetailedTask`` as ``notifications/tasks`` params, here and,
+        once :meth:`Server.relay_events <mcpsync.Server.relay_events>` joins the workers,
+        on every other worker (without it, their clients poll)."""
+        self.server._task_status(record.task_id, record.owner, record.version,
+                                 v2_detailed(record))
 
     # -- tasks/* -----------------------------------------------------------------------------
 
