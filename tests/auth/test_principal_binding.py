@@ -17,7 +17,7 @@ from tests.tasks.peers import WAIT, Peer
 from tests.tasks.task_server import make_server
 
 from .authserver import AuthServer
-from .test_resource_server import bearer, jwt_auth, protected  # noqa: F401 (fixtures)
+from .test_resource_server import bearer
 
 pytest.importorskip("jwt")
 
@@ -54,7 +54,7 @@ def test_the_same_subject_from_another_issuer_or_client_cannot_see_a_task(
 
 
 def test_a_request_state_cannot_be_replayed_by_another_client_of_the_same_user(
-        protected: Any, jwt_auth: AuthServer) -> None:  # noqa: F811
+        protected: Any, jwt_auth: AuthServer) -> None:
     mcp = protected()
     mine = jwt_auth.mint(audience=mcp.url, subject="alice", client_id="c1")
     theirs = jwt_auth.mint(audience=mcp.url, subject="alice", client_id="c2")

@@ -9,7 +9,6 @@ import itertools
 import json
 import logging
 import re
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
@@ -34,6 +33,7 @@ from tests.serving import RunningServer
 
 from .authserver import AuthServer
 from .conftest import headless
+from .scoped_server import add_scoped_items
 
 pytest.importorskip("jwt")
 
@@ -62,6 +62,7 @@ def make_server() -> Server:
         """Needs files:write."""
         return "wrote " + text
 
+    add_scoped_items(server)
     return server
 
 
@@ -90,25 +91,6 @@ class SelfProtected:
         self.server.stop()
         for app in self._apps:
             app.close()
-
-
-@pytest.fixture
-def jwt_auth(auth_server: AuthServer) -> AuthServer:
-    auth_server.jwt_tokens = True
-    return auth_server
-
-
-@pytest.fixture
-def protected(jwt_auth: AuthServer) -> Iterator[Callable[..., SelfProtected]]:
-    started: list[SelfProtected] = []
-
-    def start(**options: Any) -> SelfProtected:
-        started.append(SelfProtected(jwt_auth, **options))
-        return started[-1]
-
-    yield start
-    for item in reversed(started):
-        item.stop()
 
 
 def bearer(token: str) -> dict[str, str]:
