@@ -447,7 +447,7 @@ def _doc_blocks() -> list[str]:
 @pytest.mark.parametrize("mounted", [False, True])
 def test_the_docs_example_protects_a_server(jwt_auth: AuthServer, mounted: bool):
     blocks = _doc_blocks()
-    assert len(blocks) == 2
+    assert len(blocks) == 4  # the server, its mount, a JwtVerifier, scoped items
     holder: list[Any] = []
     namespace: dict[str, Any] = {"__name__": "docs_example"}
     running = RunningServer(lambda environ, start: holder[0](environ, start))
@@ -469,6 +469,37 @@ def test_the_docs_example_protects_a_server(jwt_auth: AuthServer, mounted: bool)
         running.stop()
         if "flask_app" in namespace:
             namespace["flask_app"].wsgi_app.mounts["/mcp"].close()
+        if "app" in namespace:
+            namespace["app"].close()
+
+
+def test_the_docs_examples_of_a_bounded_jwks_and_scoped_items(jwt_auth: AuthServer):
+    server_block, _, verifier_block, scoped_block = _doc_blocks()
+    holder: list[Any] = []
+    namespace: dict[str, Any] = {"__name__": "docs_example"}
+    running = RunningServer(lambda environ, start: holder[0](environ, start))
+    url = running.base + "/mcp"
+    try:
+        source = "\n".join([server_block, verifier_block, scoped_block])
+        source = (source.replace("https://mcp.example.com/mcp", url)
+                  .replace("https://auth.example.com/jwks", jwt_auth.jwks_url)
+                  .replace("https://auth.example.com", jwt_auth.issuer))
+        exec(compile(source, "docs/auth.md", "exec"), namespace)
+        holder.append(namespace["app"])
+        assert namespace["verifier"].verify(jwt_auth.mint(audience=url)) is not None
+        writer = jwt_auth.mint(audience=url, scopes=["files:write"])
+        refused = post_modern(url, "resources/read", {"uri": "files://a"},
+                              headers=bearer(writer))
+        assert refused.status_code == 403
+        assert 'error="insufficient_scope", scope="files:read"' in challenge_of(refused)
+        listed = answer_of(post_modern(url, "prompts/list", {}, headers=bearer(writer)))
+        assert listed["result"]["prompts"] == []  # hidden: the token may not get it
+        with Client.http(url, auth=headless(),
+                         protocol_version="2026-07-28", timeout=30.0) as client:
+            assert client.read_resource("files://a").contents[0].text == "the text of a"
+            assert [p.name for p in client.list_prompts()] == ["summarize"]
+    finally:
+        running.stop()
         if "app" in namespace:
             namespace["app"].close()
 
