@@ -81,6 +81,8 @@ class ResourceRegistry:
         #: (a client may see what it must step up for); on, a 2026-07-28 list is marked
         #: ``cacheScope: "private"``.
         self.hide_unauthorized = False
+        #: Whether any resource or template was registered with ``scopes``.
+        self.has_scoped = False
 
     def add(self, resource: RegisteredResource) -> None:
         table = self._templates if resource.template else self._fixed
@@ -88,6 +90,7 @@ class ResourceRegistry:
             if resource.key in table:
                 raise ValueError(f"a resource {resource.key!r} is already registered")
             table[resource.key] = resource
+            self._note_scoped()
         if self._on_change is not None:
             self._on_change()
 
@@ -96,8 +99,14 @@ class ResourceRegistry:
             if self._fixed.pop(uri_or_template, None) is None and self._templates.pop(
                     uri_or_template, None) is None:
                 raise KeyError(uri_or_template)
+            self._note_scoped()
         if self._on_change is not None:
             self._on_change()
+
+    def _note_scoped(self) -> None:
+        """Recount (under the lock) whether any resource needs scopes."""
+        self.has_scoped = any(r.scopes for table in (self._fixed, self._templates)
+                              for r in table.values())
 
     @property
     def has_templates(self) -> bool:

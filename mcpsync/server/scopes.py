@@ -12,7 +12,7 @@ memory, or an auth layer of the host's own). A task is refused before it is crea
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -93,6 +93,20 @@ def check(server: Server, ctx: Any, method: str, params: Any) -> None:
     scope = " ".join(needed.scopes)
     raise MCPError(f"Forbidden: {needed.what} needs the scope(s) {scope}",
                    code=INVALID_REQUEST, data={"error": "insufficient_scope", "scope": scope})
+
+
+def reader(server: Server, auth: Any) -> Callable[[str], bool]:
+    """Whether ``auth`` may read a URI, for filtering updates at delivery: a listen on a
+    URI that needs nothing (``notes://``) covers sub-resources that may need scopes.
+    Cheap while the server has no scoped resource (no URI is resolved then)."""
+
+    def may_read(uri: str) -> bool:
+        if not server.resources.has_scoped:
+            return True
+        needed = _resource(server, uri)
+        return needed is None or permits(auth, needed.scopes)
+
+    return may_read
 
 
 def _of(what: str, item: Any) -> Requirement | None:

@@ -37,7 +37,7 @@ from .lifespan import Lifespan
 from .listen import DEFAULT_MAX_SUBSCRIPTIONS, ListenRegistry, serve_listen
 from .prompts import Completer, PromptRegistry, describe_prompt
 from .resources import ResourceRegistry, describe_resource
-from .scopes import as_scopes
+from .scopes import as_scopes, reader
 from .scopes import check as check_scopes
 from .session import ServerSession
 from .stdio import serve_stdio
@@ -650,7 +650,7 @@ class Server:
         from ..tasks.surface import owner_of
 
         return serve_listen(self.listeners, self.capabilities(), ctx, params,
-                            principal=owner_of(ctx))
+                            principal=owner_of(ctx), may_read=reader(self, ctx.auth))
 
     def run_stdio(self, *, drain_timeout: float = 2.0) -> None:
         """Serve one client over this process's stdin/stdout until EOF or SIGINT/SIGTERM.

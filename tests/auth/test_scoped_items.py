@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import requests
 
 from mcpsync import AccessToken, Client, MCPError, Server
 from mcpsync.dispatch.transport import current_transport
-from tests.http.raw import BOTH, answer_of, post_modern
+from tests.http.raw import BOTH, SseReader, answer_of, envelope, modern_headers, post_modern
 
 from .authserver import AuthServer
 from .scoped_server import add_scoped_items
@@ -237,3 +238,53 @@ def test_scopes_must_be_a_list() -> None:
         server.resource("notes://x", scopes="notes:read")
     with pytest.raises(TypeError, match="list of scope names"):
         server.prompt(scopes="reports")
+
+
+@pytest.mark.parametrize("granted", ["notes:other", "notes:read"])
+def test_a_listen_on_a_prefix_hears_only_the_updates_it_may_read(granted: str) -> None:
+    """``notes://`` needs no scope (nothing is registered there) but covers
+    ``notes://secret`` and ``notes://private/plans``: their updates reach only a listener
+    whose principal may read them, or the URI of a scoped resource would leak."""
+    server = _granting(granted)
+    heard: queue.Queue[str] = queue.Queue()
+    with Client.memory(server, protocol_version="2026-07-28", timeout=WAIT) as client:
+        subscription = client.listen(tools=False, prompts=False, resources=False,
+                                     resource_uris=["notes://"],
+                                     on_notification=lambda note: heard.put(note.uri or ""))
+        for uri in ("notes://secret", "notes://private/plans", "notes://public"):
+            server.notify_resource_updated(uri)
+        got = [heard.get(timeout=WAIT) for _ in range(1 if granted == "notes:other" else 3)]
+        subscription.close()
+    assert got == (["notes://public"] if granted == "notes:other" else
+                   ["notes://secret", "notes://private/plans", "notes://public"])
+
+
+def test_over_http_a_prefix_listen_hears_only_what_the_token_may_read(
+        protected: Any, jwt_auth: AuthServer) -> None:
+    mcp = protected()
+    token = jwt_auth.mint(audience=mcp.url, scopes=["mcp"])
+    body = {"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": {
+        "notifications": {"resourceSubscriptions": ["notes://"]}, "_meta": envelope()}}
+    response = requests.post(mcp.url, data=json.dumps(body), stream=True, timeout=WAIT,
+                             headers={**modern_headers("subscriptions/listen"),
+                                      **bearer(token)})
+    server = mcp._apps[0].server
+    try:
+        assert response.status_code == 200, response.text
+        reader = SseReader(response)
+        heard: list[str] = []
+        while True:
+            event = reader.next_event()
+            assert event is not None, heard
+            message = json.loads(event["data"])
+            if message.get("method") == "notifications/subscriptions/acknowledged":
+                for uri in ("notes://secret", "notes://private/plans", "notes://public"):
+                    server.notify_resource_updated(uri)
+            elif message.get("method") == "notifications/resources/updated":
+                heard.append(message["params"]["uri"])
+                if heard[-1] == "notes://public":
+                    break
+        assert heard == ["notes://public"]
+    finally:
+        response.close()
+        server.end_subscriptions()
