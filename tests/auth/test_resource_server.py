@@ -372,6 +372,15 @@ def test_the_2024_11_05_transport_is_protected_and_bound_too(protected: Any,
         refused = requests.post(post_url, json=call, headers=bearer(alice), timeout=WAIT)
         assert refused.status_code == 403
         assert 'error="insufficient_scope", scope="files:write"' in challenge_of(refused)
+        for method, params, scope in (
+                ("resources/read", {"uri": "notes://private/plans"}, "notes:read"),
+                ("resources/subscribe", {"uri": "notes://secret"}, "notes:read"),
+                ("prompts/get", {"name": "report", "arguments": {"quarter": "Q1"}},
+                 "reports")):
+            refused = requests.post(post_url, headers=bearer(alice), timeout=WAIT, json={
+                "jsonrpc": "2.0", "id": 3, "method": method, "params": params})
+            assert refused.status_code == 403, method
+            assert f'error="insufficient_scope", scope="{scope}"' in challenge_of(refused)
     finally:
         stream.close()
 
