@@ -46,6 +46,7 @@ from ..protocol.jsonrpc import Invalid, Notification, Request
 from ..protocol.numerals import parse_decimal
 from ..server import stateless
 from ..server.lifespan import StartupError
+from ..server.scopes import required_scopes
 from . import legacy, legacy_sse, modern
 from .bus import Bus
 from .events import EventStore, InMemoryEventStore
@@ -295,20 +296,18 @@ class McpWsgiApp:
         return getattr(self._local, "owner", None)
 
     def _scope_refusal(self, items: list[Any]) -> Refusal | None:
-        """A 403 for a ``tools/call`` of a tool whose ``scopes`` the token lacks, before
-        the call is dispatched, so the client gets the challenge it can step up with."""
+        """A 403 for a request needing ``scopes`` the token lacks (a tool, a resource read
+        or subscribed to, a prompt: :func:`~mcpsync.server.scopes.required_scopes`),
+        before it is dispatched, so the client gets the challenge it can step up with."""
         if self.auth is None:
             return None
         token = getattr(self._local, "token", None)
         for item in items:
-            if not (isinstance(item, Request) and item.method == "tools/call"):
+            if not isinstance(item, Request) or token is None:
                 continue
-            name = (item.params or {}).get("name")
-            tool = self.server.tools.get(name) if isinstance(name, str) else None
-            if tool is None or not tool.scopes or token is None:
-                continue
-            if not token.has_scopes(tool.scopes):
-                return self.auth.insufficient_scope(token, tool.scopes)
+            needed = required_scopes(self.server, item.method, item.params)
+            if needed is not None and not token.has_scopes(needed.scopes):
+                return self.auth.insufficient_scope(token, needed.scopes)
         return None
 
     def _single_threaded_get(self, environ: Environ, path: str,

@@ -101,11 +101,14 @@ class Listener:
     """One open subscription: what it follows, and what changed since it last sent."""
 
     def __init__(self, subscription_id: Any, granted: dict[str, Any], owner: object,
-                 principal: str = "") -> None:
+                 principal: str = "", may_read: Callable[[str], bool] | None = None) -> None:
         self.subscription_id = subscription_id
         self.owner = owner
         #: Whose tasks this listen may hear about (see mcpsync.tasks.surface.owner_of).
         self.principal = principal
+        #: Whether its principal may read a URI (per-resource scopes): a subscription to
+        #: ``notes://`` must not hear of ``notes://secret`` it may not read.
+        self.may_read = may_read
         self.task_ids = frozenset(granted.get("taskIds") or ())
         self.lists = frozenset(kind for field, kind in LIST_FIELDS.items()
                                if granted.get(field))
@@ -123,7 +126,8 @@ class Listener:
         return kind in self.lists
 
     def wants_uri(self, uri: str) -> bool:
-        return any(uri_covers(subscribed, uri) for subscribed in self.uris)
+        return any(uri_covers(subscribed, uri) for subscribed in self.uris) and (
+            self.may_read is None or self.may_read(uri))
 
     def post(self, key: tuple[str, str], method: str, params: dict[str, Any] | None) -> None:
         with self._lock:
@@ -295,7 +299,8 @@ class ListenRegistry:
 
 def serve_listen(registry: ListenRegistry, capabilities: dict[str, Any],
                  ctx: HandlerContext, params: dict[str, Any],
-                 principal: str = "") -> dict[str, Any]:
+                 principal: str = "",
+                 may_read: Callable[[str], bool] | None = None) -> dict[str, Any]:
     """The ``subscriptions/listen`` handler: acknowledge, deliver, and end."""
     version = ctx.session.protocol_version
     if version is None or features(version).era != "modern":
@@ -304,7 +309,7 @@ def serve_listen(registry: ListenRegistry, capabilities: dict[str, Any],
     granted = honoured(parse_filter(params), capabilities)
     tag = {META_SUBSCRIPTION_ID: ctx.request_id}
     owner = ctx._session.ended
-    listener = Listener(ctx.request_id, granted, owner, principal)
+    listener = Listener(ctx.request_id, granted, owner, principal, may_read)
     cancelled = ctx.cancelled
     # Registered before the acknowledgement, so no change after it can be missed; the
     # handler sends the acknowledgement before anything it collects. Refused at once

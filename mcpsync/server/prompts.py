@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ from ..errors import InvalidParamsError
 from ..types import Icon
 from ..types.content import CONTENT_TYPES
 from ..types.prompts import GetPromptResult, PromptMessage
+from .scopes import as_scopes, permits
 
 #: ``fn(value, context_arguments) -> list of suggestions`` for one argument.
 Completer = Callable[[str, dict[str, str]], list[str]]
@@ -27,6 +28,9 @@ MAX_COMPLETIONS = 100
 class RegisteredPrompt:
     binding: StringBinding
     description: dict[str, Any]
+    #: OAuth scopes a caller's access token must carry (get, complete), checked before
+    #: dispatch by :mod:`mcpsync.server.scopes`.
+    scopes: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -35,7 +39,8 @@ class RegisteredPrompt:
 
 def describe_prompt(fn: Callable[..., Any], *, name: str | None, title: str | None,
                     description: str | None, icons: list[Icon] | None,
-                    meta: dict[str, Any] | None) -> RegisteredPrompt:
+                    meta: dict[str, Any] | None,
+                    scopes: Iterable[str] = ()) -> RegisteredPrompt:
     """A prompt rendered by ``fn``, described for ``prompts/list``: its parameters are the
     prompt's arguments (required unless they have a default)."""
     binding = StringBinding(fn, HandlerContext, f"prompt {name or fn.__name__!r}")
@@ -57,7 +62,7 @@ def describe_prompt(fn: Callable[..., Any], *, name: str | None, title: str | No
         wire["icons"] = to_wire(list(icons))
     if meta is not None:
         wire["_meta"] = meta
-    return RegisteredPrompt(binding, wire)
+    return RegisteredPrompt(binding, wire, as_scopes(scopes))
 
 
 class PromptRegistry:
@@ -67,6 +72,10 @@ class PromptRegistry:
         self._lock = threading.Lock()
         self._prompts: dict[str, RegisteredPrompt] = {}
         self._on_change = on_change
+        #: ``prompts/list`` leaves out the prompts whose ``scopes`` the caller's principal
+        #: (``ctx.auth``) lacks. Off by default, as for tools; on, a 2026-07-28 list is
+        #: marked ``cacheScope: "private"``.
+        self.hide_unauthorized = False
 
     def add(self, prompt: RegisteredPrompt) -> None:
         with self._lock:
@@ -90,8 +99,15 @@ class PromptRegistry:
         return self._prompts.get(name)
 
     def list(self, ctx: HandlerContext, params: dict[str, Any], page_size: int) -> dict[str, Any]:
-        return listing("prompts", [p.description for p in list(self._prompts.values())],
-                       params.get("cursor"), page_size)
+        with self._lock:
+            prompts = list(self._prompts.values())
+        hide = self.hide_unauthorized
+        result = listing("prompts", [p.description for p in prompts
+                                     if not hide or permits(ctx.auth, p.scopes)],
+                         params.get("cursor"), page_size)
+        if hide:
+            result["cacheScope"] = "private"  # another principal sees another list
+        return result
 
     def render(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
         name = params.get("name")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,7 @@ from ..protocol.uritemplate import UriTemplate, is_template
 from ..protocol.versions import LATEST_LEGACY, features
 from ..types import Icon
 from ..types.content import BlobResourceContents, TextResourceContents
+from .scopes import as_scopes, permits
 
 
 @dataclass
@@ -29,6 +30,9 @@ class RegisteredResource:
     description: dict[str, Any]
     template: UriTemplate | None
     mime_type: str | None
+    #: OAuth scopes a reader's access token must carry (read, subscribe, complete),
+    #: checked before dispatch by :mod:`mcpsync.server.scopes`.
+    scopes: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -39,6 +43,7 @@ def describe_resource(
     fn: Callable[..., Any], uri: str, *, name: str | None, title: str | None,
     description: str | None, mime_type: str | None, size: int | None,
     icons: list[Icon] | None, annotations: dict[str, Any] | None, meta: dict[str, Any] | None,
+    scopes: Iterable[str] = (),
 ) -> RegisteredResource:
     """A resource read by ``fn`` at ``uri`` (fixed, or an RFC 6570 template whose variables
     must cover ``fn``'s required parameters), described for ``resources/list``."""
@@ -60,7 +65,7 @@ def describe_resource(
         if missing:
             raise TypeError(f"resource {uri!r}: parameters {sorted(missing)} are not "
                             "template variables")
-    return RegisteredResource(binding, wire, template, mime_type)
+    return RegisteredResource(binding, wire, template, mime_type, as_scopes(scopes))
 
 
 class ResourceRegistry:
@@ -71,6 +76,13 @@ class ResourceRegistry:
         self._fixed: dict[str, RegisteredResource] = {}
         self._templates: dict[str, RegisteredResource] = {}
         self._on_change = on_change
+        #: ``resources/list`` and ``resources/templates/list`` leave out what the caller's
+        #: principal (``ctx.auth``) lacks the ``scopes`` for. Off by default, as for tools
+        #: (a client may see what it must step up for); on, a 2026-07-28 list is marked
+        #: ``cacheScope: "private"``.
+        self.hide_unauthorized = False
+        #: Whether any resource or template was registered with ``scopes``.
+        self.has_scoped = False
 
     def add(self, resource: RegisteredResource) -> None:
         table = self._templates if resource.template else self._fixed
@@ -78,6 +90,7 @@ class ResourceRegistry:
             if resource.key in table:
                 raise ValueError(f"a resource {resource.key!r} is already registered")
             table[resource.key] = resource
+            self._note_scoped()
         if self._on_change is not None:
             self._on_change()
 
@@ -86,8 +99,14 @@ class ResourceRegistry:
             if self._fixed.pop(uri_or_template, None) is None and self._templates.pop(
                     uri_or_template, None) is None:
                 raise KeyError(uri_or_template)
+            self._note_scoped()
         if self._on_change is not None:
             self._on_change()
+
+    def _note_scoped(self) -> None:
+        """Recount (under the lock) whether any resource needs scopes."""
+        self.has_scoped = any(r.scopes for table in (self._fixed, self._templates)
+                              for r in table.values())
 
     @property
     def has_templates(self) -> bool:
@@ -102,15 +121,24 @@ class ResourceRegistry:
     # -- protocol methods ------------------------------------------------------------------
 
     def list(self, ctx: HandlerContext, params: dict[str, Any], page_size: int) -> dict[str, Any]:
-        return listing("resources", [r.description for r in list(self._fixed.values())],
-                       params.get("cursor"), page_size)
+        return self._listing("resources", self._fixed, ctx, params, page_size)
 
     def list_templates(
         self, ctx: HandlerContext, params: dict[str, Any], page_size: int
     ) -> dict[str, Any]:
-        return listing("resourceTemplates",
-                       [r.description for r in list(self._templates.values())],
-                       params.get("cursor"), page_size)
+        return self._listing("resourceTemplates", self._templates, ctx, params, page_size)
+
+    def _listing(self, key: str, table: dict[str, RegisteredResource], ctx: HandlerContext,
+                 params: dict[str, Any], page_size: int) -> dict[str, Any]:
+        with self._lock:
+            items = list(table.values())
+        hide = self.hide_unauthorized
+        result = listing(key, [r.description for r in items
+                               if not hide or permits(ctx.auth, r.scopes)],
+                         params.get("cursor"), page_size)
+        if hide:
+            result["cacheScope"] = "private"  # another principal sees another list
+        return result
 
     def resolve(self, uri: str) -> tuple[RegisteredResource, dict[str, str]] | None:
         fixed = self._fixed.get(uri)

@@ -38,6 +38,8 @@ from .listen import DEFAULT_MAX_SUBSCRIPTIONS, ListenRegistry, serve_listen
 from .prompts import Completer, PromptRegistry, describe_prompt
 from .relay import EventRelay
 from .resources import ResourceRegistry, describe_resource
+from .scopes import as_scopes, reader
+from .scopes import check as check_scopes
 from .session import ServerSession
 from .stdio import serve_stdio
 from .tools import RegisteredTool, ToolRegistry, describe
@@ -427,10 +429,8 @@ class Server:
         execution = None if task == "forbidden" else {"taskSupport": task}
         wire = describe(binding, title=title, annotations=annotations, icons=icons, meta=meta,
                         execution=execution)
-        if isinstance(scopes, str):
-            raise TypeError("scopes must be a list of scope names, not a string")
         self.tools.add(RegisteredTool(binding, wire, task=task, defer_task=defer_task,
-                                      scopes=tuple(scopes)))
+                                      scopes=as_scopes(scopes)))
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool; connected clients are told the list changed."""
@@ -448,6 +448,7 @@ class Server:
         icons: list[Icon] | None = None,
         annotations: dict[str, Any] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a function that reads a resource.
 
@@ -456,12 +457,16 @@ class Server:
         variables are passed as keyword arguments, converted to the annotated scalar type.
         Return ``str`` (text), ``bytes`` (a blob), JSON-able data (JSON text), or
         ``TextResourceContents``/``BlobResourceContents`` (one or a list).
+
+        ``scopes=["notes:read"]``: the reader's access token must carry these OAuth scopes
+        to read, subscribe to or complete it (as for :meth:`tool`). See docs/auth.md.
         """
+        as_scopes(scopes)  # a bad scopes= fails at the decorator, not at the first read
 
         def register(fn: F) -> F:
             self.resources.add(describe_resource(
                 fn, uri, name=name, title=title, description=description, mime_type=mime_type,
-                size=size, icons=icons, annotations=annotations, meta=meta))
+                size=size, icons=icons, annotations=annotations, meta=meta, scopes=scopes))
             return fn
 
         return register
@@ -508,6 +513,7 @@ class Server:
         description: str | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a function that renders a prompt.
 
@@ -516,11 +522,16 @@ class Server:
         ``Args:`` section. Return a ``str`` (one user message), content blocks,
         ``PromptMessage``/``{"role", "content"}`` items, a list of those, or a
         ``GetPromptResult``.
+
+        ``scopes=["reports"]``: the caller's access token must carry these OAuth scopes to
+        get or complete it (as for :meth:`tool`). See docs/auth.md.
         """
+        as_scopes(scopes)
 
         def register(fn: F) -> F:
             self.prompts.add(describe_prompt(fn, name=name, title=title,
-                                             description=description, icons=icons, meta=meta))
+                                             description=description, icons=icons, meta=meta,
+                                             scopes=scopes))
             return fn
 
         return register
@@ -594,10 +605,14 @@ class Server:
         check_meta(params)
         scopes = self.request_scopes
         if not scopes:
+            check_scopes(self, ctx, ctx.method, params)
             return handler(ctx, params)
         with contextlib.ExitStack() as stack:
             for scope in list(scopes):
                 stack.enter_context(scope(ctx))
+            # Per-item OAuth scopes, on every transport; inside the request scopes, so an
+            # auth layer written as one has set ``ctx.auth`` by then.
+            check_scopes(self, ctx, ctx.method, params)
             return handler(ctx, params)
 
     def notification_handler(
@@ -676,7 +691,7 @@ class Server:
         from ..tasks.surface import owner_of
 
         return serve_listen(self.listeners, self.capabilities(), ctx, params,
-                            principal=owner_of(ctx))
+                            principal=owner_of(ctx), may_read=reader(self, ctx.auth))
 
     def run_stdio(self, *, drain_timeout: float = 2.0) -> None:
         """Serve one client over this process's stdin/stdout until EOF or SIGINT/SIGTERM.

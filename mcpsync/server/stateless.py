@@ -19,14 +19,13 @@ stays open and sends tagged notifications through the same scope.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..dispatch.context import HandlerContext, SessionInfo
 from ..dispatch.outbound import OutboundChannel
+from ..dispatch.principal import principal_key
 from ..dispatch.questions import INPUT_REQUEST_METHODS, InputRequired
 from ..dispatch.transport import current_transport
 from ..engine.connection import InboundRequest
@@ -249,22 +248,10 @@ def verified_answers(server: Any, method: str, params: dict[str, Any]) -> dict[s
 
 def _principal() -> str:
     """Who is asking (the auth layer's principal in this request's transport context), as
-    an opaque key: a ``requestState`` is bound to it, so another caller cannot replay it."""
+    the one opaque key of :func:`~mcpsync.dispatch.principal.principal_key`: a
+    ``requestState`` is bound to it, so another caller cannot replay it."""
     transport = current_transport()
-    auth = transport.auth if transport is not None else None
-    if auth is None:
-        return ""
-    identity: Any = getattr(auth, "principal", None)  # an AccessToken's (iss, sub, client)
-    if not isinstance(identity, tuple):
-        # Another auth object: its first identifying field (as tasks key their owners),
-        # else its str (which must then be stable: a default repr changes per request).
-        identity = str(auth)
-        for name in ("subject", "sub", "client_id", "principal", "name"):
-            value = auth.get(name) if isinstance(auth, dict) else getattr(auth, name, None)
-            if isinstance(value, str) and value:
-                identity = f"{name}={value}"
-                break
-    return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
+    return principal_key(transport.auth if transport is not None else None)
 
 
 def _answers(server: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:

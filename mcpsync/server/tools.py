@@ -11,9 +11,10 @@ from ..codec import to_wire
 from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.typed import ToolBinding
-from ..errors import INVALID_REQUEST, InvalidParamsError, MCPError, PeerRequestError
+from ..errors import InvalidParamsError, PeerRequestError
 from ..protocol.versions import features
 from ..types import Icon, ToolAnnotations
+from .scopes import permits
 
 
 @dataclass
@@ -26,7 +27,8 @@ class RegisteredTool:
     task: str = "forbidden"
     #: Run as a plain call until the handler raises ``RunAsTask`` (see mcpsync.tasks).
     defer_task: bool = False
-    #: OAuth scopes the caller's access token must carry (``ctx.auth.scopes``).
+    #: OAuth scopes the caller's access token must carry (``ctx.auth.scopes``), checked
+    #: before dispatch by :mod:`mcpsync.server.scopes`.
     scopes: tuple[str, ...] = ()
 
     @property
@@ -131,7 +133,6 @@ class ToolRegistry:
         tool = self._tools.get(name)
         if tool is None:
             raise InvalidParamsError(f"Unknown tool: {name}", data={"name": name})
-        _check_scopes(tool, ctx)
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidParamsError('Invalid params: "arguments" must be an object')
@@ -151,22 +152,7 @@ class ToolRegistry:
 
 
 def _allowed(tool: RegisteredTool, ctx: HandlerContext) -> bool:
-    if not tool.scopes:
-        return True
-    granted = getattr(ctx.auth, "scopes", None)
-    return granted is not None and set(tool.scopes) <= set(granted)
-
-
-def _check_scopes(tool: RegisteredTool, ctx: HandlerContext) -> None:
-    """Refuse a call of a tool whose ``scopes`` the caller's principal lacks. Over HTTP
-    with ``auth=`` the app already answered 403 before dispatch; this is the same rule on
-    every other path (stdio, memory, a task, an auth middleware of your own): a JSON-RPC
-    error. No principal at all is a refusal too: a scoped tool fails closed."""
-    if _allowed(tool, ctx):
-        return
-    needed = " ".join(tool.scopes)
-    raise MCPError(f"Forbidden: tool {tool.name!r} needs the scope(s) {needed}",
-                   code=INVALID_REQUEST, data={"error": "insufficient_scope", "scope": needed})
+    return permits(ctx.auth, tool.scopes)
 
 
 def _without(item: dict[str, Any], key: str) -> dict[str, Any]:

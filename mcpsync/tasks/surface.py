@@ -19,7 +19,6 @@ exactly like an unknown one (-32602), never with that task.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import threading
 import weakref
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..dispatch.context import HandlerContext
+from ..dispatch.principal import principal_key as shared_principal_key
 from ..errors import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -95,19 +95,11 @@ def owner_of(ctx: HandlerContext) -> str:
 
 
 def principal_key(auth: Any) -> str:
-    """A stable key for an authenticated principal (``""`` for none): its subject / client
-    id when it has one, else its ``str``; hashed, so the store never holds a token."""
-    if auth is None:
-        return ""
-    identity = None
-    for name in ("subject", "sub", "client_id", "principal", "name"):
-        value = auth.get(name) if isinstance(auth, dict) else getattr(auth, name, None)
-        if isinstance(value, str) and value:
-            identity = f"{name}={value}"
-            break
-    if identity is None:
-        identity = str(auth)
-    return "principal:" + hashlib.sha256(identity.encode("utf-8", "replace")).hexdigest()
+    """A task owner's key for an authenticated principal (``""`` for none): the one key
+    of :func:`mcpsync.dispatch.principal.principal_key` (issuer, subject and client of an
+    access token), so the same subject from another issuer or client is another owner."""
+    key = shared_principal_key(auth)
+    return "principal:" + key if key else ""
 
 
 def wants_v2(ctx: HandlerContext) -> bool:

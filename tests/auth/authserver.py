@@ -80,6 +80,8 @@ class AuthServer:
     ``refresh`` (issue refresh tokens), ``clients`` (pre-registered id -> secret),
     ``jwt_keys`` (client id -> PEM public key, for ``private_key_jwt``),
     ``metadata_padding`` (bytes of junk to make the metadata document large),
+    ``padding`` (path end -> bytes of junk added to that endpoint's JSON answer, e.g.
+    ``{"/jwks": 300 * 1024}``; ``chunked_padding`` sends it without a Content-Length),
     ``workload_jwts`` (assertions the JWT-bearer grant accepts), ``id_tokens`` (what it
     exchanges for an ID-JAG when it plays an enterprise IdP), ``trusted_idp`` (whose
     ID-JAGs its JWT-bearer grant accepts), ``jwt_tokens`` (issue RFC 9068 JWT access
@@ -101,6 +103,8 @@ class AuthServer:
         self.clients: dict[str, str | None] = {}
         self.jwt_keys: dict[str, str] = {}
         self.metadata_padding = 0
+        self.padding: dict[str, int] = {}
+        self.chunked_padding = False
         self.workload_jwts: set[str] = set()
         self.id_tokens: set[str] = set()
         self.issued_jags: dict[str, tuple[str, str]] = {}
@@ -197,7 +201,24 @@ class AuthServer:
         with self._lock:
             self.seen.append(Seen(request.method, request.path, params, dict(request.headers)))
         response = self._route(request, params)
+        padding = next((n for end, n in self.padding.items() if request.path.endswith(end)),
+                       0)
+        if padding and response.is_json:
+            response = self._padded(response, padding)
         return response(environ, start_response)
+
+    def _padded(self, response: Response, padding: int) -> Response:
+        """``response`` with ``padding`` bytes of junk in its JSON object; sent in 16 KiB
+        chunks without a Content-Length when ``chunked_padding`` (so a reader must count
+        what it reads, not trust a declared length)."""
+        body = response.get_json()
+        body["padding"] = "x" * padding
+        data = json.dumps(body).encode()
+        if not self.chunked_padding:
+            return Response(data, response.status_code, content_type="application/json")
+        chunks = (data[i:i + 16384] for i in range(0, len(data), 16384))
+        return Response(chunks, response.status_code, content_type="application/json",
+                        direct_passthrough=True)
 
     def _route(self, request: Request, params: dict[str, str]) -> Response:
         path = request.path

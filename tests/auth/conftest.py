@@ -39,6 +39,30 @@ def protect(auth_server: AuthServer) -> Iterator[Callable[..., Protected]]:
         app.close()
 
 
+@pytest.fixture
+def jwt_auth(auth_server: AuthServer) -> AuthServer:
+    """``auth_server`` issuing JWT access tokens from its JWKS."""
+    auth_server.jwt_tokens = True
+    return auth_server
+
+
+@pytest.fixture
+def protected(jwt_auth: AuthServer) -> Iterator[Callable[..., Any]]:
+    """``protected(**options)``: mcpsync protecting itself with ``jwt_auth``'s tokens (a
+    ``test_resource_server.SelfProtected``)."""
+    from .test_resource_server import SelfProtected
+
+    started: list[SelfProtected] = []
+
+    def start(**options: Any) -> SelfProtected:
+        started.append(SelfProtected(jwt_auth, **options))
+        return started[-1]
+
+    yield start
+    for item in reversed(started):
+        item.stop()
+
+
 def headless(**options: Any) -> OAuth:
     """An interactive-flow OAuth whose 'browser' is requests (the test AS approves)."""
     options.setdefault("redirect_uri", REDIRECT_URI)

@@ -9,7 +9,6 @@ import itertools
 import json
 import logging
 import re
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
@@ -34,6 +33,7 @@ from tests.serving import RunningServer
 
 from .authserver import AuthServer
 from .conftest import headless
+from .scoped_server import add_scoped_items
 
 pytest.importorskip("jwt")
 
@@ -62,6 +62,7 @@ def make_server() -> Server:
         """Needs files:write."""
         return "wrote " + text
 
+    add_scoped_items(server)
     return server
 
 
@@ -90,25 +91,6 @@ class SelfProtected:
         self.server.stop()
         for app in self._apps:
             app.close()
-
-
-@pytest.fixture
-def jwt_auth(auth_server: AuthServer) -> AuthServer:
-    auth_server.jwt_tokens = True
-    return auth_server
-
-
-@pytest.fixture
-def protected(jwt_auth: AuthServer) -> Iterator[Callable[..., SelfProtected]]:
-    started: list[SelfProtected] = []
-
-    def start(**options: Any) -> SelfProtected:
-        started.append(SelfProtected(jwt_auth, **options))
-        return started[-1]
-
-    yield start
-    for item in reversed(started):
-        item.stop()
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -390,6 +372,15 @@ def test_the_2024_11_05_transport_is_protected_and_bound_too(protected: Any,
         refused = requests.post(post_url, json=call, headers=bearer(alice), timeout=WAIT)
         assert refused.status_code == 403
         assert 'error="insufficient_scope", scope="files:write"' in challenge_of(refused)
+        for method, params, scope in (
+                ("resources/read", {"uri": "notes://private/plans"}, "notes:read"),
+                ("resources/subscribe", {"uri": "notes://secret"}, "notes:read"),
+                ("prompts/get", {"name": "report", "arguments": {"quarter": "Q1"}},
+                 "reports")):
+            refused = requests.post(post_url, headers=bearer(alice), timeout=WAIT, json={
+                "jsonrpc": "2.0", "id": 3, "method": method, "params": params})
+            assert refused.status_code == 403, method
+            assert f'error="insufficient_scope", scope="{scope}"' in challenge_of(refused)
     finally:
         stream.close()
 
@@ -465,7 +456,7 @@ def _doc_blocks() -> list[str]:
 @pytest.mark.parametrize("mounted", [False, True])
 def test_the_docs_example_protects_a_server(jwt_auth: AuthServer, mounted: bool):
     blocks = _doc_blocks()
-    assert len(blocks) == 2
+    assert len(blocks) == 4  # the server, its mount, a JwtVerifier, scoped items
     holder: list[Any] = []
     namespace: dict[str, Any] = {"__name__": "docs_example"}
     running = RunningServer(lambda environ, start: holder[0](environ, start))
@@ -487,6 +478,37 @@ def test_the_docs_example_protects_a_server(jwt_auth: AuthServer, mounted: bool)
         running.stop()
         if "flask_app" in namespace:
             namespace["flask_app"].wsgi_app.mounts["/mcp"].close()
+        if "app" in namespace:
+            namespace["app"].close()
+
+
+def test_the_docs_examples_of_a_bounded_jwks_and_scoped_items(jwt_auth: AuthServer):
+    server_block, _, verifier_block, scoped_block = _doc_blocks()
+    holder: list[Any] = []
+    namespace: dict[str, Any] = {"__name__": "docs_example"}
+    running = RunningServer(lambda environ, start: holder[0](environ, start))
+    url = running.base + "/mcp"
+    try:
+        source = "\n".join([server_block, verifier_block, scoped_block])
+        source = (source.replace("https://mcp.example.com/mcp", url)
+                  .replace("https://auth.example.com/jwks", jwt_auth.jwks_url)
+                  .replace("https://auth.example.com", jwt_auth.issuer))
+        exec(compile(source, "docs/auth.md", "exec"), namespace)
+        holder.append(namespace["app"])
+        assert namespace["verifier"].verify(jwt_auth.mint(audience=url)) is not None
+        writer = jwt_auth.mint(audience=url, scopes=["files:write"])
+        refused = post_modern(url, "resources/read", {"uri": "files://a"},
+                              headers=bearer(writer))
+        assert refused.status_code == 403
+        assert 'error="insufficient_scope", scope="files:read"' in challenge_of(refused)
+        listed = answer_of(post_modern(url, "prompts/list", {}, headers=bearer(writer)))
+        assert listed["result"]["prompts"] == []  # hidden: the token may not get it
+        with Client.http(url, auth=headless(),
+                         protocol_version="2026-07-28", timeout=30.0) as client:
+            assert client.read_resource("files://a").contents[0].text == "the text of a"
+            assert [p.name for p in client.list_prompts()] == ["summarize"]
+    finally:
+        running.stop()
         if "app" in namespace:
             namespace["app"].close()
 

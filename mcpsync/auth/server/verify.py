@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import MissingDependencyError
+from .jwks import DEFAULT_MAX_JWKS_BYTES, KeySet
 
 logger = logging.getLogger("mcpsync.auth.server")
 
@@ -73,21 +74,23 @@ class JwtVerifier:
     ``audience`` (this resource's URL, RFC 8707, so a token minted for another server is
     refused), ``exp`` (required) and ``nbf``/``iat`` with ``leeway`` seconds of clock skew.
 
-    Keys come from PyJWT's ``PyJWKClient``: fetched once, cached (``jwks_cache_seconds``),
-    and refetched when a token names a ``kid`` the cache lacks (a key rotation), at most
-    once per ``refresh_cooldown`` seconds (so tokens with made-up kids cannot make this
-    server hammer the authorization server); each fetch waits at most ``timeout`` seconds
-    and holds at most ``max_cached_keys`` keys. Needs PyJWT with ``cryptography``
+    Keys come from ``jwks_url``, fetched by mcpsync with bounds (each fetch waits at most
+    ``timeout`` seconds and reads at most ``max_jwks_bytes``: a larger document refuses the
+    tokens, with a warning, never accepts one) and parsed by PyJWT: fetched once, cached
+    (``jwks_cache_seconds``), and refetched when a token names a ``kid`` the cache lacks (a
+    key rotation), at most once per ``refresh_cooldown`` seconds (so tokens with made-up
+    kids cannot make this server hammer the authorization server); at most
+    ``max_cached_keys`` parsed keys are held. Needs PyJWT with ``cryptography``
     (``pip install 'mcpsync[auth]'``).
     """
 
     def __init__(self, jwks_url: str, *, issuer: str, audience: str | Iterable[str],
                  algorithms: Iterable[str] = ("RS256", "ES256"), leeway: float = 60.0,
                  timeout: float = 10.0, jwks_cache_seconds: int = 300,
-                 max_cached_keys: int = 16, refresh_cooldown: float = 10.0) -> None:
+                 max_cached_keys: int = 16, refresh_cooldown: float = 10.0,
+                 max_jwks_bytes: int = DEFAULT_MAX_JWKS_BYTES) -> None:
         try:
             import jwt
-            from jwt import PyJWKClient
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise MissingDependencyError(
                 "JwtVerifier needs PyJWT with cryptography: pip install 'mcpsync[auth]'"
@@ -102,25 +105,22 @@ class JwtVerifier:
         self.audience = [audience] if isinstance(audience, str) else list(audience)
         self.algorithms = allowed
         self.leeway = leeway
-        self._keys = PyJWKClient(jwks_url, cache_keys=True, max_cached_keys=max_cached_keys,
-                                 cache_jwk_set=True, lifespan=jwks_cache_seconds,
-                                 timeout=timeout, cooldown_duration=refresh_cooldown)
-        # PyJWKClient refetches on an unknown kid; one fetch at a time, so a burst of
-        # tokens with a bogus kid costs one JWKS request each, in turn, not a stampede.
-        self._fetch_lock = threading.Lock()
+        self._keys = KeySet(jwks_url, timeout=timeout, max_bytes=max_jwks_bytes,
+                            lifespan=jwks_cache_seconds, max_keys=max_cached_keys,
+                            cooldown=refresh_cooldown)
 
     def verify(self, token: str) -> AccessToken | None:
         jwt = self._jwt
         try:
-            with self._fetch_lock:
-                key = self._keys.get_signing_key_from_jwt(token)
+            kid = jwt.get_unverified_header(token).get("kid")
+            key = self._keys.signing_key(kid) if isinstance(kid, str) else None
+            if key is None:
+                logger.debug("mcpsync: bearer token refused: no key for its kid")
+                return None
             claims: dict[str, Any] = jwt.decode(
                 token, key.key, algorithms=list(self.algorithms), audience=self.audience,
                 issuer=self.issuer, leeway=self.leeway,
                 options={"require": ["exp", "iss", "aud"]})
-        except jwt.PyJWKClientConnectionError as exc:
-            logger.warning("mcpsync: could not fetch the JWKS to verify a token: %s", exc)
-            return None
         except (jwt.PyJWTError, ValueError, TypeError) as exc:
             logger.debug("mcpsync: bearer token refused: %s", type(exc).__name__)
             return None
