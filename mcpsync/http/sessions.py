@@ -71,6 +71,19 @@ def key_prefix(session_id: str) -> str:
     return hashlib.sha256(session_id.encode()).hexdigest()[:16]
 
 
+_store_warned = 0.0
+
+
+def _store_failed(exc: OSError) -> None:
+    """Say, at most every 10 s, that the event store is down and what that costs."""
+    global _store_warned
+    now = time.monotonic()
+    if now - _store_warned >= 10.0:
+        _store_warned = now
+        logger.warning("event store unavailable (%s): until it is back, messages go out "
+                       "without event ids (not resumable)", exc)
+
+
 class SessionTransport:
     """The Transport of one HTTP session. Thread-safe.
 
@@ -507,6 +520,9 @@ class HttpSession:
         for key in keys:
             try:
                 forget(key)
+            except OSError as exc:  # the store is down: its own bounds (age) drop them
+                _store_failed(exc)
+                return
             except Exception:  # a store's failure must not fail the request or the close
                 logger.exception("event store: forget(%r) failed", key)
 
@@ -538,7 +554,18 @@ class HttpSession:
         # Relay: whichever worker holds the GET stream (or none, for now) reads it from
         # the store; this one only rings (and wakes its own GET stream, if it holds it).
         assert self.store is not None and self.relay is not None
-        self.store.store_event(self.standalone_key, jsonrpc.encode(message))
+        try:
+            self.store.store_event(self.standalone_key, jsonrpc.encode(message))
+        except OSError as exc:
+            # The store is down: a GET stream held here still gets the message live (not
+            # resumable); otherwise it waits in this worker's bounded backlog.
+            _store_failed(exc)
+            with self._lock:
+                if standalone is None or standalone.follower is None:
+                    self._backlog.append(message)
+                    return
+            standalone.put(message, None)
+            return
         if standalone is not None and standalone.follower is not None:
             standalone.poke()
         self.relay.ring(self.id, self.standalone_key)
@@ -547,7 +574,13 @@ class HttpSession:
         if stream.key is None or self.store is None:
             return None
         data = b"" if message is None else jsonrpc.encode(message)
-        return self.store.store_event(stream.key, data)
+        try:
+            return self.store.store_event(stream.key, data)
+        except OSError as exc:
+            # The event store is down (Redis): the message still goes out on its stream,
+            # only without an event id, so it cannot be resumed. Never lose the answer.
+            _store_failed(exc)
+            return None
 
     def prime(self, stream: ResponseStream) -> str | None:
         """The id of a priming event (stored, so a resume right after it works)."""

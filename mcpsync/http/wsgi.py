@@ -139,6 +139,9 @@ class McpWsgiApp:
             raise ValueError("bus= relays between workers through their shared stores: "
                              "give a shared session_store and event_store too")
         self.relay = Relay(bus) if bus is not None else None
+        #: The server's own events (2026-07-28 listen streams, task statuses) go over
+        #: the same bus: a change made on any worker reaches the listens held on this one.
+        self._stop_events = server.relay_events(bus) if bus is not None else None
         # One pool for every handler of this app (2026-07-28 requests and every
         # handshake-era session): max_concurrent_handlers bounds the app, not each session.
         self._pool = WorkerPool(server.max_concurrent_handlers, name="mcpsync-http-handler",
@@ -166,6 +169,8 @@ class McpWsgiApp:
         """End every session, stop the handler threads (bounded), then run the server's
         shutdown (``Server.stop``)."""
         self._closed.set()
+        if self._stop_events is not None:
+            self._stop_events()
         if self.relay is not None:
             self.relay.close(timeout)
             hooks = self.server.resource_update_hooks

@@ -59,7 +59,8 @@ class EventRelay:
     def __init__(self, listeners: ListenRegistry) -> None:
         self._listeners = listeners
         self._lock = threading.Lock()
-        self._buses: list[Bus] = []
+        self._buses: list[Bus] = []  # once per attach (a bus may be attached twice)
+        self._unsubscribe: dict[int, Callable[[], None]] = {}
         self._origin = ("", -1)
 
     @property
@@ -75,10 +76,19 @@ class EventRelay:
 
     def attach(self, bus: Bus) -> Callable[[], None]:
         """Publish on ``bus`` and deliver from it; returns the function that stops both
-        (idempotent)."""
-        unsubscribe = bus.subscribe(self._receive)
+        (idempotent). Attaching one bus twice (``relay_events`` called by hand and by an
+        app given ``bus=``, or two apps of one Server) shares one subscription, so no event
+        is published or delivered twice; it stops when the last of them stops."""
         with self._lock:
+            attached = any(b is bus for b in self._buses)
             self._buses.append(bus)
+        if not attached:
+            try:
+                self._unsubscribe[id(bus)] = bus.subscribe(self._receive)
+            except BaseException:
+                with self._lock:
+                    self._buses.remove(bus)
+                raise
         stopped = threading.Event()
 
         def stop() -> None:
@@ -86,9 +96,12 @@ class EventRelay:
                 return
             stopped.set()
             with self._lock:
-                if bus in self._buses:
-                    self._buses.remove(bus)
-            unsubscribe()
+                index = next(i for i, b in enumerate(self._buses) if b is bus)
+                del self._buses[index]
+                last = not any(b is bus for b in self._buses)
+                unsubscribe = self._unsubscribe.pop(id(bus), None) if last else None
+            if unsubscribe is not None:
+                unsubscribe()
 
         return stop
 
@@ -114,7 +127,7 @@ class EventRelay:
 
     def _publish(self, event: dict[str, Any]) -> None:
         with self._lock:
-            buses = list(self._buses)
+            buses = list({id(b): b for b in self._buses}.values())
         if not buses:
             return
         message: BusMessage = {"kind": "event", "origin": self.origin, **event}

@@ -312,9 +312,6 @@ def test_unavailable_errors_never_show_the_password(private_redis):
 # -- the session store down under running apps ---------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="SessionRegistry._restore/remove (mcpsync/http/"
-                   "sessions.py) turn a store failure into 404, which tells the client its "
-                   "session is gone (it re-initializes) instead of 503 (retry)")
 def test_another_worker_answers_503_not_404_while_redis_is_down(serve, private_redis):
     import requests
 

@@ -450,6 +450,23 @@ def test_stopping_the_relay_stops_delivery_and_publishing(workers: Workers) -> N
     assert len(workers.bus.events("resource_updated")) == 2  # A's sentinel: not published
 
 
+def test_one_bus_attached_twice_publishes_and_delivers_once(workers: Workers) -> None:
+    # relay_events by hand and an app given bus= (or two apps of one Server) attach the
+    # same bus twice: one subscription, one publication per event.
+    again = workers.a.relay_events(workers.bus)
+    assert workers.bus.subscribers() == 2
+    here = workers.listen(workers.http_a, "alice", resourceSubscriptions=[NOTE])
+    workers.b.notify_resource_updated(NOTE)
+    workers.a.notify_resource_updated(NOTE + "/a")
+    workers.settle(here)
+    assert sorted(here.updated()) == sorted([NOTE, NOTE + "/a", SENTINEL])  # each once
+    assert len(workers.bus.events("resource_updated")) == 3
+    again()
+    assert workers.bus.subscribers() == 2  # A's first attach still holds
+    workers.stop_a()
+    assert workers.bus.subscribers() == 1
+
+
 def test_a_cancelled_task_is_announced_once_in_one_process() -> None:
     """One worker, no bus: ``tasks/cancel`` announces the cancellation, and the task's
     runner announces the same change again when the task ends: heard once."""
