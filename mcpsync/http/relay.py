@@ -28,6 +28,7 @@ rings. A lost ring delays a GET stream by one keep-alive tick; it never loses an
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import threading
 from collections import deque
@@ -184,6 +185,9 @@ class Relay:
         self.bus = bus
         #: This worker's name on the bus, and the prefix of its request ids.
         self.worker = secrets.token_hex(6)
+        #: The process the relay's thread and subscription live in: a fork (gunicorn
+        #: ``--preload``) copies neither, so the app refuses to serve from a child.
+        self.pid = os.getpid()
         self.sessions: SessionRegistry | None = None
         self._max_queued = max_queued
         self._max_bytes = max_queued_bytes

@@ -32,6 +32,7 @@ SSE answer is written by ``replies.py``.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
@@ -157,6 +158,7 @@ class McpWsgiApp:
         self._local = threading.local()
         self._warn_lock = threading.Lock()
         self._warned_single = False
+        self._warned_fork = False
 
     def start(self) -> Any:
         """Run the server's startup in this process now rather than at the first request
@@ -207,6 +209,8 @@ class McpWsgiApp:
             refused = self._authenticate(environ, headers, start_response)
             if refused is not None:
                 return refused
+        if self.relay is not None and self.relay.pid != os.getpid():
+            return self._forked_relay(start_response)
         try:
             # Startup happens at the first request of each process (a gunicorn worker, not
             # the master that imported the app under --preload), unless start() ran it.
@@ -255,6 +259,19 @@ class McpWsgiApp:
             return self._plain_error(start_response, "503 Service Unavailable",
                                      INTERNAL_ERROR, f"Service unavailable: {exc}",
                                      extra=[("Retry-After", "1")])
+
+    def _forked_relay(self, start_response: StartResponse) -> Iterable[bytes]:
+        # The relay's thread and bus subscription stayed in the parent: serving here would
+        # silently drop every answer, cancel and GET-stream message from other workers.
+        with self._warn_lock:
+            if not self._warned_fork:
+                self._warned_fork = True
+                logger.error("mcpsync: this app was built with bus= before the worker "
+                             "process forked (gunicorn --preload?); build it in each "
+                             "worker (no --preload, or in post_fork): see docs/deploying.md")
+        return self._plain_error(start_response, "503 Service Unavailable", INTERNAL_ERROR,
+                                 "Service unavailable: the relay between workers was started "
+                                 "in another process (built before a fork)")
 
     # -- authorization (auth=ResourceServer) ---------------------------------------------
 

@@ -4,6 +4,7 @@ session state of FileSessionStore, and request ids per worker."""
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from typing import Any
 
@@ -207,3 +208,40 @@ def test_file_store_shares_state_between_processes(tmp_path):
 def test_prefixed_request_ids():
     ids = PrefixedIds("abc")
     assert [ids.next() for _ in range(3)] == ["abc-1", "abc-2", "abc-3"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_an_app_whose_relay_was_started_before_a_fork_refuses_to_serve_in_the_child():
+    # gunicorn --preload builds the app in the master: the relay's thread and subscription
+    # stay there, and a worker serving anyway would drop every relayed message. It says so.
+    from werkzeug.test import EnvironBuilder
+
+    from mcpsync import Server
+    from mcpsync.http import InMemoryEventStore
+
+    bus = InProcessBus()
+    app = Server("preloaded").wsgi_app(path="/mcp", bus=bus, session_store=MemorySessionStore(),
+                                       event_store=InMemoryEventStore())
+    try:
+        environ = EnvironBuilder(path="/mcp", method="POST", data=b"{}", headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream"}).get_environ()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: answer one request, report its status, leave at once
+            try:
+                statuses: list[str] = []
+                body = b"".join(app(environ, lambda status, headers, exc=None: statuses.append(
+                    status)))
+                os.write(write, (statuses[0] + "|" + body.decode()).encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        with os.fdopen(read, "rb") as pipe:
+            status, _, body = pipe.read().decode().partition("|")
+        os.waitpid(pid, 0)
+        assert status.startswith("503"), status
+        assert "another process" in body and '"jsonrpc"' in body
+    finally:
+        app.close()
+        bus.close()
