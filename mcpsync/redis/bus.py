@@ -36,12 +36,12 @@ from typing import Any, Final
 import redis
 
 from ..http.bus import BusMessage
-from .tasks import (
-    _UNAVAILABLE,
+from .client import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_SOCKET_TIMEOUT,
-    _connect,
-    _unavailable,
+    UNAVAILABLE,
+    connect,
+    unavailable,
 )
 
 __all__ = ["MAX_BUS_MESSAGE_BYTES", "MAX_SUBSCRIBERS", "RECONNECT_MAX", "RedisBus"]
@@ -92,7 +92,7 @@ class RedisBus:
 
     def __init__(self, client: redis.Redis | str, *, prefix: str = "mcpsync",
                  channel: str = "bus", max_message_bytes: int = MAX_BUS_MESSAGE_BYTES) -> None:
-        self._redis, self._owns_client = _connect(client)
+        self._redis, self._owns_client = connect(client), not isinstance(client, redis.Redis)
         self.channel = f"{prefix}:{channel}"
         self.max_message_bytes = max_message_bytes
         self._lock = threading.Lock()
@@ -116,7 +116,7 @@ class RedisBus:
                              f"is {len(data)}")
         if self._closed:
             raise RuntimeError("the bus is closed")
-        with _unavailable("publishing on the bus"):
+        with unavailable(self._redis, "publishing on the bus"):
             self._redis.publish(self.channel, data)
 
     def subscribe(self, callback: Callable[[BusMessage], None]) -> Callable[[], None]:
@@ -167,7 +167,7 @@ class RedisBus:
                         down, delay = False, 0.05
                     if message is not None and message.get("type") == "message":
                         self._deliver(message["data"])
-            except _UNAVAILABLE as exc:
+            except UNAVAILABLE as exc:
                 self._listening.clear()
                 self._tried.set()
                 if not down:
@@ -177,7 +177,7 @@ class RedisBus:
                 stop.wait(delay)
                 delay = min(delay * 2, RECONNECT_MAX)
             finally:
-                with contextlib.suppress(*_UNAVAILABLE):
+                with contextlib.suppress(*UNAVAILABLE):
                     pubsub.close()
 
     def _deliver(self, data: Any) -> None:

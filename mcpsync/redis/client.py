@@ -35,7 +35,7 @@ DEFAULT_HEALTH_CHECK_INTERVAL = 15
 #: timeout failures (which include a server still loading its data, refused credentials
 #: and an exhausted pool), and the replies of a server that is up but cannot take writes
 #: (a read-only replica, out of memory, a cluster or master that is down, "try again").
-_UNAVAILABLE: tuple[type[BaseException], ...] = (
+UNAVAILABLE: tuple[type[BaseException], ...] = (
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,
     redis.exceptions.ReadOnlyError,
@@ -121,7 +121,7 @@ def unavailable(client: redis.Redis, what: str) -> Iterator[None]:
         yield
     except StoreUnavailableError:
         raise
-    except _UNAVAILABLE as exc:
+    except UNAVAILABLE as exc:
         reason = _reason(client, exc)
         raise StoreUnavailableError(
             f"{what}: Redis at {describe(client)} is unavailable ({reason})") from exc
@@ -136,4 +136,4 @@ def _reason(client: redis.Redis, exc: BaseException) -> str:
 
 
 __all__ = ["DEFAULT_CONNECT_TIMEOUT", "DEFAULT_HEALTH_CHECK_INTERVAL", "DEFAULT_SOCKET_TIMEOUT",
-           "connect", "describe", "redact", "require_bytes", "unavailable"]
+           "UNAVAILABLE", "connect", "describe", "redact", "require_bytes", "unavailable"]

@@ -51,14 +51,12 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final, TypeVar, cast
 
 import redis
-from redis.backoff import ExponentialBackoff
 from redis.client import Pipeline
-from redis.retry import Retry
 
 from ..errors import StoreUnavailableError
 from ..tasks.bounds import (
@@ -79,6 +77,13 @@ from ..tasks.bounds import (
 )
 from ..tasks.sqlite import RUNNER_EXITED
 from ..tasks.store import TaskRecord, TaskStoreFullError, runner_id
+from .client import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_SOCKET_TIMEOUT,
+    UNAVAILABLE,
+    connect,
+    unavailable,
+)
 
 __all__ = ["EXPIRY_GRACE_MS", "HEARTBEAT_TTL", "MAX_ATTEMPTS", "WAIT_POLL", "RedisTaskStore"]
 
@@ -106,52 +111,14 @@ RECONNECT_MAX: Final = 2.0
 #: Seconds ``close()`` waits for each of the store's threads.
 JOIN_TIMEOUT: Final = 10.0
 
-DEFAULT_CONNECT_TIMEOUT: Final = 2.0
-DEFAULT_SOCKET_TIMEOUT: Final = 5.0
-
 _PLAIN: Final = ("task_id", "owner", "surface", "tool", "status", "status_message",
                  "created_at", "last_updated_at", "ttl_ms", "poll_interval_ms", "runner",
                  "version")
-_UNAVAILABLE: Final[tuple[type[BaseException], ...]] = (
-    redis.exceptions.ConnectionError,
-    redis.exceptions.TimeoutError,
-    redis.exceptions.ReadOnlyError,
-    redis.exceptions.OutOfMemoryError,
-    redis.exceptions.TryAgainError,
-    OSError,
-)
 
 _NO_PAYLOAD: Final[dict[str, Any]] = {**{f: None for f in PAYLOAD_FIELDS},
                                       "input_responses": {}}
 
 T = TypeVar("T")
-
-
-def _connect(client: redis.Redis | str) -> tuple[redis.Redis, bool]:
-    """The client to use and whether this object owns it (made from a URL here, with
-    short timeouts so that a Redis that is away can never hang a request)."""
-    if isinstance(client, redis.Redis):
-        return client, False
-    if not isinstance(client, str):
-        raise TypeError(f"a Redis URL or a redis.Redis client, not {type(client)!r}")
-    return redis.Redis.from_url(
-        client, socket_connect_timeout=DEFAULT_CONNECT_TIMEOUT,
-        socket_timeout=DEFAULT_SOCKET_TIMEOUT,
-        retry=Retry(ExponentialBackoff(cap=0.25, base=0.05), 1)), True
-
-
-@contextlib.contextmanager
-def _unavailable(what: str) -> Iterator[None]:
-    """A failure to reach Redis in the block becomes ``StoreUnavailableError``. (The lead
-    folds this into ``mcpsync.redis.client`` at merge.)"""
-    try:
-        yield
-    except StoreUnavailableError:
-        raise
-    except _UNAVAILABLE as exc:
-        text = (str(exc).strip() or type(exc).__name__)[:200]
-        raise StoreUnavailableError(f"{what}: Redis is unavailable ({type(exc).__name__}: "
-                                    f"{text})") from exc
 
 
 def _text(value: bytes | str) -> str:
@@ -249,7 +216,7 @@ class RedisTaskStore(ChangeMethods):
                  max_tasks: int = MAX_TASKS, max_bytes: int = MAX_STORE_BYTES,
                  max_record_bytes: int = MAX_RECORD_BYTES, max_ttl_ms: int = MAX_TTL_MS,
                  heartbeat_ttl: float = HEARTBEAT_TTL, recover: bool = True) -> None:
-        self._redis, self._owns_client = _connect(client)
+        self._redis, self._owns_client = connect(client), not isinstance(client, redis.Redis)
         self.prefix = prefix
         self.max_live_per_owner = max_live_per_owner
         self.max_tasks = max_tasks
@@ -508,7 +475,7 @@ class RedisTaskStore(ChangeMethods):
         is read."""
         self._check()
         failed = 0
-        with _unavailable("recovering tasks"):
+        with unavailable(self._redis, "recovering tasks"):
             running = self._redis.hgetall(self._keys.running)
             by_runner: dict[str, builtins.list[str]] = {}
             for raw_id, raw_runner in running.items():
@@ -554,7 +521,7 @@ class RedisTaskStore(ChangeMethods):
                     pipe.set(self._keys.runner(runner_id()), b"1", px=self._heartbeat_ms())
                     pipe.hmget(self._keys.running, mine)
                     _, running = pipe.execute()
-            except _UNAVAILABLE as exc:
+            except UNAVAILABLE as exc:
                 if not down:
                     log.warning("task store heartbeat: Redis is unavailable (%s); retrying",
                                 type(exc).__name__)
@@ -579,7 +546,7 @@ class RedisTaskStore(ChangeMethods):
             raise TaskResultTooLargeError(f"the task's payload is {size} bytes; a task may "
                                           f"hold {self.max_record_bytes}")
         k, task_id = self._keys, record.task_id
-        with _unavailable("creating a task"):
+        with unavailable(self._redis, "creating a task"):
             seq = int(self._redis.incr(k.seq))
             finished = int(self._redis.incr(k.finished)) if record.terminal else None
             entry = _Entry(replace(record, **_NO_PAYLOAD), texts, seq, size)
@@ -635,7 +602,7 @@ class RedisTaskStore(ChangeMethods):
 
     def get(self, task_id: str, owner: str | None = None) -> TaskRecord | None:
         self._check()
-        with _unavailable("reading a task"):
+        with unavailable(self._redis, "reading a task"):
             entry = self._load(task_id)
         if entry is None or (owner is not None and entry.record.owner != owner):
             return None
@@ -687,7 +654,7 @@ class RedisTaskStore(ChangeMethods):
             self._write(pipe, new, entry, finished)
             return new
 
-        with _unavailable("changing a task"):
+        with unavailable(self._redis, "changing a task"):
             for _ in range(self.max_tasks + 3):
                 try:
                     entry = self._tx(change, k.task(task_id))
@@ -725,7 +692,7 @@ class RedisTaskStore(ChangeMethods):
                             entry)
             return taken
 
-        with _unavailable("taking a task's answers"):
+        with unavailable(self._redis, "taking a task's answers"):
             taken = self._tx(take, k.task(task_id))
         if taken:
             self._wake(task_id)
@@ -739,7 +706,7 @@ class RedisTaskStore(ChangeMethods):
         with self._lock:
             self._watchers.setdefault(task_id, set()).add(event)
         try:
-            with _unavailable("waiting on a task"):
+            with unavailable(self._redis, "waiting on a task"):
                 self._listen(timeout)
                 while True:
                     event.clear()
@@ -799,7 +766,7 @@ class RedisTaskStore(ChangeMethods):
                         down, delay = False, 0.05
                     if message is not None and message.get("type") == "message":
                         self._wake(_text(message["data"]))
-            except _UNAVAILABLE as exc:
+            except UNAVAILABLE as exc:
                 listening.clear()
                 self._listener_down = True
                 if not down:
@@ -809,13 +776,13 @@ class RedisTaskStore(ChangeMethods):
                 stop.wait(delay)
                 delay = min(delay * 2, RECONNECT_MAX)
             finally:
-                with contextlib.suppress(*_UNAVAILABLE):
+                with contextlib.suppress(*UNAVAILABLE):
                     pubsub.close()
         listening.set()  # closing: nobody waits for a subscription any more
 
     def expire(self, now: float | None = None) -> int:
         self._check()
-        with _unavailable("expiring tasks"):
+        with unavailable(self._redis, "expiring tasks"):
             return self._sweep(time.time() if now is None else now)
 
     def close(self) -> None:
@@ -845,7 +812,7 @@ class RedisTaskStore(ChangeMethods):
         after = parse_cursor(cursor)
         size = page_size(limit)
         now = time.time()
-        with _unavailable("listing tasks"):
+        with unavailable(self._redis, "listing tasks"):
             if after > int(self._redis.get(self._keys.seq) or 0):
                 raise ValueError("unknown cursor")
             page: builtins.list[_Entry] = []
