@@ -108,6 +108,21 @@ def ticks(ctx: HandlerContext, count: int = 10, ms: int = 50) -> dict[str, Any]:
 
 
 @server.tool()
+def ticks_detached(ctx: HandlerContext, count: int = 10, ms: int = 50) -> dict[str, Any]:
+    """Like ``ticks``, but on the session's own channel (the handshake era's GET stream,
+    wherever it is held), each log message before its progress notification."""
+    detached = ctx.detach()
+    for i in range(1, count + 1):
+        detached.log("info", f"tick {i} on {INSTANCE}")
+        if ctx.progress_token is not None:  # (a detached progress() goes on the POST)
+            detached.notify("notifications/progress", {
+                "progressToken": ctx.progress_token, "progress": i, "total": count,
+                "message": f"tick {i} on {INSTANCE}"})
+        ctx.sleep(ms / 1000)
+    return where()
+
+
+@server.tool()
 def bump() -> dict[str, Any]:
     """Change the counter resource and say so to whoever subscribed, on any worker
     (through the bus when there is one)."""
