@@ -42,6 +42,17 @@ def render_nginx_conf(prefix: Path, listen: str, upstreams: list[str]) -> str:
             .replace("{{UPSTREAMS}}", servers))
 
 
+def _control_socket(path: Path) -> list[str]:
+    """gunicorn 27's control socket in our directory: by default every gunicorn of the
+    user shares ``~/.gunicorn/gunicorn.ctl``, so two instances (or other tests) would take
+    it from each other. Older gunicorns have none."""
+    from gunicorn.config import KNOWN_SETTINGS
+
+    if any(setting.name == "control_socket" for setting in KNOWN_SETTINGS):
+        return ["--control-socket", str(path)]
+    return []
+
+
 def _accepts(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5):
@@ -140,7 +151,8 @@ class Topology:
         argv = [sys.executable, "-m", "gunicorn", "--worker-class", "gthread",
                 "--workers", str(self.workers), "--threads", str(self.threads),
                 "--bind", f"127.0.0.1:{instance.port}", "--graceful-timeout", "5",
-                "--timeout", "120", APP]
+                "--timeout", "120",
+                *_control_socket(self.workdir / f"gunicorn-{instance.name}.ctl"), APP]
         env = dict(os.environ)
         env.update(self.env)
         env.update(self.instance_env.get(instance.name, {}))
