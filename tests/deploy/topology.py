@@ -48,9 +48,12 @@ def _control_socket(path: Path) -> list[str]:
     it from each other. Older gunicorns have none."""
     from gunicorn.config import KNOWN_SETTINGS
 
-    if any(setting.name == "control_socket" for setting in KNOWN_SETTINGS):
-        return ["--control-socket", str(path)]
-    return []
+    names = {setting.name for setting in KNOWN_SETTINGS}
+    if "control_socket" not in names:
+        return []
+    if len(str(path)) > 100 and "control_socket_disable" in names:  # AF_UNIX paths: 108 bytes
+        return ["--control-socket-disable"]
+    return ["--control-socket", str(path)]
 
 
 def _accepts(port: int) -> bool:
