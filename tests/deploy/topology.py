@@ -52,7 +52,7 @@ def _control_socket(path: Path) -> list[str]:
     if "control_socket" not in names:
         return []
     if len(str(path)) > 100 and "control_socket_disable" in names:  # AF_UNIX paths: 108 bytes
-        return ["--control-socket-disable"]
+        return ["--no-control-socket"]
     return ["--control-socket", str(path)]
 
 
