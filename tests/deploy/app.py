@@ -9,7 +9,8 @@ configured by environment variables:
 - ``MCPSYNC_DEPLOY_STORE``: ``none`` (default: memory stores, one worker's own),
   ``sqlite`` (tasks in the SQLite file ``MCPSYNC_DEPLOY_SQLITE``, shared by every worker
   on this host) or ``redis`` (sessions, events, tasks and the relay bus on
-  ``MCPSYNC_DEPLOY_REDIS_URL`` under ``MCPSYNC_DEPLOY_REDIS_PREFIX``). ``mcpsync.redis`` is
+  ``MCPSYNC_DEPLOY_REDIS_URL`` under ``MCPSYNC_DEPLOY_REDIS_PREFIX``; a dead runner's tasks
+  fail after ``MCPSYNC_DEPLOY_TASK_HEARTBEAT_TTL`` seconds if given). ``mcpsync.redis`` is
   imported only then, so the other configurations run without it.
 """
 
@@ -51,7 +52,10 @@ def _stores() -> tuple[dict[str, Any], dict[str, Any], Any]:
         redis = connect(os.environ["MCPSYNC_DEPLOY_REDIS_URL"])
         prefix = os.environ["MCPSYNC_DEPLOY_REDIS_PREFIX"]
         bus = RedisBus(redis, prefix=prefix)
-        return ({"task_store": RedisTaskStore(redis, prefix=prefix)},
+        ttl = os.environ.get("MCPSYNC_DEPLOY_TASK_HEARTBEAT_TTL")  # a dead runner's tasks fail
+        tasks = RedisTaskStore(redis, prefix=prefix,
+                               **({"heartbeat_ttl": float(ttl)} if ttl else {}))
+        return ({"task_store": tasks},
                 {"session_store": RedisSessionStore(redis, prefix=prefix),
                  "event_store": RedisEventStore(redis, prefix=prefix), "bus": bus}, bus)
     raise RuntimeError(f"MCPSYNC_DEPLOY_STORE={STORE!r}: expected none, sqlite or redis")

@@ -287,6 +287,27 @@ def test_a_client_keeps_its_session_when_an_instance_dies(on_redis: Topology):
             assert (asked["instance"], asked["name"]) == ("b", "Grace")  # type: ignore[index]
 
 
+def test_tasks_of_a_killed_instance_are_served_by_the_other(
+        make_topology: MakeTopology, redis_url: str, redis_prefix: str):
+    """A finished task's result outlives its machine; a task still running there fails
+    (its runner's heartbeat expires) instead of staying "working" for ever."""
+    topology = make_topology(env={**redis_env(redis_url, redis_prefix),
+                                  "MCPSYNC_DEPLOY_TASK_HEARTBEAT_TTL": "3"})
+    with Client.http(topology.instance("a").url, protocol_version=MODERN,
+                     timeout=WAIT) as on_a:
+        done = on_a.start_task("slow", {"seconds": 0.1})
+        assert done.result(timeout=WAIT).structured_content["instance"] == "a"  # type: ignore[index]
+        running = on_a.start_task("slow", {"seconds": 300.0})
+        assert running.status().status == "working"
+    topology.kill_instance("a")
+    with Client.http(topology.url, protocol_version=MODERN, timeout=WAIT) as client:
+        result = client.task(done.id).result(timeout=WAIT)  # type: ignore[arg-type]
+        assert result.structured_content["instance"] == "a"  # type: ignore[index]
+        handle = client.task(running.id)  # type: ignore[arg-type]
+        wait_until(lambda: handle.status().status == "failed", timeout=WAIT, interval=0.5,
+                   message="the dead instance's running task never failed")
+
+
 @pytest.fixture
 def private_redis() -> Iterator[RedisServer]:
     with RedisServer() as server:
