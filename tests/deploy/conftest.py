@@ -27,7 +27,8 @@ MakeTopology = Callable[..., Topology]
 @pytest.fixture
 def make_topology(tmp_path: Path) -> Iterator[MakeTopology]:
     """``make_topology(env=..., instance_env=...)``: a started :class:`Topology`, stopped at
-    teardown; the test fails if an instance printed a traceback."""
+    teardown; the test fails if an instance printed a traceback, or nginx logged anything
+    worse than an error."""
     require_binary("nginx", also=(NGINX,))
     made: list[Topology] = []
 
@@ -44,7 +45,8 @@ def make_topology(tmp_path: Path) -> Iterator[MakeTopology]:
     yield make
     for topology in made:
         topology.stop()
-    problems = [t for topology in made for t in topology.tracebacks()]
+    problems = [t for topology in made
+                for t in (*topology.tracebacks(), *topology.nginx_problems())]
     assert not problems, "\n".join(problems)
 
 

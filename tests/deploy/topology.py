@@ -223,6 +223,17 @@ class Topology:
         return [f"instance {i.name}:\n{i.stderr()}" for i in self.instances
                 if "Traceback" in i.stderr()]
 
+    def nginx_problems(self) -> list[str]:
+        """nginx's log lines worse than ``[error]`` (an upstream that refuses a connection
+        is an ``[error]``: expected when an instance is killed)."""
+        lines: list[str] = []
+        for name in ("stderr.log", "error.log"):
+            path = self.nginx_dir / name
+            if path.exists():
+                lines += [line for line in path.read_text(errors="replace").splitlines()
+                          if any(f"[{level}]" in line for level in ("crit", "alert", "emerg"))]
+        return lines
+
     def __enter__(self) -> Topology:
         return self.start()
 
