@@ -93,6 +93,22 @@ def ask(ctx: HandlerContext) -> dict[str, Any]:
     return {**where(), "action": answer.action, "name": (answer.content or {}).get("name")}
 
 
+@server.tool()
+def wait_for_cancel(ctx: HandlerContext, mark: str, seconds: float = 120.0) -> dict[str, Any]:
+    """Wait until cancelled (or ``seconds``); when cancelled, leave the file ``mark``.cancelled
+    in ``MCPSYNC_DEPLOY_MARKS`` so a test can see that the cancellation arrived."""
+    ctx.progress(0, 1.0, f"waiting on {INSTANCE}")
+    try:
+        ctx.sleep(seconds)  # raises RequestCancelledError at once when cancelled
+    finally:
+        if ctx.cancelled.is_set():
+            marks = os.environ["MCPSYNC_DEPLOY_MARKS"]
+            name = "".join(c for c in mark if c.isalnum())
+            with open(os.path.join(marks, f"{name}.cancelled"), "w") as file:
+                file.write(INSTANCE)
+    return where()
+
+
 @server.tool(task="optional")
 def slow(ctx: HandlerContext, seconds: float = 30.0) -> dict[str, Any]:
     """Run as a task when the client allows: sleeps (waking at once when cancelled)."""

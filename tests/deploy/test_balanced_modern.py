@@ -271,6 +271,26 @@ def test_a_killed_instance_s_call_surfaces_as_an_error_in_the_client(balanced: T
     assert len(errors) == 1 and isinstance(errors[0], MCPSyncError), errors
 
 
+def test_a_client_that_leaves_cancels_its_call_through_the_balancer(
+        make_topology: MakeTopology, tmp_path: Path):
+    """In 2026-07-28 closing the connection is the cancellation: nginx closes its own
+    connection to the instance when the client's goes (proxy_ignore_client_abort off),
+    and the handler on the instance sees it."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    topology = make_topology(env={"MCPSYNC_DEPLOY_MARKS": str(marks)})
+    response = raw_post(topology.url, "tools/call",
+                        {"name": "wait_for_cancel", "arguments": {"mark": "left"}},
+                        stream=True)
+    assert response.headers["Content-Type"].startswith("text/event-stream")
+    instance = response.headers["X-Deploy-Instance"]
+    response.close()  # the client leaves
+    mark = marks / "left.cancelled"
+    wait_until(mark.exists, timeout=WAIT, interval=0.05,
+               message="the handler was never cancelled")
+    assert mark.read_text() == instance
+
+
 # -- the official SDK's client through the balancer ------------------------------------------
 
 
