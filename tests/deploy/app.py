@@ -163,6 +163,15 @@ if bus is not None:
 _app = server.wsgi_app(path="/mcp", **app_options)
 
 
+def _ready() -> None:
+    """Say that this worker has imported the app (gunicorn's master listens before its
+    workers have booted): a file ``<instance>-<pid>`` in ``MCPSYNC_DEPLOY_READY_DIR``."""
+    directory = os.environ.get("MCPSYNC_DEPLOY_READY_DIR")
+    if directory:
+        with open(os.path.join(directory, f"{INSTANCE}-{os.getpid()}"), "w"):
+            pass
+
+
 def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
     """The MCP endpoint; every response says which instance and worker sent it."""
     def start(status: str, headers: list[tuple[str, str]], *exc: Any) -> Any:
@@ -171,3 +180,5 @@ def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable
 
     return _app(environ, start)  # type: ignore[no-any-return]
 
+
+_ready()

@@ -159,7 +159,10 @@ class Topology:
         env = dict(os.environ)
         env.update(self.env)
         env.update(self.instance_env.get(instance.name, {}))
-        env.update(MCPSYNC_DEPLOY_INSTANCE=instance.name,
+        ready = self.workdir / "ready"
+        ready.mkdir(exist_ok=True)
+        booted = {p.name for p in ready.glob(f"{instance.name}-*")}
+        env.update(MCPSYNC_DEPLOY_INSTANCE=instance.name, MCPSYNC_DEPLOY_READY_DIR=str(ready),
                    MCPSYNC_DEPLOY_PORT=str(instance.port),
                    PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         instance._stderr = open(instance.stderr_path, "a")  # noqa: SIM115 (closed at stop)
@@ -167,6 +170,16 @@ class Topology:
                                          stdout=subprocess.DEVNULL, stderr=instance._stderr,
                                          start_new_session=True)
         wait_for_port(instance.port, timeout=START_TIMEOUT, proc=instance.proc)
+        proc = instance.proc
+
+        def all_booted() -> bool:  # each worker imported the app (not just the master up)
+            if proc.poll() is not None:
+                raise RuntimeError(f"gunicorn {instance.name} exited: {instance.stderr()}")
+            fresh = {p.name for p in ready.glob(f"{instance.name}-*")} - booted
+            return len(fresh) >= self.workers
+
+        wait_until(all_booted, timeout=START_TIMEOUT, interval=0.05,
+                   message=f"gunicorn {instance.name}'s workers did not all boot")
 
     def _start_nginx(self) -> None:
         self.nginx_dir.mkdir(parents=True, exist_ok=True)
