@@ -169,7 +169,6 @@ def main() -> int:
     if redis_ok:
         try:
             import mcpsync.redis.bus  # noqa: F401
-
             from tests.services import RedisServer
         except ImportError as exc:
             print(f"Redis cells skipped: {exc}", file=sys.stderr)
