@@ -13,6 +13,10 @@ bring them (``push`` mode of the engine), and its handlers and notification call
 on the app's one shared handler pool. What a session does hold is memory: its engine
 objects (a few KiB) plus whatever its streams keep (the standalone backlog, bounded by
 count; the event store, bounded in bytes).
+
+What a session does only when its app relays between workers is in
+:mod:`mcpsync.http.session_relay`; the registry of all sessions is
+:mod:`mcpsync.http.registry`.
 """
 
 from __future__ import annotations
@@ -34,16 +38,8 @@ from ..protocol.jsonrpc import ErrorResponse, Message, Notification, RequestId, 
 from ..server.session import ServerSession
 from ..transports.base import Received
 from .events import EventStore
-from .relay import (
-    ANY_ANSWER,
-    Follower,
-    Relay,
-    cursor_key,
-    note_cursor,
-    read_cursor,
-    standalone_key,
-    unavailable,
-)
+from .relay import Relay, cursor_key, read_cursor, standalone_key
+from .session_relay import RelayedSession, _store_failed
 from .session_store import SharedSessionState
 from .streams import ResponseStream
 
@@ -64,19 +60,6 @@ def key_prefix(session_id: str) -> str:
     any worker holding the session agrees, and one-way, so that event ids do not reveal
     the session id)."""
     return hashlib.sha256(session_id.encode()).hexdigest()[:16]
-
-
-_store_warned = 0.0
-
-
-def _store_failed(exc: OSError) -> None:
-    """Say, at most every 10 s, that the event store is down and what that costs."""
-    global _store_warned
-    now = time.monotonic()
-    if now - _store_warned >= 10.0:
-        _store_warned = now
-        logger.warning("event store unavailable (%s): until it is back, messages go out "
-                       "without event ids (not resumable)", exc)
 
 
 class SessionTransport:
@@ -137,7 +120,7 @@ class SessionTransport:
         self._session._route(message, related_request_id)
 
 
-class HttpSession:
+class HttpSession(RelayedSession):
     """One handshake-era client. Made by :class:`~mcpsync.http.registry.SessionRegistry`;
     thread-safe."""
 
@@ -331,120 +314,6 @@ class HttpSession:
         self._flush_backlog(stream)
         return stream
 
-    def follow_standalone(self, after: str | None, *,
-                          fresh: bool = False) -> ResponseStream | None:
-        """Relay: a GET stream that follows the standalone key from the event ``after``.
-        ``fresh``: ``None`` if a GET stream of this worker is connected; else (a resume)
-        that one is taken over, here and on any other worker. Raises
-        :class:`~mcpsync.errors.StoreUnavailableError` when the store cannot be read."""
-        assert self.store is not None and self.relay is not None
-        key = self.standalone_key
-        stream = ResponseStream(key)
-        follower = Follower(self.store, key, stream, after)
-        stream.follow(follower)
-        with self._lock:
-            current = self._standalone
-            if fresh and current is not None and current.attached:
-                return None
-            self._standalone = stream
-            self._by_key[key] = stream
-        try:
-            follower.pull(strict=True)
-        except BaseException:
-            with self._lock:
-                if self._standalone is stream:
-                    self._standalone = current
-                    if current is not None:
-                        self._by_key[key] = current
-                    else:
-                        self._by_key.pop(key, None)
-            raise
-        if current is not None and current is not stream:
-            current.end()  # superseded: its consumer (if any) finishes and stops
-        if not fresh:
-            self.relay.takeover(self.id, key)
-        return stream
-
-    def follow_stream(self, key: str, after: str) -> ResponseStream:
-        """Relay: a resumed POST stream whose request runs on another worker: follow its
-        key until the answer (then it is over, as a local one would be)."""
-        assert self.store is not None and self.relay is not None
-        stream = ResponseStream(key, final_id=ANY_ANSWER, on_final=self._forget)
-        follower = Follower(self.store, key, stream, after)
-        stream.follow(follower)
-        follower.pull(strict=True)
-        with self._lock:
-            old = self._by_key.get(key)
-            self._by_key[key] = stream
-            self._keys.add(key)
-        if old is not None and old is not stream:
-            old.end()
-        self.relay.takeover(self.id, key)
-        return stream
-
-    def ring(self, key: str) -> None:
-        """Relay: events were stored under ``key``; a stream here that follows it reads
-        them now."""
-        with self._lock:
-            stream = self._by_key.get(key)
-        if stream is not None and stream.follower is not None:
-            stream.poke()
-
-    def let_go(self, key: str) -> None:
-        """Relay: another worker took over the stream ``key`` (a resume reached it): end
-        our connection to it, and ring for each event stored from now on."""
-        with self._lock:
-            stream = self._by_key.get(key)
-        if stream is None:
-            return
-        stream.followed_elsewhere = True
-        if stream.attached:
-            stream.detach(stream.attach())  # the old consumer's take() ends at once
-        if stream.follower is not None and key != self.standalone_key:
-            # A POST stream we only followed: the other worker serves it now, and its
-            # events are not ours to forget when this session ends here.
-            with self._lock:
-                if self._by_key.get(key) is stream:
-                    del self._by_key[key]
-                    self._keys.discard(key)
-            stream.end()
-            return
-        self._note_cursor(stream)
-
-    def _note_cursor(self, stream: ResponseStream) -> None:
-        follower = stream.follower
-        if (isinstance(follower, Follower) and follower.key == self.standalone_key
-                and follower.cursor != follower.start and self.store is not None):
-            note_cursor(self.store, self._cursor_key, follower.cursor)
-
-    def share(self, kind: str, value: str) -> bool:
-        """See :meth:`SessionTransport.share`. With shared session state, subscriptions
-        live there only: the app that receives ``notify_resource_updated`` sends to every
-        subscribed session once from the store's list, wherever the session is held, so a
-        copy kept by each holder would send it again. Without it, the holders each keep a
-        copy, told by the bus. The log level is applied by every holder (it filters what
-        each sends)."""
-        relay, shared = self.relay, self.shared
-        if relay is None:
-            return False
-        if shared is not None:
-            try:
-                if kind == "level":
-                    shared.set_log_level(self.id, value)
-                elif kind == "subscribe":
-                    shared.add_subscription(self.id, value)
-                elif kind == "unsubscribe":
-                    shared.remove_subscription(self.id, value)
-            except Exception as exc:
-                raise unavailable(exc) from exc
-        if kind == "level":
-            relay.publish(kind, self.id, level=value)
-            return False
-        if shared is not None:
-            return True
-        relay.publish(kind, self.id, uri=value)
-        return False
-
     def resume_standalone(self, stream: ResponseStream) -> bool:
         """Make a resumed GET stream the one that carries the session's messages again;
         ``False`` if another GET stream is connected."""
@@ -545,26 +414,6 @@ class HttpSession:
         stream.put(message, self._store(stream, message))
         if stream.followed_elsewhere and stream.key is not None and self.relay is not None:
             self.relay.ring(self.id, stream.key)
-
-    def _to_standalone_key(self, message: Message, standalone: ResponseStream | None) -> None:
-        # Relay: whichever worker holds the GET stream (or none, for now) reads it from
-        # the store; this one only rings (and wakes its own GET stream, if it holds it).
-        assert self.store is not None and self.relay is not None
-        try:
-            self.store.store_event(self.standalone_key, jsonrpc.encode(message))
-        except OSError as exc:
-            # The store is down: a GET stream held here still gets the message live (not
-            # resumable); otherwise it waits in this worker's bounded backlog.
-            _store_failed(exc)
-            with self._lock:
-                if standalone is None or standalone.follower is None:
-                    self._backlog.append(message)
-                    return
-            standalone.put(message, None)
-            return
-        if standalone is not None and standalone.follower is not None:
-            standalone.poke()
-        self.relay.ring(self.id, self.standalone_key)
 
     def _store(self, stream: ResponseStream, message: Message | None) -> str | None:
         if stream.key is None or self.store is None:
