@@ -43,7 +43,7 @@ from .events import EventStore
 from .streams import ResponseStream
 
 if TYPE_CHECKING:
-    from .sessions import SessionRegistry
+    from .registry import SessionRegistry
 
 logger = logging.getLogger("mcpsync.http")
 

@@ -13,6 +13,10 @@ bring them (``push`` mode of the engine), and its handlers and notification call
 on the app's one shared handler pool. What a session does hold is memory: its engine
 objects (a few KiB) plus whatever its streams keep (the standalone backlog, bounded by
 count; the event store, bounded in bytes).
+
+What a session does only when its app relays between workers is in
+:mod:`mcpsync.http.session_relay`; the registry of all sessions is
+:mod:`mcpsync.http.registry`.
 """
 
 from __future__ import annotations
@@ -25,28 +29,18 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from ..dispatch.principal import principal_key
 from ..dispatch.transport import TransportContext
 from ..engine.pool import WorkerPool
-from ..errors import ConnectionClosedError, StoreUnavailableError
+from ..errors import ConnectionClosedError
 from ..protocol import jsonrpc
 from ..protocol.bookkeeping import cancelled_request_id
 from ..protocol.jsonrpc import ErrorResponse, Message, Notification, RequestId, Response
-from ..protocol.versions import features
 from ..server.session import ServerSession
 from ..transports.base import Received
 from .events import EventStore
-from .relay import (
-    ANY_ANSWER,
-    Follower,
-    Relay,
-    cursor_key,
-    note_cursor,
-    read_cursor,
-    standalone_key,
-    unavailable,
-)
-from .session_store import SessionRecord, SessionStore, SharedSessionState
+from .relay import Relay, cursor_key, read_cursor, standalone_key
+from .session_relay import RelayedSession, _store_failed
+from .session_store import SharedSessionState
 from .streams import ResponseStream
 
 if TYPE_CHECKING:
@@ -59,9 +53,6 @@ _BACKLOG = 256
 #: Keys a session tracks before it drops those whose events its store has already evicted
 #: (streams interrupted and never resumed; each key costs about 100 bytes).
 _KEYS_PRUNE = 1024
-#: How often (seconds) a worker asks the shared session store whether a session it holds
-#: still exists (a DELETE on another worker ends it here within this time).
-CONFIRM_INTERVAL = 10.0
 
 
 def key_prefix(session_id: str) -> str:
@@ -69,19 +60,6 @@ def key_prefix(session_id: str) -> str:
     any worker holding the session agrees, and one-way, so that event ids do not reveal
     the session id)."""
     return hashlib.sha256(session_id.encode()).hexdigest()[:16]
-
-
-_store_warned = 0.0
-
-
-def _store_failed(exc: OSError) -> None:
-    """Say, at most every 10 s, that the event store is down and what that costs."""
-    global _store_warned
-    now = time.monotonic()
-    if now - _store_warned >= 10.0:
-        _store_warned = now
-        logger.warning("event store unavailable (%s): until it is back, messages go out "
-                       "without event ids (not resumable)", exc)
 
 
 class SessionTransport:
@@ -142,8 +120,9 @@ class SessionTransport:
         self._session._route(message, related_request_id)
 
 
-class HttpSession:
-    """One handshake-era client. Made by :class:`SessionRegistry`; thread-safe."""
+class HttpSession(RelayedSession):
+    """One handshake-era client. Made by :class:`~mcpsync.http.registry.SessionRegistry`;
+    thread-safe."""
 
     def __init__(self, server: Server, store: EventStore | None, *, legacy_sse: bool = False,
                  priming: bool = False, session_id: str | None = None,
@@ -335,120 +314,6 @@ class HttpSession:
         self._flush_backlog(stream)
         return stream
 
-    def follow_standalone(self, after: str | None, *,
-                          fresh: bool = False) -> ResponseStream | None:
-        """Relay: a GET stream that follows the standalone key from the event ``after``.
-        ``fresh``: ``None`` if a GET stream of this worker is connected; else (a resume)
-        that one is taken over, here and on any other worker. Raises
-        :class:`~mcpsync.errors.StoreUnavailableError` when the store cannot be read."""
-        assert self.store is not None and self.relay is not None
-        key = self.standalone_key
-        stream = ResponseStream(key)
-        follower = Follower(self.store, key, stream, after)
-        stream.follow(follower)
-        with self._lock:
-            current = self._standalone
-            if fresh and current is not None and current.attached:
-                return None
-            self._standalone = stream
-            self._by_key[key] = stream
-        try:
-            follower.pull(strict=True)
-        except BaseException:
-            with self._lock:
-                if self._standalone is stream:
-                    self._standalone = current
-                    if current is not None:
-                        self._by_key[key] = current
-                    else:
-                        self._by_key.pop(key, None)
-            raise
-        if current is not None and current is not stream:
-            current.end()  # superseded: its consumer (if any) finishes and stops
-        if not fresh:
-            self.relay.takeover(self.id, key)
-        return stream
-
-    def follow_stream(self, key: str, after: str) -> ResponseStream:
-        """Relay: a resumed POST stream whose request runs on another worker: follow its
-        key until the answer (then it is over, as a local one would be)."""
-        assert self.store is not None and self.relay is not None
-        stream = ResponseStream(key, final_id=ANY_ANSWER, on_final=self._forget)
-        follower = Follower(self.store, key, stream, after)
-        stream.follow(follower)
-        follower.pull(strict=True)
-        with self._lock:
-            old = self._by_key.get(key)
-            self._by_key[key] = stream
-            self._keys.add(key)
-        if old is not None and old is not stream:
-            old.end()
-        self.relay.takeover(self.id, key)
-        return stream
-
-    def ring(self, key: str) -> None:
-        """Relay: events were stored under ``key``; a stream here that follows it reads
-        them now."""
-        with self._lock:
-            stream = self._by_key.get(key)
-        if stream is not None and stream.follower is not None:
-            stream.poke()
-
-    def let_go(self, key: str) -> None:
-        """Relay: another worker took over the stream ``key`` (a resume reached it): end
-        our connection to it, and ring for each event stored from now on."""
-        with self._lock:
-            stream = self._by_key.get(key)
-        if stream is None:
-            return
-        stream.followed_elsewhere = True
-        if stream.attached:
-            stream.detach(stream.attach())  # the old consumer's take() ends at once
-        if stream.follower is not None and key != self.standalone_key:
-            # A POST stream we only followed: the other worker serves it now, and its
-            # events are not ours to forget when this session ends here.
-            with self._lock:
-                if self._by_key.get(key) is stream:
-                    del self._by_key[key]
-                    self._keys.discard(key)
-            stream.end()
-            return
-        self._note_cursor(stream)
-
-    def _note_cursor(self, stream: ResponseStream) -> None:
-        follower = stream.follower
-        if (isinstance(follower, Follower) and follower.key == self.standalone_key
-                and follower.cursor != follower.start and self.store is not None):
-            note_cursor(self.store, self._cursor_key, follower.cursor)
-
-    def share(self, kind: str, value: str) -> bool:
-        """See :meth:`SessionTransport.share`. With shared session state, subscriptions
-        live there only: the app that receives ``notify_resource_updated`` sends to every
-        subscribed session once from the store's list, wherever the session is held, so a
-        copy kept by each holder would send it again. Without it, the holders each keep a
-        copy, told by the bus. The log level is applied by every holder (it filters what
-        each sends)."""
-        relay, shared = self.relay, self.shared
-        if relay is None:
-            return False
-        if shared is not None:
-            try:
-                if kind == "level":
-                    shared.set_log_level(self.id, value)
-                elif kind == "subscribe":
-                    shared.add_subscription(self.id, value)
-                elif kind == "unsubscribe":
-                    shared.remove_subscription(self.id, value)
-            except Exception as exc:
-                raise unavailable(exc) from exc
-        if kind == "level":
-            relay.publish(kind, self.id, level=value)
-            return False
-        if shared is not None:
-            return True
-        relay.publish(kind, self.id, uri=value)
-        return False
-
     def resume_standalone(self, stream: ResponseStream) -> bool:
         """Make a resumed GET stream the one that carries the session's messages again;
         ``False`` if another GET stream is connected."""
@@ -550,26 +415,6 @@ class HttpSession:
         if stream.followed_elsewhere and stream.key is not None and self.relay is not None:
             self.relay.ring(self.id, stream.key)
 
-    def _to_standalone_key(self, message: Message, standalone: ResponseStream | None) -> None:
-        # Relay: whichever worker holds the GET stream (or none, for now) reads it from
-        # the store; this one only rings (and wakes its own GET stream, if it holds it).
-        assert self.store is not None and self.relay is not None
-        try:
-            self.store.store_event(self.standalone_key, jsonrpc.encode(message))
-        except OSError as exc:
-            # The store is down: a GET stream held here still gets the message live (not
-            # resumable); otherwise it waits in this worker's bounded backlog.
-            _store_failed(exc)
-            with self._lock:
-                if standalone is None or standalone.follower is None:
-                    self._backlog.append(message)
-                    return
-            standalone.put(message, None)
-            return
-        if standalone is not None and standalone.follower is not None:
-            standalone.poke()
-        self.relay.ring(self.id, self.standalone_key)
-
     def _store(self, stream: ResponseStream, message: Message | None) -> str | None:
         if stream.key is None or self.store is None:
             return None
@@ -605,269 +450,3 @@ class HttpSession:
         if standalone is not None:
             standalone.end()
         self._forget_events(keys)
-
-
-class SessionRegistry:
-    """Live sessions by id, with idle expiry; with a :class:`SessionStore`, also those
-    another worker initialized. Thread-safe."""
-
-    def __init__(self, server: Server, store: EventStore | None, *, idle_timeout: float,
-                 max_sessions: int, session_store: SessionStore | None = None,
-                 handshake_timeout: float = 10.0, pool: WorkerPool | None = None,
-                 relay: Relay | None = None) -> None:
-        self.server = server
-        #: With a bus between the workers (see :mod:`mcpsync.http.relay`).
-        self.relay = relay
-        if relay is not None:
-            relay.sessions = self
-        self.shared: SharedSessionState | None = (
-            session_store if isinstance(session_store, SharedSessionState) else None)
-        self.store = store
-        self.session_store = session_store
-        self.idle_timeout = idle_timeout
-        #: Seconds a session may wait for its client's second request (normally
-        #: ``notifications/initialized``, sent at once) before it is dropped: one client
-        #: cannot hold the ``max_sessions`` slots for ``idle_timeout`` with bare initializes.
-        self.handshake_timeout = handshake_timeout
-        self.pool = pool
-        self.max_sessions = max_sessions
-        self._sessions: dict[str, HttpSession] = {}
-        self._lock = threading.Lock()
-        self._next_sweep = 0.0
-
-    def create(self, *, legacy_sse: bool = False, priming: bool = False,
-               owner: Any = None) -> HttpSession | None:
-        self.sweep()
-        with self._lock:
-            full = len(self._sessions) >= self.max_sessions
-        if full:  # sweep now, not at the next second: half-open sessions may have lapsed
-            self.sweep(force=True)
-            with self._lock:
-                if len(self._sessions) >= self.max_sessions:
-                    return None
-        session = HttpSession(self.server, self.store, legacy_sse=legacy_sse, priming=priming,
-                              pool=self.pool, owner=owner, relay=self.relay,
-                              shared=self.shared)
-        with self._lock:
-            self._sessions[session.id] = session
-        return session
-
-    def initialized(self, session: HttpSession) -> None:
-        """``initialize`` was answered: write the session down for the other workers."""
-        version = session.protocol_version
-        if self.session_store is None or version is None:
-            return
-        info = session.server_session.info
-        record = SessionRecord(session.id, version, info.client_info,
-                               dict(info.client_capabilities or {}),
-                               owner=principal_key(session.owner))
-        try:
-            self.session_store.save(record)
-        except OSError as exc:  # the session still works here, only not on other workers
-            logger.warning("could not write HTTP session %s… to the session store: %s",
-                           session.id[:6], exc)
-
-    def get(self, session_id: str, owner: Any = None) -> HttpSession | None:
-        """The live session ``session_id`` if ``owner`` (the request's principal) made
-        it: a session is bound to its creator, so another token cannot use it (it gets the
-        same 404 as for an unknown id, which tells it nothing)."""
-        self.sweep()
-        with self._lock:
-            session = self._sessions.get(session_id)
-        if session is not None and session.owner != owner:
-            return None
-        if session is not None and not session.ended.is_set():
-            session.established = True
-            return self._confirmed(session)
-        if session is None and self.session_store is not None:
-            return self._restore(session_id, owner)
-        return None
-
-    def _confirmed(self, session: HttpSession) -> HttpSession | None:
-        """``session``, unless the shared store says it was ended elsewhere."""
-        if self.session_store is None:
-            return session
-        now = time.monotonic()
-        if now - session.confirmed < CONFIRM_INTERVAL:
-            return session
-        session.confirmed = now
-        try:
-            alive = self.session_store.touch(session.id)
-        except OSError as exc:  # the store is unwell: keep serving what this worker holds
-            logger.warning("session store touch failed: %s", exc)
-            alive = True
-        if alive:
-            return session
-        with self._lock:
-            if self._sessions.get(session.id) is session:
-                del self._sessions[session.id]
-        session.close()
-        return None
-
-    def _restore(self, session_id: str, owner: Any = None) -> HttpSession | None:
-        """Take up a session another worker initialized, from its stored record."""
-        assert self.session_store is not None
-        try:
-            record = self.session_store.load(session_id)
-        except StoreUnavailableError:
-            raise  # the store is down, not the session gone: 503, and the client retries
-        except OSError as exc:
-            logger.warning("session store load failed: %s", exc)
-            return None
-        if record is None or record.protocol_version not in self.server.legacy_versions:
-            return None
-        if record.owner != principal_key(owner):  # another principal's: it does not exist
-            return None
-        with self._lock:
-            if len(self._sessions) >= self.max_sessions:
-                return None
-        priming = self.store is not None and features(record.protocol_version).sse_polling
-        session = HttpSession(self.server, self.store, session_id=record.session_id,
-                              priming=priming, pool=self.pool, owner=owner, relay=self.relay,
-                              shared=self.shared)
-        session.established = True
-        session.server_session.restore(record.protocol_version, record.client_info,
-                                       record.client_capabilities)
-        _apply_shared_state(session, record)
-        with self._lock:
-            existing = self._sessions.get(session_id)
-            if existing is None:
-                self._sessions[session_id] = session
-        if existing is not None:  # another thread restored it first
-            session.close()
-            return existing
-        logger.info("HTTP session %s… taken up from the session store", session_id[:6])
-        return session
-
-    def held(self, session_id: str) -> HttpSession | None:
-        """The session if this worker holds it now (never taken up from the store)."""
-        with self._lock:
-            session = self._sessions.get(session_id)
-        return session if session is not None and not session.ended.is_set() else None
-
-    def end_here(self, session_id: str) -> None:
-        """Another worker ended the session (``DELETE``): let go of it here at once."""
-        with self._lock:
-            session = self._sessions.pop(session_id, None)
-        if session is not None:
-            logger.info("HTTP session %s… ended on another worker", session_id[:6])
-            session.close()
-
-    def remove(self, session_id: str, owner: Any = None) -> bool:
-        """End a session (DELETE): here, and in the shared store for every worker. Only
-        its ``owner`` may (see :meth:`get`)."""
-        with self._lock:
-            session = self._sessions.get(session_id)
-            if session is not None and session.owner != owner:
-                return False
-            session = self._sessions.pop(session_id, None)
-        stored = False
-        if session is None and self.session_store is not None:
-            try:  # only its owner may end a session held elsewhere, too
-                record = self.session_store.load(session_id)
-            except StoreUnavailableError:
-                raise
-            except OSError as exc:
-                logger.warning("session store load failed: %s", exc)
-                return False
-            if record is None or record.owner != principal_key(owner):
-                return False
-        if self.session_store is not None:
-            try:
-                stored = self.session_store.delete(session_id)
-            except OSError as exc:
-                logger.warning("session store delete failed: %s", exc)
-        if self.relay is not None and (session is not None or stored):
-            self._end_everywhere(session_id)
-        if session is None:
-            return stored
-        session.close()
-        return True
-
-    def resource_updated(self, uri: str) -> None:
-        """Relay with shared session state (``Server.notify_resource_updated`` on this
-        worker): ``notifications/resources/updated`` to every session subscribed to
-        ``uri``, once each, wherever it is held. A session held here sends it (through its
-        send middleware); for another, the event goes straight to its GET stream's key."""
-        assert self.relay is not None and self.shared is not None and self.store is not None
-        try:
-            subscribers = self.shared.subscribers(uri)
-        except Exception as exc:
-            logger.warning("relay: the subscribers of %r could not be read: %s", uri, exc)
-            return
-        message = Notification("notifications/resources/updated", {"uri": uri})
-        for session_id in subscribers:
-            session = self.held(session_id)
-            try:
-                if session is not None:
-                    session.server_session.notify(message.method, message.params)
-                    continue
-                key = standalone_key(key_prefix(session_id))
-                self.store.store_event(key, jsonrpc.encode(message))
-                self.relay.ring(session_id, key)
-            except Exception as exc:  # one session's failure must not stop the others
-                logger.warning("relay: resources/updated for session %s… not sent: %s",
-                               session_id[:6], exc)
-
-    def _end_everywhere(self, session_id: str) -> None:
-        """Relay: the other holders end the session now (not at their next check of the
-        store), and the events of its standalone stream go."""
-        assert self.relay is not None
-        forget = getattr(self.store, "forget", None)
-        if forget is not None:
-            try:
-                forget(standalone_key(key_prefix(session_id)))
-                forget(cursor_key(key_prefix(session_id)))
-            except Exception:
-                logger.exception("event store: forgetting a session's GET stream failed")
-        try:
-            self.relay.publish("end", session_id)
-        except OSError as exc:  # the store says it is gone: they see it within a check
-            logger.warning("relay: the end of session %s… not published: %s",
-                           session_id[:6], exc)
-
-    def sweep(self, force: bool = False) -> None:
-        """Close sessions idle longer than ``idle_timeout``, and those whose client did not
-        come back within ``handshake_timeout`` of ``initialize`` (at most once a second)."""
-        now = time.monotonic()
-        with self._lock:
-            if not force and now < self._next_sweep:
-                return
-            self._next_sweep = now + 1.0
-            expired = [s for s in self._sessions.values()
-                       if s.ended.is_set() or (
-                           (now - s.last_seen > self.idle_timeout or (
-                               not s.established and not s.legacy_sse
-                               and now - s.created > self.handshake_timeout))
-                           and not s.busy())]
-            for session in expired:
-                del self._sessions[session.id]
-        for session in expired:
-            logger.info("HTTP session %s… expired", session.id[:6])
-            session.close()
-
-    def close_all(self) -> None:
-        with self._lock:
-            sessions = list(self._sessions.values())
-            self._sessions.clear()
-        for session in sessions:
-            session.close()
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._sessions)
-
-
-def _apply_shared_state(session: HttpSession, record: SessionRecord) -> None:
-    """A session taken up from its record gets the log level and subscriptions the client
-    set on other workers."""
-    server_session = session.server_session
-    if record.log_level is not None:
-        try:
-            server_session.set_log_level(record.log_level)
-        except Exception as exc:  # a level this version does not know: keep the default
-            logger.warning("session %s…: stored log level not applied: %s",
-                           session.id[:6], exc)
-    if session.relay is None or session.shared is None:
-        for uri in record.subscriptions:  # (with both, the app sends from the store's list)
-            server_session.subscribe(uri)

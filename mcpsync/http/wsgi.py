@@ -52,13 +52,13 @@ from . import legacy, legacy_sse, modern
 from .bus import Bus
 from .events import EventStore, InMemoryEventStore
 from .legacy import SESSION_NOT_FOUND as SESSION_NOT_FOUND
+from .registry import SessionRegistry
 from .relay import Relay
 from .replies import Environ as Environ
 from .replies import StartResponse as StartResponse
 from .replies import _accepts, _HttpError, error_reply, json_reply, method_not_allowed
 from .security import HostPolicy
 from .session_store import SessionStore
-from .sessions import SessionRegistry
 from .sse_body import _peer_probe
 
 if TYPE_CHECKING:

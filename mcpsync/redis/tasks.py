@@ -39,6 +39,11 @@ a disk. Choices, and why:
 Redis that cannot be reached makes every method raise
 :class:`~mcpsync.errors.StoreUnavailableError` (the HTTP app answers ``503``); the next
 call tries again, so the store recovers by itself when Redis returns.
+
+The parts: the key layout and a task's hash in :mod:`mcpsync.redis.task_records`; the
+transactions and index upkeep in :mod:`mcpsync.redis.task_writes`; the heartbeat and
+dead-runner recovery in :mod:`mcpsync.redis.task_runners`; here, the store's own methods
+and its ``wait`` listener.
 """
 
 from __future__ import annotations
@@ -51,9 +56,9 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any, Final, TypeVar, cast
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, Final, cast
 
 import redis
 from redis.client import Pipeline
@@ -75,8 +80,7 @@ from ..tasks.bounds import (
     parse_cursor,
     record_size,
 )
-from ..tasks.sqlite import RUNNER_EXITED
-from ..tasks.store import TaskRecord, TaskStoreFullError, runner_id
+from ..tasks.store import TaskRecord, TaskStoreFullError
 from .client import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_SOCKET_TIMEOUT,
@@ -84,120 +88,26 @@ from .client import (
     connect,
     unavailable,
 )
+from .task_records import _NO_PAYLOAD, _Entry, _expires_at, _Keys, _NeedRoom, _parse, _text
+from .task_runners import HEARTBEAT_TTL, RunnerTracking
+from .task_writes import EXPIRY_GRACE_MS, MAX_ATTEMPTS
 
 __all__ = ["EXPIRY_GRACE_MS", "HEARTBEAT_TTL", "MAX_ATTEMPTS", "WAIT_POLL", "RedisTaskStore"]
 
 log = logging.getLogger("mcpsync.redis.tasks")
 
-#: Seconds a runner's heartbeat lives without a refresh; refreshed every third of it. A
-#: live task whose runner has not refreshed it for this long is marked ``failed``.
-HEARTBEAT_TTL: Final = 30.0
-#: A task key outlives the task's ttl by this much in Redis (milliseconds): the record's
-#: own clock decides expiry, Redis only frees what nobody swept.
-EXPIRY_GRACE_MS: Final = 60_000
 #: ``wait`` re-reads the task at least this often (seconds) even if no change was
 #: published (a message lost while the listener reconnected).
 WAIT_POLL: Final = 1.0
-#: Tries of one optimistic transaction before giving up with ``StoreUnavailableError``.
-MAX_ATTEMPTS: Final = 1000
 #: Sweep every expired record at most this often (seconds), when a task is created.
 SWEEP_INTERVAL: Final = 60.0
-#: Seconds a runner found alive is believed alive without asking Redis again.
-ALIVE_CACHE_SECONDS: Final = 1.0
-#: Runners remembered as alive at once (the cache above).
-ALIVE_CACHE_SIZE: Final = 1024
 #: Longest pause between reconnect attempts of the listener (seconds).
 RECONNECT_MAX: Final = 2.0
 #: Seconds ``close()`` waits for each of the store's threads.
 JOIN_TIMEOUT: Final = 10.0
 
-_PLAIN: Final = ("task_id", "owner", "surface", "tool", "status", "status_message",
-                 "created_at", "last_updated_at", "ttl_ms", "poll_interval_ms", "runner",
-                 "version")
 
-_NO_PAYLOAD: Final[dict[str, Any]] = {**{f: None for f in PAYLOAD_FIELDS},
-                                      "input_responses": {}}
-
-T = TypeVar("T")
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else value
-
-
-@dataclass(frozen=True)
-class _Entry:
-    """A stored task: the record without its payload, the payload texts, position, cost."""
-
-    record: TaskRecord
-    texts: dict[str, str]
-    seq: int
-    size: int
-
-    def decode(self) -> TaskRecord:
-        payload: dict[str, Any] = {f: json.loads(t) for f, t in self.texts.items()}
-        payload.setdefault("input_responses", {})
-        return replace(self.record, **payload)
-
-    def fields(self) -> dict[str, str]:
-        plain = {f: getattr(self.record, f) for f in _PLAIN}
-        return {"r": encode(plain), "seq": str(self.seq), "size": str(self.size),
-                **self.texts}
-
-
-def _parse(raw: Mapping[Any, Any]) -> _Entry | None:
-    if not raw:
-        return None
-    fields = {_text(k): _text(v) for k, v in raw.items()}
-    if "r" not in fields:
-        return None
-    record = TaskRecord(**json.loads(fields["r"]))
-    texts: dict[str, str] = {f: fields[f] for f in PAYLOAD_FIELDS if f in fields}
-    return _Entry(record, texts, int(fields["seq"]), int(fields["size"]))
-
-
-def _expires_at(record: TaskRecord) -> float | None:
-    return None if record.ttl_ms is None else record.created_at + record.ttl_ms / 1000
-
-
-class _NeedRoom(Exception):
-    """A write found a bound reached; the caller frees room (outside the transaction)."""
-
-    def __init__(self, bound: str) -> None:
-        super().__init__(bound)
-        self.bound = bound
-
-
-class _Keys:
-    """The store's key names. One hash tag (``{prefix}``) keeps them in one cluster slot."""
-
-    def __init__(self, prefix: str) -> None:
-        base = f"{{{prefix}}}:tasks"
-        self.base = base
-        self.seq = f"{base}:seq"
-        self.finished = f"{base}:finished"
-        self.bytes = f"{base}:bytes"
-        self.all = f"{base}:all"
-        self.index = f"{base}:index"
-        self.terminal = f"{base}:terminal"
-        self.expiry = f"{base}:expiry"
-        self.running = f"{base}:running"
-        self.channel = f"{base}:changed"
-
-    def task(self, task_id: str) -> str:
-        return f"{self.base}:task:{task_id}"
-
-    def owner(self, owner: str) -> str:
-        return f"{self.base}:owner:{owner}"
-
-    def live(self, owner: str) -> str:
-        return f"{self.base}:live:{owner}"
-
-    def runner(self, runner: str) -> str:
-        return f"{self.base}:runner:{runner}"
-
-
-class RedisTaskStore(ChangeMethods):
+class RedisTaskStore(RunnerTracking, ChangeMethods):
     """Tasks in Redis, shared by threads, processes and machines.
 
     ``client`` is a :class:`redis.Redis` (give it socket timeouts: a Redis that stops
@@ -247,147 +157,6 @@ class RedisTaskStore(ChangeMethods):
             except StoreUnavailableError as exc:  # a server may start while Redis is away
                 log.warning("task store: recovery skipped: %s", exc)
 
-    # -- plumbing ---------------------------------------------------------------------------
-
-    def _check(self) -> None:
-        if self._closed:
-            raise RuntimeError("the Redis task store is closed")
-        if self._pid != os.getpid():
-            # Forked (gunicorn --preload): the threads did not follow, and a lock another
-            # thread held at the fork would stay held forever; start afresh.
-            self._lock = threading.Lock()
-            self._pid = os.getpid()
-            self._listener = self._heart = None
-            self._listening = threading.Event()
-            self._listener_down = False
-            self._stop = threading.Event()
-            self._mine = set()
-            self._watchers = {}
-            self._alive = {}
-
-    def _tx(self, fn: Callable[[Pipeline], T], *watch: str) -> T:
-        """Run ``fn`` as an optimistic transaction over ``watch``: it reads through the
-        pipeline (immediate while watching), calls ``multi()`` and queues its writes; they
-        are executed here. Recomputed when another writer got in first."""
-        for _ in range(MAX_ATTEMPTS):
-            with self._redis.pipeline(transaction=True) as pipe:
-                try:
-                    pipe.watch(*watch)  # type: ignore[no-untyped-call]
-                    result = fn(pipe)
-                    if pipe.explicit_transaction:
-                        pipe.execute()
-                    return result
-                except redis.WatchError:
-                    continue
-        raise StoreUnavailableError(f"the task store stayed too busy for {MAX_ATTEMPTS} "
-                                    f"attempts of one change")
-
-    def _write(self, pipe: Pipeline, entry: _Entry, old: _Entry | None,
-               finished: int | None = None) -> None:
-        """Queue the writes that store ``entry`` (replacing ``old``) and keep the indexes."""
-        k, record = self._keys, entry.record
-        task_id, owner = record.task_id, record.owner
-        key = k.task(task_id)
-        pipe.delete(key)
-        pipe.hset(key, mapping=entry.fields())  # type: ignore[arg-type]
-        expires = _expires_at(record)
-        if expires is not None:
-            remaining = max(0, int((expires - time.time()) * 1000))
-            pipe.pexpire(key, remaining + EXPIRY_GRACE_MS)
-            pipe.zadd(k.expiry, {task_id: expires})
-        else:
-            pipe.zrem(k.expiry, task_id)
-        pipe.hset(k.index, task_id, encode([owner, entry.size]))
-        pipe.incrby(k.bytes, entry.size - (old.size if old is not None else 0))
-        if old is None:
-            pipe.zadd(k.all, {task_id: entry.seq})
-            pipe.zadd(k.owner(owner), {task_id: entry.seq})
-        if record.terminal:
-            if old is None or not old.record.terminal:
-                pipe.zadd(k.terminal, {task_id: finished or 0})
-            pipe.srem(k.live(owner), task_id)
-            pipe.hdel(k.running, task_id)
-        else:
-            pipe.sadd(k.live(owner), task_id)
-            if record.runner:
-                pipe.hset(k.running, task_id, record.runner)
-            if record.runner == runner_id():
-                pipe.set(k.runner(record.runner), b"1", px=self._heartbeat_ms())
-        pipe.publish(k.channel, task_id)
-
-    def _forget_queued(self, pipe: Pipeline, task_id: str, owner: str | None,
-                       size: int) -> None:
-        k = self._keys
-        pipe.delete(k.task(task_id))
-        for index in (k.all, k.terminal, k.expiry):
-            pipe.zrem(index, task_id)
-        if owner is not None:
-            pipe.zrem(k.owner(owner), task_id)
-            pipe.srem(k.live(owner), task_id)
-        pipe.hdel(k.running, task_id)
-        pipe.hdel(k.index, task_id)
-        pipe.incrby(k.bytes, -size)
-        pipe.publish(k.channel, task_id)
-
-    def _forget(self, task_id: str, now: float | None = None, *,
-                only_terminal: bool = False) -> bool:
-        """Delete a task and its index entries if it is expired at ``now`` (or, with
-        ``only_terminal``, if it is terminal; with neither, whatever it is); whether it
-        was deleted. Works for a task whose key Redis already dropped (its TTL)."""
-        k = self._keys
-
-        def forget(pipe: Pipeline) -> bool:
-            entry = _parse(pipe.hgetall(k.task(task_id)))
-            meta = pipe.hget(k.index, task_id)
-            if entry is None and meta is None:
-                pipe.multi()  # a stray id left in an index: clear it
-                for index in (k.all, k.terminal, k.expiry):
-                    pipe.zrem(index, task_id)
-                pipe.hdel(k.running, task_id)
-                return False
-            if entry is not None:
-                if now is not None and not entry.record.expired(now):
-                    return False
-                if only_terminal and not entry.record.terminal:
-                    return False
-                owner, size = entry.record.owner, entry.size
-            else:
-                owner, size = json.loads(_text(meta))  # type: ignore[arg-type]
-            pipe.multi()
-            self._forget_queued(pipe, task_id, owner, size)
-            return True
-
-        done = self._tx(forget, k.task(task_id), k.index)
-        if done:
-            self._wake(task_id)
-        return done
-
-    def _sweep(self, now: float) -> int:
-        self._last_sweep = now
-        count = 0
-        while True:
-            ids = cast("list[bytes]", self._redis.zrangebyscore(
-                self._keys.expiry, "-inf", now, start=0, num=500))
-            if not ids:
-                return count
-            progressed = False
-            for raw in ids:
-                if self._forget(_text(raw), now):
-                    count += 1
-                    progressed = True
-            if not progressed and len(ids) < 500:
-                return count
-            if not progressed:  # every one was renewed meanwhile: stop, bounded
-                return count
-
-    def _evict_terminal(self, keep: str | None) -> bool:
-        """Delete the task that became terminal first (not ``keep``); whether one was."""
-        for raw in cast("list[bytes]", self._redis.zrange(self._keys.terminal, 0, 9)):
-            task_id = _text(raw)
-            if task_id != keep and self._forget(task_id, only_terminal=True):
-                return True
-        return False
-
     def _free(self, bound: str, owner: str, keep: str | None) -> bool:
         """Make room for ``bound`` (``owner``, ``count`` or ``bytes``); whether any was."""
         now = time.time()
@@ -402,138 +171,6 @@ class RedisTaskStore(ChangeMethods):
         if bound == "count" and now - self._last_sweep >= 1.0 and self._sweep(now):
             return True
         return self._evict_terminal(keep) or self._sweep(now) > 0
-
-    def _heartbeat_ms(self) -> int:
-        return max(1, int(self.heartbeat_ttl * 1000))
-
-    def _wake(self, task_id: str) -> None:
-        """Wake this process's waiters on ``task_id`` (a write here, or one published)."""
-        with self._lock:
-            events = builtins.list(self._watchers.get(task_id, ()))
-        for event in events:
-            event.set()
-
-    # -- dead runners -----------------------------------------------------------------------
-
-    def _runner_dead(self, reader: redis.Redis | Pipeline, runner: str) -> bool:
-        if not runner or runner == runner_id():
-            return False
-        now = time.monotonic()
-        with self._lock:
-            if self._alive.get(runner, 0.0) > now:
-                return False
-        if reader.exists(self._keys.runner(runner)):
-            with self._lock:
-                if len(self._alive) >= ALIVE_CACHE_SIZE:
-                    self._alive.clear()
-                self._alive[runner] = now + ALIVE_CACHE_SECONDS
-            return False
-        return True
-
-    @staticmethod
-    def _failed(entry: _Entry) -> _Entry:
-        texts = {f: t for f, t in entry.texts.items() if f != "input_requests"}
-        texts["error"] = encode(RUNNER_EXITED)
-        new = entry.record.evolve(status="failed", status_message=RUNNER_EXITED["message"])
-        return _Entry(new, texts, entry.seq, record_size(new, texts))
-
-    def _fail_dead(self, task_id: str) -> _Entry | None:
-        """Mark the task failed if it is live and its runner's heartbeat is gone; the
-        entry after (or as it is)."""
-        k = self._keys
-
-        def fail(pipe: Pipeline) -> _Entry | None:
-            entry = _parse(pipe.hgetall(k.task(task_id)))
-            if entry is None or entry.record.terminal \
-                    or not self._runner_dead(pipe, entry.record.runner):
-                return entry
-            new = self._failed(entry)
-            pipe.multi()
-            self._write(pipe, new, entry, int(self._redis.incr(k.finished)))
-            return new
-
-        entry = self._tx(fail, k.task(task_id))
-        self._wake(task_id)
-        return entry
-
-    def _load(self, task_id: str, now: float | None = None) -> _Entry | None:
-        """The task as it is (``None`` if absent or expired, which is then forgotten); a
-        live task whose runner is gone is marked failed first."""
-        entry = _parse(self._redis.hgetall(self._keys.task(task_id)))
-        if entry is None:
-            return None
-        if entry.record.expired(now):
-            self._forget(task_id, time.time() if now is None else now)
-            return None
-        if not entry.record.terminal and self._runner_dead(self._redis, entry.record.runner):
-            return self._fail_dead(task_id)
-        return entry
-
-    def recover(self) -> int:
-        """Mark ``failed`` the live tasks whose runner's heartbeat has expired (on any
-        machine); how many. Runs when the store is made; also done for each task when it
-        is read."""
-        self._check()
-        failed = 0
-        with unavailable(self._redis, "recovering tasks"):
-            running = self._redis.hgetall(self._keys.running)
-            by_runner: dict[str, builtins.list[str]] = {}
-            for raw_id, raw_runner in running.items():
-                by_runner.setdefault(_text(raw_runner), []).append(_text(raw_id))
-            for runner, ids in by_runner.items():
-                if not self._runner_dead(self._redis, runner):
-                    continue
-                for task_id in ids:
-                    before = _parse(self._redis.hgetall(self._keys.task(task_id)))
-                    after = self._fail_dead(task_id)
-                    if before is None or after is None:
-                        self._redis.hdel(self._keys.running, task_id)
-                    elif not before.record.terminal and after.record.terminal:
-                        failed += 1
-        return failed
-
-    def _track(self, record: TaskRecord) -> None:
-        """Keep this process's heartbeat while it runs ``record`` (live, run here)."""
-        if record.runner != runner_id():
-            return
-        with self._lock:
-            if record.terminal:
-                self._mine.discard(record.task_id)
-                return
-            self._mine.add(record.task_id)
-            if self._heart is None and not self._closed:
-                self._heart = threading.Thread(target=self._beat, daemon=True,
-                                               name="mcpsync-redis-task-heartbeat")
-                self._heart.start()
-
-    def _beat(self) -> None:
-        """Refresh the heartbeat every third of its ttl while this process has live tasks
-        (forgetting those that ended); a Redis outage is logged once, not per beat."""
-        stop, interval = self._stop, self.heartbeat_ttl / 3
-        down = False
-        while not stop.wait(interval):
-            with self._lock:
-                mine = builtins.list(self._mine)
-            if not mine:
-                continue
-            try:
-                with self._redis.pipeline(transaction=False) as pipe:
-                    pipe.set(self._keys.runner(runner_id()), b"1", px=self._heartbeat_ms())
-                    pipe.hmget(self._keys.running, mine)
-                    _, running = pipe.execute()
-            except UNAVAILABLE as exc:
-                if not down:
-                    log.warning("task store heartbeat: Redis is unavailable (%s); retrying",
-                                type(exc).__name__)
-                down = True
-                continue
-            if down:
-                log.warning("task store heartbeat: Redis is back")
-                down = False
-            with self._lock:
-                for task_id, runner in zip(mine, running, strict=True):
-                    if runner is None:
-                        self._mine.discard(task_id)
 
     # -- the TaskStore protocol -------------------------------------------------------------
 

@@ -1,0 +1,205 @@
+"""The transactions of the Redis task store: how a change is written, and what is forgotten.
+
+:class:`TaskWrites` is the base of :class:`~mcpsync.redis.tasks.RedisTaskStore`: one
+optimistic transaction (``WATCH`` / ``MULTI``, retried at most :data:`MAX_ATTEMPTS` times),
+the writes that store a task with its indexes, and the deletes that forget it (expiry
+sweeps, eviction of terminal tasks). Kept apart from the store's public methods so that
+each reads on its own; the store's ``__init__`` sets every attribute declared here.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Final, TypeVar, cast
+
+import redis
+from redis.client import Pipeline
+
+from ..errors import StoreUnavailableError
+from ..tasks.bounds import encode
+from ..tasks.store import runner_id
+from .task_records import _Entry, _expires_at, _Keys, _parse, _text
+
+#: A task key outlives the task's ttl by this much in Redis (milliseconds): the record's
+#: own clock decides expiry, Redis only frees what nobody swept.
+EXPIRY_GRACE_MS: Final = 60_000
+#: Tries of one optimistic transaction before giving up with ``StoreUnavailableError``.
+MAX_ATTEMPTS: Final = 1000
+
+T = TypeVar("T")
+
+
+class TaskWrites:
+    """Transactions and index upkeep over one prefix's keys (see the module)."""
+
+    heartbeat_ttl: float
+    _redis: redis.Redis
+    _keys: _Keys
+    _lock: threading.Lock
+    _closed: bool
+    _stop: threading.Event
+    _pid: int
+    _last_sweep: float
+    #: waiters of this process: task id -> their events (one per waiting thread)
+    _watchers: dict[str, set[threading.Event]]
+    _listener: threading.Thread | None
+    _listening: threading.Event
+    _listener_down: bool
+    #: live tasks this process runs, created through this store (for the heartbeat)
+    _mine: set[str]
+    _heart: threading.Thread | None
+    _alive: dict[str, float]  # runner -> believed alive until (monotonic)
+
+    def _check(self) -> None:
+        if self._closed:
+            raise RuntimeError("the Redis task store is closed")
+        if self._pid != os.getpid():
+            # Forked (gunicorn --preload): the threads did not follow, and a lock another
+            # thread held at the fork would stay held forever; start afresh.
+            self._lock = threading.Lock()
+            self._pid = os.getpid()
+            self._listener = self._heart = None
+            self._listening = threading.Event()
+            self._listener_down = False
+            self._stop = threading.Event()
+            self._mine = set()
+            self._watchers = {}
+            self._alive = {}
+
+    def _tx(self, fn: Callable[[Pipeline], T], *watch: str) -> T:
+        """Run ``fn`` as an optimistic transaction over ``watch``: it reads through the
+        pipeline (immediate while watching), calls ``multi()`` and queues its writes; they
+        are executed here. Recomputed when another writer got in first."""
+        for _ in range(MAX_ATTEMPTS):
+            with self._redis.pipeline(transaction=True) as pipe:
+                try:
+                    pipe.watch(*watch)  # type: ignore[no-untyped-call]
+                    result = fn(pipe)
+                    if pipe.explicit_transaction:
+                        pipe.execute()
+                    return result
+                except redis.WatchError:
+                    continue
+        raise StoreUnavailableError(f"the task store stayed too busy for {MAX_ATTEMPTS} "
+                                    f"attempts of one change")
+
+    def _write(self, pipe: Pipeline, entry: _Entry, old: _Entry | None,
+               finished: int | None = None) -> None:
+        """Queue the writes that store ``entry`` (replacing ``old``) and keep the indexes."""
+        k, record = self._keys, entry.record
+        task_id, owner = record.task_id, record.owner
+        key = k.task(task_id)
+        pipe.delete(key)
+        pipe.hset(key, mapping=entry.fields())  # type: ignore[arg-type]
+        expires = _expires_at(record)
+        if expires is not None:
+            remaining = max(0, int((expires - time.time()) * 1000))
+            pipe.pexpire(key, remaining + EXPIRY_GRACE_MS)
+            pipe.zadd(k.expiry, {task_id: expires})
+        else:
+            pipe.zrem(k.expiry, task_id)
+        pipe.hset(k.index, task_id, encode([owner, entry.size]))
+        pipe.incrby(k.bytes, entry.size - (old.size if old is not None else 0))
+        if old is None:
+            pipe.zadd(k.all, {task_id: entry.seq})
+            pipe.zadd(k.owner(owner), {task_id: entry.seq})
+        if record.terminal:
+            if old is None or not old.record.terminal:
+                pipe.zadd(k.terminal, {task_id: finished or 0})
+            pipe.srem(k.live(owner), task_id)
+            pipe.hdel(k.running, task_id)
+        else:
+            pipe.sadd(k.live(owner), task_id)
+            if record.runner:
+                pipe.hset(k.running, task_id, record.runner)
+            if record.runner == runner_id():
+                pipe.set(k.runner(record.runner), b"1", px=self._heartbeat_ms())
+        pipe.publish(k.channel, task_id)
+
+    def _forget_queued(self, pipe: Pipeline, task_id: str, owner: str | None,
+                       size: int) -> None:
+        k = self._keys
+        pipe.delete(k.task(task_id))
+        for index in (k.all, k.terminal, k.expiry):
+            pipe.zrem(index, task_id)
+        if owner is not None:
+            pipe.zrem(k.owner(owner), task_id)
+            pipe.srem(k.live(owner), task_id)
+        pipe.hdel(k.running, task_id)
+        pipe.hdel(k.index, task_id)
+        pipe.incrby(k.bytes, -size)
+        pipe.publish(k.channel, task_id)
+
+    def _forget(self, task_id: str, now: float | None = None, *,
+                only_terminal: bool = False) -> bool:
+        """Delete a task and its index entries if it is expired at ``now`` (or, with
+        ``only_terminal``, if it is terminal; with neither, whatever it is); whether it
+        was deleted. Works for a task whose key Redis already dropped (its TTL)."""
+        k = self._keys
+
+        def forget(pipe: Pipeline) -> bool:
+            entry = _parse(pipe.hgetall(k.task(task_id)))
+            meta = pipe.hget(k.index, task_id)
+            if entry is None and meta is None:
+                pipe.multi()  # a stray id left in an index: clear it
+                for index in (k.all, k.terminal, k.expiry):
+                    pipe.zrem(index, task_id)
+                pipe.hdel(k.running, task_id)
+                return False
+            if entry is not None:
+                if now is not None and not entry.record.expired(now):
+                    return False
+                if only_terminal and not entry.record.terminal:
+                    return False
+                owner, size = entry.record.owner, entry.size
+            else:
+                owner, size = json.loads(_text(meta))  # type: ignore[arg-type]
+            pipe.multi()
+            self._forget_queued(pipe, task_id, owner, size)
+            return True
+
+        done = self._tx(forget, k.task(task_id), k.index)
+        if done:
+            self._wake(task_id)
+        return done
+
+    def _sweep(self, now: float) -> int:
+        self._last_sweep = now
+        count = 0
+        while True:
+            ids = cast("list[bytes]", self._redis.zrangebyscore(
+                self._keys.expiry, "-inf", now, start=0, num=500))
+            if not ids:
+                return count
+            progressed = False
+            for raw in ids:
+                if self._forget(_text(raw), now):
+                    count += 1
+                    progressed = True
+            if not progressed and len(ids) < 500:
+                return count
+            if not progressed:  # every one was renewed meanwhile: stop, bounded
+                return count
+
+    def _evict_terminal(self, keep: str | None) -> bool:
+        """Delete the task that became terminal first (not ``keep``); whether one was."""
+        for raw in cast("list[bytes]", self._redis.zrange(self._keys.terminal, 0, 9)):
+            task_id = _text(raw)
+            if task_id != keep and self._forget(task_id, only_terminal=True):
+                return True
+        return False
+
+    def _heartbeat_ms(self) -> int:
+        return max(1, int(self.heartbeat_ttl * 1000))
+
+    def _wake(self, task_id: str) -> None:
+        """Wake this process's waiters on ``task_id`` (a write here, or one published)."""
+        with self._lock:
+            events = builtins.list(self._watchers.get(task_id, ()))
+        for event in events:
+            event.set()
