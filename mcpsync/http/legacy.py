@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Final
 
-from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, StoreUnavailableError
 from ..protocol import sse as sse_codec
 from ..protocol.jsonrpc import ErrorResponse, Invalid, Message, Request, Response
 from ..protocol.versions import features
@@ -66,7 +66,11 @@ def initialize(app: McpWsgiApp, message: Request, environ: Environ, headers: dic
     version = session.protocol_version
     session.priming = (app.store is not None and version is not None
                        and features(version).sse_polling)
-    app.sessions.initialized(session)
+    try:
+        app.sessions.initialized(session)
+    except StoreUnavailableError:
+        app.sessions.remove(session.id, session.owner)  # answered 503: no session here
+        raise
     return json_reply(start_response, "200 OK", _encode(final),
                       [("Mcp-Session-Id", session.id)])
 

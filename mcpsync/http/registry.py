@@ -94,6 +94,11 @@ class SessionRegistry:
                                owner=principal_key(session.owner))
         try:
             self.session_store.save(record)
+        except StoreUnavailableError:
+            # A deployment that shares sessions (Redis) must not hand out one that only this
+            # worker knows: its next request, on another worker, would be a 404. A 503: the
+            # client tries again once the store is back.
+            raise
         except OSError as exc:  # the session still works here, only not on other workers
             logger.warning("could not write HTTP session %s… to the session store: %s",
                            session.id[:6], exc)
@@ -249,6 +254,8 @@ class SessionRegistry:
             try:
                 forget(standalone_key(key_prefix(session_id)))
                 forget(cursor_key(key_prefix(session_id)))
+            except OSError as exc:  # the store is down: its age bound drops them
+                logger.warning("event store: a session's GET stream not forgotten: %s", exc)
             except Exception:
                 logger.exception("event store: forgetting a session's GET stream failed")
         try:
