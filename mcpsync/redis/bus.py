@@ -25,7 +25,6 @@ it promises, and why:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import threading
@@ -39,8 +38,9 @@ from ..http.bus import BusMessage
 from .client import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_SOCKET_TIMEOUT,
-    UNAVAILABLE,
+    RECONNECT_MAX,
     connect,
+    follow_channel,
     unavailable,
 )
 
@@ -53,8 +53,6 @@ log = logging.getLogger("mcpsync.redis.bus")
 MAX_BUS_MESSAGE_BYTES: Final = 1024 * 1024
 #: Callbacks one bus holds at once; ``subscribe`` beyond it raises ``RuntimeError``.
 MAX_SUBSCRIBERS: Final = 10_000
-#: Longest pause between the listener's reconnect attempts (seconds).
-RECONNECT_MAX: Final = 2.0
 #: A repeated fault (malformed messages, raising callbacks) is logged at most this often.
 LOG_EVERY: Final = 60.0
 #: Seconds ``close()`` waits for the listener thread.
@@ -149,36 +147,16 @@ class RedisBus:
         return self._listening.is_set()
 
     def _listen(self) -> None:
-        stop = self._stop
-        delay, down = 0.05, False
-        while not stop.is_set():
-            pubsub = self._redis.pubsub(  # type: ignore[no-untyped-call]
-                ignore_subscribe_messages=True)
-            try:
-                pubsub.subscribe(self.channel)
-                while not stop.is_set():
-                    message = pubsub.get_message(timeout=_POLL)
-                    if not self._listening.is_set() and pubsub.subscribed:
-                        self._listening.set()
-                        self._tried.set()
-                        if down:
-                            log.warning("bus %s: Redis is back; delivering again",
-                                        self.channel)
-                        down, delay = False, 0.05
-                    if message is not None and message.get("type") == "message":
-                        self._deliver(message["data"])
-            except UNAVAILABLE as exc:
-                self._listening.clear()
-                self._tried.set()
-                if not down:
-                    log.warning("bus %s: Redis is unavailable (%s); reconnecting until it is "
-                                "back", self.channel, type(exc).__name__)
-                down = True
-                stop.wait(delay)
-                delay = min(delay * 2, RECONNECT_MAX)
-            finally:
-                with contextlib.suppress(*UNAVAILABLE):
-                    pubsub.close()
+        def up() -> None:
+            self._listening.set()
+            self._tried.set()
+
+        def down() -> None:
+            self._listening.clear()
+            self._tried.set()
+
+        follow_channel(self._redis, self.channel, self._stop, deliver=self._deliver, up=up,
+                       down=down, log=log, what=f"bus {self.channel}", poll=_POLL)
 
     def _deliver(self, data: Any) -> None:
         """Decode one payload and hand it to every callback (each one's failure its own)."""

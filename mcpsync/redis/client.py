@@ -13,7 +13,9 @@ error the WSGI app answers with ``503``. The error names the server without its 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import logging
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -30,6 +32,8 @@ DEFAULT_CONNECT_TIMEOUT = 2.0
 DEFAULT_SOCKET_TIMEOUT = 5.0
 #: Seconds a pooled connection may sit idle before it is PINGed on its next use.
 DEFAULT_HEALTH_CHECK_INTERVAL = 15
+#: Longest pause between a channel listener's reconnect attempts (seconds; from 50 ms).
+RECONNECT_MAX = 2.0
 
 #: What "the store cannot be reached now" looks like from the client: connection and
 #: timeout failures (which include a server still loading its data, refused credentials
@@ -127,6 +131,44 @@ def unavailable(client: redis.Redis, what: str) -> Iterator[None]:
             f"{what}: Redis at {describe(client)} is unavailable ({reason})") from exc
 
 
+def follow_channel(client: redis.Redis, channel: str, stop: threading.Event, *,
+                   deliver: Callable[[Any], None], up: Callable[[], None],
+                   down: Callable[[], None], log: logging.Logger, what: str,
+                   poll: float = 0.2) -> None:
+    """Deliver each message published on ``channel`` (its raw data) until ``stop`` is set;
+    run on a thread of the caller's. ``up`` is called each time the subscription is in
+    place, ``down`` each time Redis is lost; then it reconnects with a backoff from 50 ms
+    to :data:`RECONNECT_MAX`, saying so once per outage (and once when Redis is back). The
+    one listener loop of the bus and of the task store's change channel."""
+    delay, outage = 0.05, False
+    while not stop.is_set():
+        pubsub = client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+        try:
+            pubsub.subscribe(channel)
+            subscribed = False
+            while not stop.is_set():
+                message = pubsub.get_message(timeout=poll)
+                if not subscribed and pubsub.subscribed:
+                    subscribed = True
+                    up()
+                    if outage:
+                        log.warning("%s: Redis is back", what)
+                    outage, delay = False, 0.05
+                if message is not None and message.get("type") == "message":
+                    deliver(message["data"])
+        except UNAVAILABLE as exc:
+            down()
+            if not outage:
+                log.warning("%s: Redis is unavailable (%s); reconnecting until it is back",
+                            what, type(exc).__name__)
+            outage = True
+            stop.wait(delay)
+            delay = min(delay * 2, RECONNECT_MAX)
+        finally:
+            with contextlib.suppress(*UNAVAILABLE):
+                pubsub.close()
+
+
 def _reason(client: redis.Redis, exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     password = client.get_connection_kwargs().get("password")
@@ -135,5 +177,16 @@ def _reason(client: redis.Redis, exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:200]}"
 
 
-__all__ = ["DEFAULT_CONNECT_TIMEOUT", "DEFAULT_HEALTH_CHECK_INTERVAL", "DEFAULT_SOCKET_TIMEOUT",
-           "UNAVAILABLE", "connect", "describe", "redact", "require_bytes", "unavailable"]
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_HEALTH_CHECK_INTERVAL",
+    "DEFAULT_SOCKET_TIMEOUT",
+    "RECONNECT_MAX",
+    "UNAVAILABLE",
+    "connect",
+    "describe",
+    "follow_channel",
+    "redact",
+    "require_bytes",
+    "unavailable",
+]

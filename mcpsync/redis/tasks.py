@@ -49,7 +49,6 @@ and its ``wait`` listener.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import json
 import logging
 import math
@@ -84,8 +83,8 @@ from ..tasks.store import TaskRecord, TaskStoreFullError
 from .client import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_SOCKET_TIMEOUT,
-    UNAVAILABLE,
     connect,
+    follow_channel,
     unavailable,
 )
 from .task_records import _NO_PAYLOAD, _Entry, _expires_at, _Keys, _NeedRoom, _parse, _text
@@ -101,8 +100,6 @@ log = logging.getLogger("mcpsync.redis.tasks")
 WAIT_POLL: Final = 1.0
 #: Sweep every expired record at most this often (seconds), when a task is created.
 SWEEP_INTERVAL: Final = 60.0
-#: Longest pause between reconnect attempts of the listener (seconds).
-RECONNECT_MAX: Final = 2.0
 #: Seconds ``close()`` waits for each of the store's threads.
 JOIN_TIMEOUT: Final = 10.0
 
@@ -384,37 +381,20 @@ class RedisTaskStore(RunnerTracking, ChangeMethods):
                 return
 
     def _run_listener(self) -> None:
-        """Wake this process's waiters on every change published by any process;
-        reconnect with a bounded backoff when Redis goes away (logged once per outage)."""
-        stop, listening = self._stop, self._listening
-        delay, down = 0.05, False
-        while not stop.is_set():
-            pubsub = self._redis.pubsub(  # type: ignore[no-untyped-call]
-                ignore_subscribe_messages=True)
-            try:
-                pubsub.subscribe(self._keys.channel)
-                while not stop.is_set():
-                    message = pubsub.get_message(timeout=0.5)
-                    if not listening.is_set() and pubsub.subscribed:
-                        listening.set()
-                        self._listener_down = False
-                        if down:
-                            log.warning("task store listener: Redis is back")
-                        down, delay = False, 0.05
-                    if message is not None and message.get("type") == "message":
-                        self._wake(_text(message["data"]))
-            except UNAVAILABLE as exc:
-                listening.clear()
-                self._listener_down = True
-                if not down:
-                    log.warning("task store listener: Redis is unavailable (%s); "
-                                "reconnecting", type(exc).__name__)
-                down = True
-                stop.wait(delay)
-                delay = min(delay * 2, RECONNECT_MAX)
-            finally:
-                with contextlib.suppress(*UNAVAILABLE):
-                    pubsub.close()
+        """Wake this process's waiters on every change published by any process."""
+        listening = self._listening
+
+        def up() -> None:
+            listening.set()
+            self._listener_down = False
+
+        def down() -> None:
+            listening.clear()
+            self._listener_down = True
+
+        follow_channel(self._redis, self._keys.channel, self._stop,
+                       deliver=lambda data: self._wake(_text(data)), up=up, down=down,
+                       log=log, what="task store listener", poll=0.5)
         listening.set()  # closing: nobody waits for a subscription any more
 
     def expire(self, now: float | None = None) -> int:
