@@ -129,7 +129,25 @@ class SharedSessionState(Protocol):
         """The ids of the live sessions subscribed to ``uri``."""
 
 
-class FileSessionStore:
+class _StateChanges:
+    """The three :class:`SharedSessionState` changes, over one ``_change(session_id,
+    change)`` that each store makes atomic its own way (a lock file, a lock)."""
+
+    def _change(self, session_id: str,
+                change: Callable[[SessionRecord], SessionRecord]) -> None:
+        raise NotImplementedError
+
+    def set_log_level(self, session_id: str, level: str) -> None:
+        self._change(session_id, lambda r: replace(r, log_level=level))
+
+    def add_subscription(self, session_id: str, uri: str) -> None:
+        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions | {uri}))
+
+    def remove_subscription(self, session_id: str, uri: str) -> None:
+        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions - {uri}))
+
+
+class FileSessionStore(_StateChanges):
     """One JSON file per session in ``directory``, for workers on one host. Thread- and
     process-safe: files are replaced atomically, and a record idle (untouched) for longer
     than ``idle_timeout`` seconds counts as gone. Expired files are removed as they are
@@ -229,15 +247,6 @@ class FileSessionStore:
             if record is not None:
                 self._write(change(record))
 
-    def set_log_level(self, session_id: str, level: str) -> None:
-        self._change(session_id, lambda r: replace(r, log_level=level))
-
-    def add_subscription(self, session_id: str, uri: str) -> None:
-        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions | {uri}))
-
-    def remove_subscription(self, session_id: str, uri: str) -> None:
-        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions - {uri}))
-
     def subscribers(self, uri: str) -> set[str]:
         found = set()
         for path in self.directory.glob("*.json"):
@@ -265,7 +274,7 @@ class FileSessionStore:
         return f"FileSessionStore({str(self.directory)!r}, idle_timeout={self.idle_timeout})"
 
 
-class MemorySessionStore:
+class MemorySessionStore(_StateChanges):
     """A :class:`SessionStore` and :class:`SharedSessionState` in this process's memory:
     for several apps in one process (mounts of one deployment behind an
     :class:`~mcpsync.http.bus.InProcessBus`) and for tests. Thread-safe. Like
@@ -325,15 +334,6 @@ class MemorySessionStore:
             if entry is None or time.monotonic() - entry[1] > self.idle_timeout:
                 return
             self._records[session_id] = (change(entry[0]), entry[1])
-
-    def set_log_level(self, session_id: str, level: str) -> None:
-        self._change(session_id, lambda r: replace(r, log_level=level))
-
-    def add_subscription(self, session_id: str, uri: str) -> None:
-        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions | {uri}))
-
-    def remove_subscription(self, session_id: str, uri: str) -> None:
-        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions - {uri}))
 
     def subscribers(self, uri: str) -> set[str]:
         now = time.monotonic()
