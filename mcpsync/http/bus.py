@@ -63,6 +63,58 @@ DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024
 _names = itertools.count(1)
 
 
+class MessageQueue:
+    """Bus messages waiting for one consumer thread, bounded in count and in bytes: past
+    either bound the oldest are dropped (a bus is at most once; what must not be lost is
+    in a store). Thread-safe. Used by :class:`InProcessBus` and by each app's relay."""
+
+    def __init__(self, max_items: int, max_bytes: int) -> None:
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self._cond = threading.Condition(threading.Lock())
+        self._queue: deque[tuple[BusMessage, int]] = deque()
+        self._bytes = 0
+        self.closed = False
+        #: Messages dropped so far.
+        self.dropped = 0
+
+    def put(self, message: BusMessage, size: int) -> tuple[bool, bool]:
+        """Queue ``message`` (``size`` bytes); returns (queued, time to warn about drops):
+        not queued once closed; a warning is due at the first drop and every 1000th."""
+        warn = False
+        with self._cond:
+            if self.closed:
+                return False, False
+            while self._queue and (len(self._queue) >= self.max_items
+                                   or self._bytes + size > self.max_bytes):
+                self._bytes -= self._queue.popleft()[1]
+                self.dropped += 1
+                warn = warn or self.dropped == 1 or self.dropped % 1000 == 0
+            self._queue.append((message, size))
+            self._bytes += size
+            self._cond.notify()
+        return True, warn
+
+    def get(self) -> BusMessage | None:
+        """The oldest message, waiting for one; ``None`` once closed."""
+        with self._cond:
+            while not self._queue and not self.closed:
+                self._cond.wait()
+            if self.closed:
+                return None
+            message, size = self._queue.popleft()
+            self._bytes -= size
+            return message
+
+    def close(self) -> None:
+        """Drop what is queued; :meth:`get` returns ``None`` from now on."""
+        with self._cond:
+            self.closed = True
+            self._queue.clear()
+            self._bytes = 0
+            self._cond.notify_all()
+
+
 class InProcessBus:
     """A :class:`Bus` between the apps of one process: several ``wsgi_app`` mounts of one
     deployment, and the tests, which run two "workers" side by side.
@@ -82,13 +134,10 @@ class InProcessBus:
             raise ValueError("max_queued and max_queued_bytes must be at least 1")
         self.max_queued = max_queued
         self.max_queued_bytes = max_queued_bytes
-        self._cond = threading.Condition(threading.Lock())
-        self._queue: deque[tuple[BusMessage, int]] = deque()
-        self._bytes = 0
+        self._queue = MessageQueue(max_queued, max_queued_bytes)
+        self._lock = threading.Lock()
         self._subscribers: dict[int, Callable[[BusMessage], None]] = {}
         self._ids = itertools.count(1)
-        self._closed = False
-        self.dropped = 0
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"mcpsync-bus-{next(_names)}")
         self._thread.start()
@@ -98,59 +147,44 @@ class InProcessBus:
             raise ValueError('a bus message needs a "kind" string')
         # As it would travel: JSON (a copy, so the publisher cannot change it afterwards).
         text = json.dumps(message)
-        size = len(text)
-        warn = False
-        with self._cond:
-            if self._closed:
-                raise StoreUnavailableError("the bus is closed")
-            while self._queue and (len(self._queue) >= self.max_queued
-                                   or self._bytes + size > self.max_queued_bytes):
-                self._bytes -= self._queue.popleft()[1]
-                self.dropped += 1
-                warn = warn or self.dropped == 1 or self.dropped % 1000 == 0
-            self._queue.append((json.loads(text), size))
-            self._bytes += size
-            self._cond.notify()
+        queued, warn = self._queue.put(json.loads(text), len(text))
+        if not queued:
+            raise StoreUnavailableError("the bus is closed")
         if warn:
             logger.warning("in-process bus: a slow subscriber filled the queue (%d messages, "
                            "%d bytes); %d dropped so far, oldest first", self.max_queued,
                            self.max_queued_bytes, self.dropped)
 
     def subscribe(self, callback: Callable[[BusMessage], None]) -> Callable[[], None]:
-        with self._cond:
-            if self._closed:
+        with self._lock:
+            if self._queue.closed:
                 raise StoreUnavailableError("the bus is closed")
             key = next(self._ids)
             self._subscribers[key] = callback
 
         def unsubscribe() -> None:
-            with self._cond:
+            with self._lock:
                 self._subscribers.pop(key, None)
 
         return unsubscribe
 
     def close(self, timeout: float = 5.0) -> None:
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
+        self._queue.close()
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self._queue.closed
+
+    @property
+    def dropped(self) -> int:
+        """Messages dropped so far (a slow subscriber let the queue fill up)."""
+        return self._queue.dropped
 
     def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._queue and not self._closed:
-                    self._cond.wait()
-                if self._closed:
-                    self._queue.clear()
-                    self._bytes = 0
-                    return
-                message, size = self._queue.popleft()
-                self._bytes -= size
+        while (message := self._queue.get()) is not None:
+            with self._lock:
                 callbacks = list(self._subscribers.values())
             for callback in callbacks:  # outside the lock: a callback may publish
                 try:
@@ -160,4 +194,4 @@ class InProcessBus:
                                      message.get("kind"))
 
 
-__all__ = ["Bus", "BusMessage", "InProcessBus"]
+__all__ = ["Bus", "BusMessage", "InProcessBus", "MessageQueue"]

@@ -31,14 +31,13 @@ import logging
 import os
 import secrets
 import threading
-from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import StoreUnavailableError
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Message, RequestId, Response
-from .bus import Bus, BusMessage
+from .bus import Bus, BusMessage, MessageQueue
 from .events import EventStore
 from .streams import ResponseStream
 
@@ -189,13 +188,7 @@ class Relay:
         #: ``--preload``) copies neither, so the app refuses to serve from a child.
         self.pid = os.getpid()
         self.sessions: SessionRegistry | None = None
-        self._max_queued = max_queued
-        self._max_bytes = max_queued_bytes
-        self._cond = threading.Condition(threading.Lock())
-        self._queue: deque[tuple[BusMessage, int]] = deque()
-        self._bytes = 0
-        self._closed = False
-        self.dropped = 0
+        self._queue = MessageQueue(max_queued, max_queued_bytes)
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"mcpsync-relay-{self.worker}")
         self._thread.start()
@@ -248,31 +241,18 @@ class Relay:
             return
         text = message.get("message")
         size = 256 + (len(text) if isinstance(text, str) else 0)
-        warn = False
-        with self._cond:
-            if self._closed:
-                return
-            while self._queue and (len(self._queue) >= self._max_queued
-                                   or self._bytes + size > self._max_bytes):
-                self._bytes -= self._queue.popleft()[1]
-                self.dropped += 1
-                warn = warn or self.dropped == 1 or self.dropped % 1000 == 0
-            self._queue.append((message, size))
-            self._bytes += size
-            self._cond.notify()
+        _, warn = self._queue.put(message, size)
         if warn:
             logger.warning("relay: %d bus messages dropped (the relay thread is behind)",
                            self.dropped)
 
+    @property
+    def dropped(self) -> int:
+        """Bus messages dropped so far (this relay's thread fell behind)."""
+        return self._queue.dropped
+
     def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._queue and not self._closed:
-                    self._cond.wait()
-                if self._closed:
-                    return
-                message, size = self._queue.popleft()
-                self._bytes -= size
+        while (message := self._queue.get()) is not None:
             try:
                 self._apply(message)
             except Exception:
@@ -325,11 +305,7 @@ class Relay:
                 unsubscribe()
             except Exception as exc:
                 logger.warning("relay: unsubscribing from the bus failed: %s", exc)
-        with self._cond:
-            self._closed = True
-            self._queue.clear()
-            self._bytes = 0
-            self._cond.notify_all()
+        self._queue.close()
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
