@@ -15,9 +15,9 @@ Plain blocking functions are tools; there is no event loop anywhere::
         server.run_stdio()
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import exports
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -213,18 +213,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # the next lookup is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
-
+__getattr__, __dir__ = exports(__name__, _LAZY, globals())
 
 __all__ = [
     "AccessToken",

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import html
 import importlib
 import json
 import re
@@ -40,6 +39,8 @@ _PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def _e(value: object) -> str:
+    import html  # on first display: errors import this module, notebooks display them
+
     return html.escape(str(value), quote=True)
 
 

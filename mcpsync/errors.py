@@ -32,8 +32,6 @@ way for the same failure.
 
 from __future__ import annotations
 
-import shlex
-import signal
 from collections.abc import Sequence
 from typing import Any
 
@@ -236,6 +234,8 @@ class ServerExitedError(ConnectionClosedError):
         self.command = list(command)
         self.returncode = returncode
         self.stderr_tail = stderr_tail
+        import shlex  # here: errors are imported by every server, this message is rare
+
         lines = [reason, f"  command: {shlex.join(self.command)}"]
         if stderr_tail:
             lines.append("  last lines of its stderr:")
@@ -252,6 +252,8 @@ class ServerExitedError(ConnectionClosedError):
             return "closed its pipes but has not exited"
         if returncode >= 0:
             return f"exited with status {returncode}"
+        import signal
+
         try:
             name = f" ({signal.Signals(-returncode).name})"
         except ValueError:

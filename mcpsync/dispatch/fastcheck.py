@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -121,6 +120,8 @@ def _multiple(instance: int | float, divisor: int | float) -> bool:
         try:
             return int(quotient) == quotient
         except OverflowError:
+            from fractions import Fraction  # rare; fractions imports decimal
+
             return (Fraction(instance) / Fraction(divisor)).denominator == 1
     return not instance % divisor
 

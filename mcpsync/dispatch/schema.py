@@ -12,17 +12,14 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import datetime
-import decimal
 import enum
 import inspect
 import json
-import pathlib
+import sys
 import types
 import typing
-import uuid
 from collections.abc import Callable
-from typing import Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from ..codec import to_wire
 from .fastcheck import SchemaValidator
@@ -33,6 +30,10 @@ from .schema_extras import (
     is_model_instance,
     model_schema,
 )
+
+if TYPE_CHECKING:
+    import datetime
+    import decimal
 
 Decoder = Callable[[Any], Any]
 _NONE_TYPE = type(None)
@@ -282,17 +283,23 @@ def _is_namedtuple(hint: Any) -> bool:
 
 
 def _parse_datetime(value: str) -> datetime.datetime:
+    import datetime
+
     # Python 3.10's fromisoformat does not take the "Z" suffix RFC 3339 allows.
     return datetime.datetime.fromisoformat(value[:-1] + "+00:00" if value[-1:] in "zZ"
                                            and value else value)
 
 
 def _parse_time(value: str) -> datetime.time:
+    import datetime
+
     return datetime.time.fromisoformat(value[:-1] + "+00:00" if value[-1:] in "zZ"
                                        and value else value)
 
 
 def _parse_decimal(value: Any) -> decimal.Decimal:
+    import decimal
+
     try:
         # str(float) is the shortest text that round-trips: 0.1 arrives as Decimal("0.1").
         number = decimal.Decimal(value if isinstance(value, str) else str(value))
@@ -310,22 +317,39 @@ def _parse_base64(value: str) -> bytes:
         raise ValueError(f"not valid base64: {exc}") from None
 
 
+#: The modules whose types travel as strings (see :func:`_special`), in the order
+#: :func:`_loaded` is asked for them.
+_STRING_MODULES = ("datetime", "uuid", "pathlib", "decimal")
+
+
+def _loaded(name: str) -> Any:
+    """The module ``name`` if something imported it already, else None.
+
+    Why not import it: a hint or a value of one of its types cannot exist before its module
+    is imported, so asking only loaded modules decides exactly what importing them would,
+    and a server whose tools use none of these types does not import them at start-up
+    (together about 20 ms; see docs/benchmarks.md, cold start).
+    """
+    return sys.modules.get(name)
+
+
 def _special(hint: Any) -> tuple[dict[str, Any], Decoder | None] | None:
     """Types sent as strings (dates, UUIDs, paths, bytes) and ``Decimal`` (a number or a
     string in, a string out: what the official SDK does, through pydantic)."""
     if not isinstance(hint, type):
         return None
-    if issubclass(hint, datetime.datetime):
+    datetime, uuid, pathlib, decimal = (_loaded(name) for name in _STRING_MODULES)
+    if datetime is not None and issubclass(hint, datetime.datetime):
         return {"type": "string", "format": "date-time"}, _strings(_parse_datetime)
-    if issubclass(hint, datetime.date):
+    if datetime is not None and issubclass(hint, datetime.date):
         return {"type": "string", "format": "date"}, _strings(datetime.date.fromisoformat)
-    if issubclass(hint, datetime.time):
+    if datetime is not None and issubclass(hint, datetime.time):
         return {"type": "string", "format": "time"}, _strings(_parse_time)
-    if issubclass(hint, uuid.UUID):
+    if uuid is not None and issubclass(hint, uuid.UUID):
         return {"type": "string", "format": "uuid"}, _strings(uuid.UUID)
-    if issubclass(hint, pathlib.PurePath):
+    if pathlib is not None and issubclass(hint, pathlib.PurePath):
         return {"type": "string", "format": "path"}, _strings(hint)
-    if issubclass(hint, decimal.Decimal):
+    if decimal is not None and issubclass(hint, decimal.Decimal):
         return {"anyOf": [{"type": "number"}, {"type": "string"}]}, _parse_decimal
     if issubclass(hint, (bytes, bytearray)):
         make: Callable[[Any], Any] = hint
@@ -359,9 +383,11 @@ def to_json_value(value: Any) -> Any:
         return {_key_text(k): to_json_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [to_json_value(v) for v in value]
-    if isinstance(value, (datetime.date, datetime.time)):
+    datetime, uuid, pathlib, decimal = (_loaded(name) for name in _STRING_MODULES)
+    if datetime is not None and isinstance(value, (datetime.date, datetime.time)):
         return value.isoformat()
-    if isinstance(value, (uuid.UUID, pathlib.PurePath, decimal.Decimal)):
+    if any(module is not None and isinstance(value, getattr(module, kind)) for module, kind
+           in ((uuid, "UUID"), (pathlib, "PurePath"), (decimal, "Decimal"))):
         return str(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return base64.b64encode(bytes(value)).decode("ascii")

@@ -16,7 +16,7 @@ import contextvars
 from collections.abc import Iterator, Mapping
 from typing import Any, Final, Literal
 
-from ..protocol.envelope import META_VERSION
+from ..protocol.envelope import is_stateless
 
 TransportKind = Literal["stdio", "memory", "http"]
 
@@ -100,7 +100,7 @@ class TransportContext:
         """A fresh context for one inbound message (its own ``auth`` slot, starting from
         this one's). A request or notification carrying the 2026-07-28 envelope is
         stateless: no session, no requests to the peer."""
-        stateless = _is_stateless(message)
+        stateless = is_stateless(getattr(message, "params", None))
         return TransportContext(
             self.kind, headers=self.headers, remote_addr=self.remote_addr,
             session_id=None if stateless else self.session_id,
@@ -111,12 +111,6 @@ class TransportContext:
         return (f"TransportContext({self.kind!r}, remote_addr={self.remote_addr!r}, "
                 f"session_id={self.session_id!r}, "
                 f"can_receive_requests={self.can_receive_requests!r}, auth={self.auth!r})")
-
-
-def _is_stateless(message: object) -> bool:
-    params = getattr(message, "params", None)
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return isinstance(meta, dict) and META_VERSION in meta
 
 
 def current_transport() -> TransportContext | None:

@@ -43,9 +43,9 @@ from ..dispatch.transport import Headers, TransportContext
 from ..engine.pool import WorkerPool
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, StoreUnavailableError
 from ..protocol import envelope, jsonrpc
+from ..protocol.envelope import is_stateless
 from ..protocol.jsonrpc import Invalid, Notification, Request
 from ..protocol.numerals import parse_decimal
-from ..server import stateless
 from ..server.lifespan import StartupError
 from ..server.scopes import required_scopes
 from . import legacy, legacy_sse, modern
@@ -496,7 +496,7 @@ class McpWsgiApp:
     def _is_modern(self, message: Request | Notification, headers: dict[str, str]) -> bool:
         if not self.server.modern_versions:
             return False
-        if stateless.is_stateless(message.params or {}):
+        if is_stateless(message.params):
             return True
         version = headers.get("mcp-protocol-version")
         return version is not None and version not in self.server.legacy_versions and (

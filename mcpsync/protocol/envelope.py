@@ -3,7 +3,7 @@ server, the client and the transports (sans-IO: names and pure functions only)."
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 #: ``_meta`` keys of the per-request envelope (requests) and of results.
 META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
@@ -30,3 +30,9 @@ def uri_covers(subscribed: str, uri: str) -> bool:
     if not uri.startswith(subscribed):
         return False
     return subscribed.endswith("/") or uri[len(subscribed)] in "/?#"
+
+
+def is_stateless(params: Any) -> bool:
+    """Whether a message's ``params`` carry the 2026-07-28 per-request envelope."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and META_VERSION in meta

@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import secrets
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -71,7 +70,7 @@ class EventRelay:
         pid = os.getpid()
         with self._lock:
             if self._origin[1] != pid:
-                self._origin = (secrets.token_hex(16), pid)
+                self._origin = (os.urandom(16).hex(), pid)
             return self._origin[0]
 
     def attach(self, bus: Bus) -> Callable[[], None]:

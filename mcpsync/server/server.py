@@ -170,7 +170,7 @@ class Server:
         self.declare = frozenset(declare)
 
     def _install_tasks(self) -> None:
-        from ..tasks.surface import install
+        from ..tasks.methods import install
 
         install(self)
 

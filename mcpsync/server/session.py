@@ -25,10 +25,10 @@ from ..errors import (
     MethodNotFoundError,
 )
 from ..protocol import levels, lifecycle
+from ..protocol.envelope import is_stateless
 from ..protocol.jsonrpc import Notification
 from ..protocol.versions import LEGACY_VERSIONS, negotiate_legacy
 from ..transports.base import Transport
-from . import stateless
 
 if TYPE_CHECKING:
     from .server import Server
@@ -170,7 +170,9 @@ class ServerSession:
 
     def _on_request(self, inbound: InboundRequest) -> dict[str, Any]:
         method = inbound.method
-        if self.server.modern_versions and stateless.is_stateless(inbound.params):
+        if self.server.modern_versions and is_stateless(inbound.params):
+            from . import stateless  # the modern era's machinery, loaded on its first request
+
             return stateless.serve(self, inbound)
         if method == "initialize":
             return self._initialize(inbound.params)

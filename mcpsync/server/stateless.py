@@ -114,12 +114,6 @@ class _Rounds:
         raise InputRequired({key: request})
 
 
-def is_stateless(params: dict[str, Any]) -> bool:
-    """Whether a request carries the modern per-request envelope."""
-    meta = params.get("_meta")
-    return isinstance(meta, dict) and META_VERSION in meta
-
-
 class _NoReverseRequests:
     """The connection as a stateless handler sees it: notifications, and requests only as
     multi round-trip questions (where the method allows them)."""

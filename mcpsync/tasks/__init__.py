@@ -2,27 +2,66 @@
 
 The stores: :class:`MemoryTaskStore` (the default, one process) and :class:`SqliteTaskStore`
 (a file shared by threads and processes on one host); their bounds are in :mod:`.bounds`.
+
+The names below are imported on first use (PEP 562): a server imports this package for a
+few constants, and must not pay at start-up for the stores and the runner it may never use.
 """
 
-from .bounds import (
-    DEFAULT_TTL_MS,
-    MAX_LIVE_TASKS_PER_OWNER,
-    MAX_PAGE_SIZE,
-    MAX_RECORD_BYTES,
-    MAX_STORE_BYTES,
-    MAX_TASKS,
-    MAX_TTL_MS,
-    MIN_TTL_MS,
-    TaskResultTooLargeError,
-    clamp_ttl,
-)
-from .context import TaskContext
-from .memory import MemoryTaskStore
-from .runner import DEFAULT_MAX_RUNNING, TaskRunner
-from .sqlite import MAX_SQLITE_BYTES, RUNNER_EXITED, SqliteTaskStore
-from .store import TERMINAL, TaskRecord, TaskStatus, TaskStore, TaskStoreFullError, runner_id
-from .surface import RunAsTask
-from .wire import EXTENSION
+from typing import TYPE_CHECKING
+
+from .._lazy import exports
+
+if TYPE_CHECKING:
+    from .bounds import (
+        DEFAULT_TTL_MS,
+        MAX_LIVE_TASKS_PER_OWNER,
+        MAX_PAGE_SIZE,
+        MAX_RECORD_BYTES,
+        MAX_STORE_BYTES,
+        MAX_TASKS,
+        MAX_TTL_MS,
+        MIN_TTL_MS,
+        TaskResultTooLargeError,
+        clamp_ttl,
+    )
+    from .context import TaskContext
+    from .memory import MemoryTaskStore
+    from .runner import DEFAULT_MAX_RUNNING, TaskRunner
+    from .sqlite import MAX_SQLITE_BYTES, RUNNER_EXITED, SqliteTaskStore
+    from .store import TERMINAL, TaskRecord, TaskStatus, TaskStore, TaskStoreFullError, runner_id
+    from .surface import RunAsTask
+    from .wire import EXTENSION
+
+_LAZY: dict[str, str] = {
+    "DEFAULT_MAX_RUNNING": ".runner",
+    "DEFAULT_TTL_MS": ".bounds",
+    "EXTENSION": ".wire",
+    "MAX_LIVE_TASKS_PER_OWNER": ".bounds",
+    "MAX_PAGE_SIZE": ".bounds",
+    "MAX_RECORD_BYTES": ".bounds",
+    "MAX_SQLITE_BYTES": ".sqlite",
+    "MAX_STORE_BYTES": ".bounds",
+    "MAX_TASKS": ".bounds",
+    "MAX_TTL_MS": ".bounds",
+    "MIN_TTL_MS": ".bounds",
+    "MemoryTaskStore": ".memory",
+    "RUNNER_EXITED": ".sqlite",
+    "RunAsTask": ".surface",
+    "SqliteTaskStore": ".sqlite",
+    "TERMINAL": ".store",
+    "TaskContext": ".context",
+    "TaskRecord": ".store",
+    "TaskResultTooLargeError": ".bounds",
+    "TaskRunner": ".runner",
+    "TaskStatus": ".store",
+    "TaskStore": ".store",
+    "TaskStoreFullError": ".store",
+    "clamp_ttl": ".bounds",
+    "runner_id": ".store",
+}
+
+
+__getattr__, __dir__ = exports(__name__, _LAZY, globals())
 
 __all__ = [
     "DEFAULT_MAX_RUNNING",

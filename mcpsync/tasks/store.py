@@ -23,8 +23,6 @@ Rules every store keeps (they are what make a multi-worker deployment correct):
 from __future__ import annotations
 
 import os
-import secrets
-import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -45,12 +43,15 @@ TaskStatus = Literal["working", "input_required", "completed", "failed", "cancel
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 
 
-_BOOT = secrets.token_hex(8)
+#: Random per process (what ``secrets.token_hex(8)`` gives, without importing ``secrets``).
+_BOOT = os.urandom(8).hex()
 
 
 def runner_id() -> str:
     """This process, as a task's ``runner``: ``host:pid:boot``. The boot token tells a
     recycled pid apart from the process that created the task."""
+    import socket  # here, not at import: a server that never runs a task never needs it
+
     return f"{socket.gethostname()}:{os.getpid()}:{_BOOT}"
 
 

@@ -13,7 +13,6 @@ Pure functions: no store, no threads.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any, Final
 
 from .store import TaskRecord
@@ -26,6 +25,8 @@ RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
 
 def iso(timestamp: float) -> str:
     """``2026-12-03T12:00:00.123Z``: ISO 8601 in UTC, millisecond precision."""
+    from datetime import datetime, timezone  # on the first task: off a server's start-up
+
     moment = datetime.fromtimestamp(timestamp, tz=timezone.utc)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 

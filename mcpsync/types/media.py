@@ -10,7 +10,6 @@ by it.
 from __future__ import annotations
 
 import base64
-import mimetypes
 import os
 from typing import Any
 
@@ -62,6 +61,8 @@ def _load(data: bytes | bytearray | memoryview | str | os.PathLike[str] | None,
         raw = bytes(data)
     mime = mime_type or sniff_mime(raw)
     if mime is None and path is not None:
+        import mimetypes  # builds its tables at import; only media helpers need it
+
         mime = mimetypes.guess_type(os.fspath(path))[0]
     if mime is None or not mime.startswith(kind + "/"):
         raise ValueError(f"{kind.title()}(): cannot tell the {kind} type "

@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _wire_classes() -> list[type]:
-    return [cls for cls in vars(wire_types).values()
+    exported = (getattr(wire_types, name) for name in wire_types.__all__)  # imported lazily
+    return [cls for cls in exported
             if isinstance(cls, type) and dataclasses.is_dataclass(cls)
             and hasattr(cls, "__mcpsync_wire__")]
 
