@@ -4,6 +4,8 @@
     python benchmarks/coldstart.py --nongpl PYTHON       # add a venv with
                                                          #   jsonschema[format-nongpl] (Jupyter's)
     python benchmarks/coldstart.py --baseline DIR        # add an older mcpsync checkout
+    python benchmarks/coldstart.py --bare PYTHON         # add a venv holding only mcpsync's
+                                                         #   runtime dependencies
     python benchmarks/coldstart.py --rounds 9
 
 Why a separate script: cold start is dominated by imports, and what is imported depends on
@@ -12,7 +14,16 @@ grammar (``rfc3987-syntax``) for about a second; a server that imports jsonschem
 its first answer pays that in a notebook. Each target is spawned fresh per round (rounds
 interleaved, one warm-up spawn each so bytecode caches exist) and medians are reported,
 with ratios to the official SDK measured in the same run. Also timed: ``import mcpsync``
-alone, and whether the server process imported jsonschema before answering.
+alone, the CPU time the server process used (user + system: it moves much less than wall
+time when the machine is shared), and whether the server imported jsonschema before answering.
+
+Bytecode: a package installed with pip has its ``.pyc`` files compiled at install time.
+mcpsync runs here from a checkout, so the children are started without
+``PYTHONDONTWRITEBYTECODE`` (set in some CI and container images) and the warm-up spawn
+writes the checkout's ``__pycache__``; otherwise every spawn would compile mcpsync from
+source while the official SDK loads its compiled files, and the comparison would measure
+the compiler. The repo's own venv holds mcpsync as an editable install, whose import hook
+runs at every interpreter start: ``--bare`` measures what a user's venv does.
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -48,6 +60,7 @@ class Target:
     pythonpath: str | None = None
     importable: str | None = None  # module timed by "import X" alone
     cold: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
     imports: list[float] = field(default_factory=list)
     jsonschema: bool | None = None
 
@@ -57,6 +70,7 @@ def _env(target: Target) -> dict[str, str]:
     directory first on ``sys.path``, which would shadow ``--baseline`` from the repo root)."""
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # see the module text: bytecode as installed
     if target.pythonpath:
         env["PYTHONPATH"] = target.pythonpath
     return env
@@ -66,8 +80,10 @@ def _line(obj: dict[str, object]) -> bytes:
     return (json.dumps(obj) + "\n").encode()
 
 
-def spawn_to_first_answer(target: Target) -> tuple[float, bool | None]:
-    """Seconds from spawn to the tools/call result line; whether jsonschema was loaded."""
+def spawn_to_first_answer(target: Target) -> tuple[float, float, bool | None]:
+    """Seconds from spawn to the tools/call result line, the server's CPU seconds (until
+    it exited), and whether jsonschema was loaded."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     code = _PROBE_TAIL + f"import runpy\nrunpy.run_path({target.script!r}, run_name='__main__')\n"
     start = time.perf_counter()
     proc = subprocess.Popen([target.python, "-c", code], stdin=subprocess.PIPE,
@@ -97,9 +113,11 @@ def spawn_to_first_answer(target: Target) -> tuple[float, bool | None]:
         _, err = proc.communicate()
     if elapsed is None:
         raise RuntimeError(f"{target.name}: no answer; stderr: {err.decode()[-2000:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     text = err.decode()
     loaded = True if "JSONSCHEMA=True" in text else False if "JSONSCHEMA=False" in text else None
-    return elapsed, loaded
+    return elapsed, cpu, loaded
 
 
 def import_time(target: Target) -> float:
@@ -116,9 +134,13 @@ def main() -> None:
                         help="a Python whose environment has jsonschema[format-nongpl]")
     parser.add_argument("--baseline", metavar="DIR",
                         help="a directory holding an older mcpsync package, for comparison")
+    parser.add_argument("--bare", metavar="PYTHON",
+                        help="a Python whose venv holds only mcpsync's runtime dependencies")
     args = parser.parse_args()
     bench = os.path.join(SERVERS, "bench_mcpsync.py")
     targets = [Target("mcpsync", sys.executable, bench, REPO, "mcpsync")]
+    if args.bare:
+        targets.append(Target("mcpsync, bare venv", args.bare, bench, REPO, "mcpsync"))
     if args.nongpl:
         targets.append(Target("mcpsync, format-nongpl venv", args.nongpl, bench, REPO,
                               "mcpsync"))
@@ -134,22 +156,27 @@ def main() -> None:
         spawn_to_first_answer(target)
     for index in range(args.rounds):
         for target in targets[index % len(targets):] + targets[:index % len(targets)]:
-            elapsed, loaded = spawn_to_first_answer(target)
+            elapsed, cpu, loaded = spawn_to_first_answer(target)
             target.cold.append(elapsed)
+            target.cpu.append(cpu)
             target.jsonschema = loaded
             target.imports.append(import_time(target))
     official = next((t for t in targets if t.name == "official SDK"), None)
     base = statistics.median(official.cold) if official else None
+    base_cpu = statistics.median(official.cpu) if official else None
     print(f"Cold start, {args.rounds} interleaved rounds, medians "
           f"(Python {sys.version.split()[0]}).\n")
-    print("| target | spawn → first tools/call result (ms) | import alone (ms) "
-          "| jsonschema loaded at exit | ÷ official |")
-    print("|---|---:|---:|---|---:|")
+    print("| target | spawn → first tools/call result (ms) | ÷ official | server CPU (ms) "
+          "| ÷ official | import alone (ms) | jsonschema loaded at exit |")
+    print("|---|---:|---:|---:|---:|---:|---|")
     for target in targets:
         cold = statistics.median(target.cold)
+        cpu = statistics.median(target.cpu)
         ratio = f"{cold / base:.2f}×" if base else "n/a"
-        print(f"| {target.name} | {cold * 1000:,.0f} | "
-              f"{statistics.median(target.imports) * 1000:,.0f} | {target.jsonschema} | {ratio} |")
+        cpu_ratio = f"{cpu / base_cpu:.2f}×" if base_cpu else "n/a"
+        print(f"| {target.name} | {cold * 1000:,.0f} | {ratio} | {cpu * 1000:,.0f} | "
+              f"{cpu_ratio} | {statistics.median(target.imports) * 1000:,.0f} | "
+              f"{target.jsonschema} |")
 
 
 if __name__ == "__main__":
