@@ -69,7 +69,7 @@ class DirectPost:
         would send: no auth, proxies, hooks or cookies, and the stock adapter."""
         session = self._session
         return (session.auth is None and not session.proxies and not session.cert
-                and not any(session.hooks.values()) and len(session.cookies) == 0
+                and not any(session.hooks.values()) and not _has_cookies(session)
                 and self._endpoint(url) is not None)
 
     def post(self, url: str, body: bytes, headers: Mapping[str, str],
@@ -96,8 +96,10 @@ class DirectPost:
             _raise_as_requests(exc, prepared)
             raise
         if raw.status in _REDIRECTS and raw.headers.get("location"):
-            raw.release_conn()
+            # Unread, so its connection is closed, then given back (as Response.close()
+            # does): never reused with a body still in it.
             raw.close()
+            raw.release_conn()
             return self._fallback(url, body, headers, timeout)
         response = requests.Response()
         response.status_code = raw.status
@@ -161,6 +163,16 @@ class _Endpoint:
         self.pool = pool
         self.prepared = prepared
         self.path: str = prepared.path_url
+
+
+def _has_cookies(session: requests.Session) -> bool:
+    """Whether the session's jar holds a cookie. Counting walks the jar's dicts without
+    its lock, which a response on another thread may be adding to: a walk that trips
+    over that counts as "yes" (the POST then goes through ``requests``)."""
+    try:
+        return len(session.cookies) > 0
+    except RuntimeError:
+        return True
 
 
 def _merged(base: Mapping[str, str | bytes | None],

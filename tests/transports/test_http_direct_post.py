@@ -103,10 +103,14 @@ def test_a_cookie_the_server_sets_is_sent_back(serve_app, mcp_app, session, vers
 @pytest.mark.parametrize("status", ["307 Temporary Redirect", "308 Permanent Redirect"])
 def test_a_redirect_of_the_post_is_followed(serve_app, mcp_app, session, version, status):
     # An endpoint that moved: requests follows 307/308 with the same method and body.
+    # The redirect has a body of its own, which must not be left on a reused connection.
+    page = b"<html>moved</html>" * 200
+
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         if environ["PATH_INFO"] == "/old":
-            start_response(status, [("Location", "/mcp"), ("Content-Length", "0")])
-            return [b""]
+            start_response(status, [("Location", "/mcp"), ("Content-Type", "text/html"),
+                                    ("Content-Length", str(len(page)))])
+            return [page]
         return mcp_app(environ, start_response)
 
     base = serve_app(app)
