@@ -132,6 +132,8 @@ def main() -> None:
     clients = [c for c, python in PYTHONS.items() if os.access(python, os.X_OK)]
     missing = sorted(set(PYTHONS) - set(clients))
     checkouts: dict[str, str | None] = {client: None for client in clients}
+    # mcpsync as in the tree this script is in, not whichever one the venv has installed.
+    checkouts["mcpsync"] = os.path.dirname(HERE)
     if args.compare:
         clients.insert(1, BEFORE)
         checkouts[BEFORE] = os.path.abspath(args.compare)
