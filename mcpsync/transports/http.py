@@ -19,7 +19,8 @@ The era, session id and protocol version live in one lock-guarded
 reading and bounding bytes is :mod:`mcpsync.transports.http_io`; long-lived SSE streams
 (resumption, the standalone GET stream, 2024-11-05 HTTP+SSE) are
 :mod:`mcpsync.transports.http_streams`; the tool-header map is
-:mod:`mcpsync.transports.http_tools`.
+:mod:`mcpsync.transports.http_tools`; the POST on the transport's own session, past
+``requests``' per-call machinery, is :mod:`mcpsync.transports.http_post`.
 
 The server is not trusted: an answer (a JSON body, one SSE event) larger than
 ``max_message_bytes`` fails its call with :class:`~mcpsync.errors.MessageTooLargeError`; a
