@@ -4,6 +4,7 @@ fastmcp's ``Client``, against the cheapest correct server, so the client dominat
     python benchmarks/client.py              # 3 interleaved rounds
     python benchmarks/client.py --quick      # 1 round, fewer calls
     python benchmarks/client.py --out FILE   # also write the markdown table
+    python benchmarks/client.py --compare /work/main   # also mcpsync from another checkout
 
 Per client and transport (stdio: ``servers/floor.py`` as the child; HTTP: the same floor as
 a WSGI app under gunicorn gthread): latency of one call at a time (p50/p99), the client
@@ -36,6 +37,7 @@ PYTHONS = {
 FLOOR = os.path.join(HERE, "servers", "floor.py")
 DRIVE = os.path.join(HERE, "clients", "drive.py")
 SERVER_CPU, CLIENT_CPU = 1, 0
+BEFORE = "mcpsync@before"  # the --compare checkout's mcpsync
 METRICS = ("latency_p50_us", "latency_p99_us", "cpu_per_call_us", "seq_calls_per_s",
            "par_calls_per_s")
 
@@ -95,16 +97,21 @@ def floor_http() -> Iterator[str]:
 
 
 def run_one(client: str, transport: str, target: str, calls: int,
-            threads: int) -> dict[str, float]:
+            threads: int, checkout: str | None = None) -> dict[str, float]:
+    """One driver run. ``checkout``: run mcpsync from that source tree (a before/after
+    comparison in the same run) instead of the one this interpreter imports."""
     env = dict(os.environ)
     if client != "mcpsync":
         env.pop("PYTHONPATH", None)
+    elif checkout is not None:
+        env["PYTHONPATH"] = checkout
     # Over stdio the client starts the floor itself, so the child shares the client's core
     # (the same for every client; the floor's cost is small). Over HTTP they are apart.
     out = subprocess.run([*_pin(CLIENT_CPU), PYTHONS[client], DRIVE, "--client", client,
                           "--transport", transport, "--target", target, "--calls", str(calls),
                           "--threads", str(threads)],
-                         capture_output=True, text=True, timeout=600, env=env)
+                         capture_output=True, text=True, timeout=600, env=env,
+                         cwd=checkout)
     if out.returncode != 0:
         raise RuntimeError(f"{client}/{transport} failed:\n{out.stderr[-2000:]}")
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
@@ -116,18 +123,28 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--calls", type=int, default=None)
     parser.add_argument("--out")
+    parser.add_argument("--compare", metavar="CHECKOUT",
+                        help="also run mcpsync from this source tree (e.g. the code before a "
+                             "change), as the client 'mcpsync@before'")
     args = parser.parse_args()
     rounds = args.rounds or (1 if args.quick else 3)
     calls = args.calls or (400 if args.quick else 2000)
     clients = [c for c, python in PYTHONS.items() if os.access(python, os.X_OK)]
     missing = sorted(set(PYTHONS) - set(clients))
+    checkouts: dict[str, str | None] = {client: None for client in clients}
+    # mcpsync as in the tree this script is in, not whichever one the venv has installed.
+    checkouts["mcpsync"] = os.path.dirname(HERE)
+    if args.compare:
+        clients.insert(1, BEFORE)
+        checkouts[BEFORE] = os.path.abspath(args.compare)
     results: dict[tuple[str, str], list[dict[str, float]]] = {}
     with floor_http() as url:
         for round_no in range(rounds):
             order = clients[round_no % len(clients):] + clients[:round_no % len(clients)]
             for client in order:
                 for transport, target in (("stdio", FLOOR), ("http", url)):
-                    result = run_one(client, transport, target, calls, 8)
+                    result = run_one("mcpsync" if client == BEFORE else client, transport,
+                                     target, calls, 8, checkouts[client])
                     results.setdefault((client, transport), []).append(result)
                     print(f"round {round_no + 1} {client}/{transport}: "
                           f"{result['cpu_per_call_us']:.0f} µs CPU/call", file=sys.stderr)

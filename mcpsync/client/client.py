@@ -204,6 +204,9 @@ class Client:
             max_queued_notifications=max_queued_notifications,
             max_queued_notification_bytes=max_queued_notification_bytes,
         )
+        deliver_to = getattr(transport, "deliver_to", None)
+        if callable(deliver_to):
+            deliver_to(self._connection.deliver)
         self._init: InitializeResult | None = None
         self._finalizer = weakref.finalize(self, _dropped, _describe(transport), self._connection,
                                            self._cleanup)

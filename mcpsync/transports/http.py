@@ -19,7 +19,8 @@ The era, session id and protocol version live in one lock-guarded
 reading and bounding bytes is :mod:`mcpsync.transports.http_io`; long-lived SSE streams
 (resumption, the standalone GET stream, 2024-11-05 HTTP+SSE) are
 :mod:`mcpsync.transports.http_streams`; the tool-header map is
-:mod:`mcpsync.transports.http_tools`.
+:mod:`mcpsync.transports.http_tools`; the POST on the transport's own session, past
+``requests``' per-call machinery, is :mod:`mcpsync.transports.http_post`.
 
 The server is not trusted: an answer (a JSON body, one SSE event) larger than
 ``max_message_bytes`` fails its call with :class:`~mcpsync.errors.MessageTooLargeError`; a
@@ -38,7 +39,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import requests
@@ -68,6 +69,7 @@ from .http_io import (
     read_body,
     read_some,
 )
+from .http_post import DirectPost
 from .http_state import LEGACY_SSE, MODERN, PROBING, NewSession, SessionState, Snapshot
 from .http_streams import SseStreams
 from .http_tools import ToolHeaders
@@ -112,6 +114,9 @@ class HttpTransport(SseStreams):
         self.url = url
         self._http = session if session is not None else own_session(url, max_in_flight)
         self._own_http = session is None
+        #: The POST without requests' per-call machinery, on our own session only (see
+        #: http_post: a caller's session is used exactly as given).
+        self._direct = DirectPost(self._http) if session is None else None
         if auth is not None:
             # Every request of this transport (POSTs, the GET stream, DELETE) carries it;
             # a 401/403 challenge is answered inside requests by the auth's response hook.
@@ -121,6 +126,9 @@ class HttpTransport(SseStreams):
         self._read_timeout = read_timeout
         self.max_message_bytes = max_message_bytes
         self._inbox: queue.SimpleQueue[Received | None] = queue.SimpleQueue()
+        #: Where what arrives goes: the inbox the engine's reader thread takes from, or
+        #: (after :meth:`deliver_to`) straight to the connection on the arriving thread.
+        self._put: Callable[[Received], None] = self._inbox.put
         self._pool = WorkerPool(max_in_flight, name="mcpsync-http-client",
                                 max_backlog=16 * max_in_flight)
         self._state = SessionState()
@@ -195,6 +203,15 @@ class HttpTransport(SseStreams):
     def receive(self) -> Received | None:
         return self._inbox.get()
 
+    def deliver_to(self, deliver: Callable[[Received], None]) -> None:
+        """Hand every message to ``deliver`` (a connection's
+        :meth:`~mcpsync.engine.connection.Connection.deliver`) on the thread that read it,
+        instead of queueing it for the reader thread: each answer then wakes one thread
+        (its caller) rather than two, which is most of a call's CPU on a fast server.
+        Each stream is still read by one thread, so its messages keep their order; the end
+        of the transport still goes through :meth:`receive`. Before the first message."""
+        self._put = deliver
+
     def close(self) -> None:
         if self._closed.is_set():
             return
@@ -255,7 +272,7 @@ class HttpTransport(SseStreams):
                                             else None)
                 elif method == "tools/list":
                     message = Response(message.id, self._tools.filter(message.result))
-        self._inbox.put(message)
+        self._put(message)
 
     def _gave_up(self, request_id: RequestId) -> bool:
         with self._lock:
@@ -276,7 +293,7 @@ class HttpTransport(SseStreams):
         """The call failed here (unreachable, silent, unreadable or oversized answer)."""
         if self._gave_up(request_id):
             return
-        self._inbox.put(CallFailed(request_id, error))
+        self._put(CallFailed(request_id, error))
 
     def _session_headers(self, snap: Snapshot) -> dict[str, str]:
         headers = dict(self._headers)
@@ -323,9 +340,13 @@ class HttpTransport(SseStreams):
         if snap.era == LEGACY_SSE:
             self._endpoint_ready.wait(self._connect_timeout)
         body = jsonrpc.encode(message)
-        timeout = self._read_timeout if read_timeout is None else read_timeout
-        return self._http.post(self._post_url, data=body, headers=self._headers_for(message, snap),
-                               stream=True, timeout=(self._connect_timeout, timeout))
+        timeouts = (self._connect_timeout,
+                    self._read_timeout if read_timeout is None else read_timeout)
+        headers = self._headers_for(message, snap)
+        url = self._post_url
+        if self._direct is not None and self._direct.usable(url):
+            return self._direct.post(url, body, headers, timeouts)
+        return self._http.post(url, data=body, headers=headers, stream=True, timeout=timeouts)
 
     def _deliver(self, message: Message) -> None:
         """POST a notification or a response to a server request (answered at once: 202)."""
