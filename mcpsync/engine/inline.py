@@ -6,10 +6,13 @@ opts in (a server session) runs a request *inline*, on the thread that read it, 
 key (``tools/call`` of one tool, say) has not been seen to be slow. Two things keep a
 slow or blocking handler from stalling the stream:
 
-* :class:`InlinePolicy` learns which keys are slow: a key whose inline run took longer
-  than :data:`SLOW_RUN` (or stalled, below) runs on the pool from then on, and is tried
-  inline again only after 64, then 128, 256 ... pool runs (at most every 65,536), so a tool
-  that blocks costs the stream a short stall a bounded, shrinking number of times.
+* :class:`InlinePolicy` learns which keys are slow: a key whose inline run lasted a tick
+  (below) runs on the pool from then on, timed there, and is tried inline again once
+  :data:`RETRY_AFTER_QUICK` of its pool runs in a row were quicker than a tick, or after
+  1,024 pool runs (then 2,048, 4,096 ... at most 65,536: a quick tool can look slow on a
+  pool crowded enough). A tool that blocks is therefore tried inline a few times over its
+  first ten thousand calls, and one that was slow only once (its first call's imports, a
+  pause of the whole process) comes back.
 * :class:`Readers` is a leader/follower reader: a ``{name}-watch`` thread looks at the
   inline run every :data:`WATCH_TICK`; a run still going after a whole tick is *displaced*:
   a new reader thread (``{name}-reader-N``) takes over reading at once, and the displaced
@@ -37,16 +40,29 @@ logger = logging.getLogger("mcpsync.engine")
 T = TypeVar("T")
 
 #: How often the watch thread looks at an inline run (seconds): a run that blocks stalls
-#: reading for one to two ticks.
-WATCH_TICK = 0.001
-#: An inline run longer than this (seconds) marks its key slow.
-SLOW_RUN = 0.001
+#: reading for one to two ticks. CPython's switch interval (5 ms): a quick run that merely
+#: waited for the GIL behind another thread must not look stalled.
+WATCH_TICK = 0.005
 #: Slow keys remembered per connection, at most.
 MAX_SLOW_KEYS = 1024
-#: Pool runs of a slow key before it is tried inline again; doubles each time it is still
-#: slow, up to :data:`MAX_RETRY_AFTER`.
-FIRST_RETRY_AFTER = 64
+#: Pool runs of a slow key, each quicker than a tick, in a row, before it is tried inline
+#: again.
+RETRY_AFTER_QUICK = 16
+#: Pool runs of a slow key, quick or not, before it is tried inline again; doubles each
+#: time the try is slow, up to :data:`MAX_RETRY_AFTER`.
+FIRST_RETRY_AFTER = 1024
 MAX_RETRY_AFTER = 65536
+
+
+class _Slow:
+    """What is known of one slow key."""
+
+    __slots__ = ("interval", "left", "quick")
+
+    def __init__(self) -> None:
+        self.quick = 0  # its pool runs in a row quicker than a tick
+        self.interval = FIRST_RETRY_AFTER
+        self.left = FIRST_RETRY_AFTER  # pool runs before the next try anyway
 
 
 class InlinePolicy:
@@ -55,39 +71,51 @@ class InlinePolicy:
     def __init__(self, max_keys: int = MAX_SLOW_KEYS) -> None:
         self._lock = threading.Lock()
         self._max_keys = max_keys
-        #: key -> [pool runs left before the next inline try, the current interval]
-        self._slow: dict[Hashable, list[int]] = {}
+        self._slow: dict[Hashable, _Slow] = {}
         self._full = False
 
     def inline(self, key: Hashable) -> bool:
-        """True: run this request inline now (and report it with :meth:`ran`)."""
+        """True: run this request inline now (and report it with :meth:`ran`); False: on
+        the pool (report it with :meth:`pooled` when :meth:`is_slow`)."""
         with self._lock:
-            entry = self._slow.get(key)
-            if entry is None:
+            slow = self._slow.get(key)
+            if slow is None:
                 return not self._full
-            entry[0] -= 1
-            if entry[0] > 0:
+            slow.left -= 1
+            if slow.quick < RETRY_AFTER_QUICK and slow.left > 0:
                 return False
-            entry[0] = entry[1]  # tried now; if still slow, ran() doubles the interval
+            slow.quick = 0  # tried now; ran() forgets the key if it is quick
+            slow.left = slow.interval
             return True
 
+    def is_slow(self, key: Hashable) -> bool:
+        return key in self._slow
+
     def ran(self, key: Hashable, elapsed: float) -> None:
-        """An inline run of ``key`` took ``elapsed`` seconds."""
-        if elapsed <= SLOW_RUN:
-            with self._lock:
-                self._slow.pop(key, None)  # fast (again)
+        """An inline run of ``key`` took ``elapsed`` seconds (and was not displaced)."""
+        if elapsed < WATCH_TICK:
+            if key in self._slow:
+                with self._lock:
+                    self._slow.pop(key, None)  # quick (again)
             return
         self.stalled(key)
+
+    def pooled(self, key: Hashable, elapsed: float) -> None:
+        """A pool run of the slow key ``key`` took ``elapsed`` seconds."""
+        with self._lock:
+            slow = self._slow.get(key)
+            if slow is not None:
+                slow.quick = slow.quick + 1 if elapsed < WATCH_TICK else 0
 
     def stalled(self, key: Hashable) -> None:
         """An inline run of ``key`` was slow: run it on the pool from now on."""
         with self._lock:
-            entry = self._slow.get(key)
-            if entry is not None:
-                interval = min(entry[1] * 2, MAX_RETRY_AFTER)
-                entry[0] = entry[1] = interval
+            slow = self._slow.get(key)
+            if slow is not None:  # a try that failed: wait twice as long for the next
+                slow.quick = 0
+                slow.interval = slow.left = min(slow.interval * 2, MAX_RETRY_AFTER)
             elif len(self._slow) < self._max_keys:
-                self._slow[key] = [FIRST_RETRY_AFTER, FIRST_RETRY_AFTER]
+                self._slow[key] = _Slow()
             else:
                 self._full = True  # cannot remember it: stop trying unknown keys inline
 

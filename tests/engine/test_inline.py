@@ -8,26 +8,47 @@ from concurrent.futures import Future
 from typing import Any
 
 from mcpsync.engine.connection import Connection, InboundRequest
-from mcpsync.engine.inline import FIRST_RETRY_AFTER, SLOW_RUN, InlinePolicy
+from mcpsync.engine.inline import (
+    FIRST_RETRY_AFTER,
+    RETRY_AFTER_QUICK,
+    WATCH_TICK,
+    InlinePolicy,
+)
 from mcpsync.transports.memory import memory_pair
 from tests.helpers import wait_until
 
 WAIT = 10.0
 
 
-def test_a_key_is_inline_until_slow_then_tried_again_after_a_doubling_interval() -> None:
+def test_a_key_is_inline_until_slow_then_again_after_quick_pool_runs() -> None:
     policy = InlinePolicy()
     assert policy.inline("echo")
-    policy.ran("echo", SLOW_RUN / 2)
+    policy.ran("echo", WATCH_TICK / 2)
     assert policy.inline("echo") and policy.slow_keys == 0
-    policy.ran("block", SLOW_RUN * 10)
-    decisions = [policy.inline("block") for _ in range(FIRST_RETRY_AFTER)]
-    assert decisions == [False] * (FIRST_RETRY_AFTER - 1) + [True]
-    policy.ran("block", SLOW_RUN * 10)  # still slow: the next try waits twice as long
-    decisions = [policy.inline("block") for _ in range(2 * FIRST_RETRY_AFTER)]
-    assert decisions == [False] * (2 * FIRST_RETRY_AFTER - 1) + [True]
-    policy.ran("block", 0.0)  # quick now: inline again
+    policy.ran("block", WATCH_TICK * 2)  # lasted a tick: slow
+    assert policy.is_slow("block")
+    for _ in range(3 * RETRY_AFTER_QUICK):  # a blocking tool stays on the pool
+        assert not policy.inline("block")
+        policy.pooled("block", WATCH_TICK * 10)
+    for _ in range(RETRY_AFTER_QUICK - 1):
+        policy.pooled("block", WATCH_TICK / 2)
+    policy.pooled("block", WATCH_TICK * 10)  # one slow run restarts the count
+    for _ in range(RETRY_AFTER_QUICK):
+        assert not policy.inline("block")
+        policy.pooled("block", WATCH_TICK / 2)
+    assert policy.inline("block")  # quick on the pool long enough: tried inline again
+    assert not policy.inline("block")  # ... once, until that try is reported
+    policy.ran("block", 0.0)
     assert policy.inline("block") and policy.slow_keys == 0
+
+
+def test_a_slow_key_is_tried_again_after_a_doubling_number_of_pool_runs() -> None:
+    policy = InlinePolicy()
+    policy.stalled("block")
+    for interval in (FIRST_RETRY_AFTER, 2 * FIRST_RETRY_AFTER, 4 * FIRST_RETRY_AFTER):
+        decisions = [policy.inline("block") for _ in range(interval)]
+        assert decisions == [False] * (interval - 1) + [True]
+        policy.stalled("block")  # still slow (displaced)
 
 
 def test_a_full_slow_table_sends_unknown_keys_to_the_pool() -> None:
