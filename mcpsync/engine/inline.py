@@ -6,9 +6,10 @@ opts in (a server session) runs a request *inline*, on the thread that read it, 
 key (``tools/call`` of one tool, say) has not been seen to be slow. Two things keep a
 slow or blocking handler from stalling the stream:
 
-* :class:`InlinePolicy` learns which keys are slow: a key whose inline run lasted a tick
-  (below) runs on the pool from then on, timed there, and is tried inline again once
-  :data:`RETRY_AFTER_QUICK` of its pool runs in a row were quicker than a tick, or after
+* :class:`InlinePolicy` learns which keys are slow: a key whose inline run was displaced
+  (below) or lasted :data:`SLOW_RUN` runs on the pool from then on, timed there, and is
+  tried inline again once :data:`RETRY_AFTER_QUICK` of its pool runs in a row were quicker
+  than that, or after
   1,024 pool runs (then 2,048, 4,096 ... at most 65,536: a quick tool can look slow on a
   pool crowded enough). A tool that blocks is therefore tried inline a few times over its
   first ten thousand calls, and one that was slow only once (its first call's imports, a
@@ -43,6 +44,10 @@ T = TypeVar("T")
 #: reading for one to two ticks. CPython's switch interval (5 ms): a quick run that merely
 #: waited for the GIL behind another thread must not look stalled.
 WATCH_TICK = 0.005
+#: A run this long (seconds) is slow. Two ticks: a quick run that waited for the GIL
+#: behind a busy pool, or was preempted on a loaded machine, must not look slow (a quick
+#: tool wrongly sent to the pool costs every call of it a thread hand-off).
+SLOW_RUN = 2 * WATCH_TICK
 #: Slow keys remembered per connection, at most.
 MAX_SLOW_KEYS = 1024
 #: Pool runs of a slow key, each quicker than a tick, in a row, before it is tried inline
@@ -93,7 +98,7 @@ class InlinePolicy:
 
     def ran(self, key: Hashable, elapsed: float) -> None:
         """An inline run of ``key`` took ``elapsed`` seconds (and was not displaced)."""
-        if elapsed < WATCH_TICK:
+        if elapsed < SLOW_RUN:
             if key in self._slow:
                 with self._lock:
                     self._slow.pop(key, None)  # quick (again)
@@ -105,7 +110,7 @@ class InlinePolicy:
         with self._lock:
             slow = self._slow.get(key)
             if slow is not None:
-                slow.quick = slow.quick + 1 if elapsed < WATCH_TICK else 0
+                slow.quick = slow.quick + 1 if elapsed < SLOW_RUN else 0
 
     def stalled(self, key: Hashable) -> None:
         """An inline run of ``key`` was slow: run it on the pool from now on."""

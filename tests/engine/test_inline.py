@@ -11,7 +11,7 @@ from mcpsync.engine.connection import Connection, InboundRequest
 from mcpsync.engine.inline import (
     FIRST_RETRY_AFTER,
     RETRY_AFTER_QUICK,
-    WATCH_TICK,
+    SLOW_RUN,
     InlinePolicy,
 )
 from mcpsync.transports.memory import memory_pair
@@ -23,19 +23,19 @@ WAIT = 10.0
 def test_a_key_is_inline_until_slow_then_again_after_quick_pool_runs() -> None:
     policy = InlinePolicy()
     assert policy.inline("echo")
-    policy.ran("echo", WATCH_TICK / 2)
+    policy.ran("echo", SLOW_RUN / 2)
     assert policy.inline("echo") and policy.slow_keys == 0
-    policy.ran("block", WATCH_TICK * 2)  # lasted a tick: slow
+    policy.ran("block", SLOW_RUN * 2)  # lasted a tick: slow
     assert policy.is_slow("block")
     for _ in range(3 * RETRY_AFTER_QUICK):  # a blocking tool stays on the pool
         assert not policy.inline("block")
-        policy.pooled("block", WATCH_TICK * 10)
+        policy.pooled("block", SLOW_RUN * 10)
     for _ in range(RETRY_AFTER_QUICK - 1):
-        policy.pooled("block", WATCH_TICK / 2)
-    policy.pooled("block", WATCH_TICK * 10)  # one slow run restarts the count
+        policy.pooled("block", SLOW_RUN / 2)
+    policy.pooled("block", SLOW_RUN * 10)  # one slow run restarts the count
     for _ in range(RETRY_AFTER_QUICK):
         assert not policy.inline("block")
-        policy.pooled("block", WATCH_TICK / 2)
+        policy.pooled("block", SLOW_RUN / 2)
     assert policy.inline("block")  # quick on the pool long enough: tried inline again
     assert not policy.inline("block")  # ... once, until that try is reported
     policy.ran("block", 0.0)
