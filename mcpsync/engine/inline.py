@@ -7,15 +7,15 @@ key (``tools/call`` of one tool, say) has not been seen to be slow. Two things k
 slow or blocking handler from stalling the stream:
 
 * :class:`InlinePolicy` learns which keys are slow: a key whose inline run was displaced
-  (below) or lasted :data:`SLOW_RUN` runs on the pool from then on, timed there, and is
-  tried inline again once :data:`RETRY_AFTER_QUICK` of its pool runs in a row were quicker
-  than that, or after
-  1,024 pool runs (then 2,048, 4,096 ... at most 65,536: a quick tool can look slow on a
-  pool crowded enough). A tool that blocks is therefore tried inline a few times over its
+  (below) runs on the pool from then on, timed there, and is tried inline again once
+  :data:`RETRY_AFTER_QUICK` of its pool runs in a row took less than :data:`SLOW_RUN`, or
+  after 1,024 pool runs (then 2,048, 4,096 ... at most 65,536: a quick tool can look slow
+  on a crowded pool). A tool that blocks is therefore tried inline a few times over its
   first ten thousand calls, and one that was slow only once (its first call's imports, a
   pause of the whole process) comes back.
 * :class:`Readers` is a leader/follower reader: a ``{name}-watch`` thread looks at the
-  inline run every :data:`WATCH_TICK`; a run still going after a whole tick is *displaced*:
+  inline run every :data:`WATCH_TICK`; a run still going after a whole tick is *displaced*
+  (unless the watch thread itself woke late: the process is starved, not the run):
   a new reader thread (``{name}-reader-N``) takes over reading at once, and the displaced
   thread finishes its request, writes its answer and ends. A handler that asks the peer
   something (``Connection.request``) hands reading over itself before it waits, since only
@@ -48,6 +48,10 @@ WATCH_TICK = 0.005
 #: behind a busy pool, or was preempted on a loaded machine, must not look slow (a quick
 #: tool wrongly sent to the pool costs every call of it a thread hand-off).
 SLOW_RUN = 2 * WATCH_TICK
+#: Ticks in a row that the watch thread itself woke later than :data:`SLOW_RUN` after it
+#: asked: not counted against a run (on a starved machine every thread is late), up to
+#: this many; then the run is displaced all the same.
+MAX_LATE_TICKS = 4
 #: Slow keys remembered per connection, at most.
 MAX_SLOW_KEYS = 1024
 #: Pool runs of a slow key, each quicker than a tick, in a row, before it is tried inline
@@ -97,13 +101,13 @@ class InlinePolicy:
         return key in self._slow
 
     def ran(self, key: Hashable, elapsed: float) -> None:
-        """An inline run of ``key`` took ``elapsed`` seconds (and was not displaced)."""
-        if elapsed < SLOW_RUN:
-            if key in self._slow:
-                with self._lock:
-                    self._slow.pop(key, None)  # quick (again)
-            return
-        self.stalled(key)
+        """An inline run of ``key`` took ``elapsed`` seconds and was not displaced. Only a
+        displaced run (:meth:`stalled`) makes a key slow: a run that the watch let finish
+        did not hold up reading for long, whatever the clock says (a loaded machine
+        stretches every run)."""
+        if elapsed < SLOW_RUN and key in self._slow:
+            with self._lock:
+                self._slow.pop(key, None)  # quick (again)
 
     def pooled(self, key: Hashable, elapsed: float) -> None:
         """A pool run of the slow key ``key`` took ``elapsed`` seconds."""
@@ -229,15 +233,25 @@ class Readers:
     # -- the watch thread ----------------------------------------------------------------
 
     def _watch_loop(self) -> None:
+        late = 0
         with self._lock:
             seen = self._seq
             while not self._closed:
+                began = time.monotonic()
                 self._wake.wait(WATCH_TICK)
                 if self._closed:
                     break
                 if self._seq != seen:
                     seen = self._seq  # progress since the last tick
+                    late = 0
                     continue
+                if (self._running and time.monotonic() - began > SLOW_RUN
+                        and late < MAX_LATE_TICKS):
+                    # This thread itself woke far too late: the process (or the machine)
+                    # is starved, and the run may merely have been waiting its turn too.
+                    late += 1
+                    continue
+                late = 0
                 if self._running:  # the same run for a whole tick: displace it
                     thread = self._displace_locked()
                     if thread is not None:

@@ -25,7 +25,9 @@ def test_a_key_is_inline_until_slow_then_again_after_quick_pool_runs() -> None:
     assert policy.inline("echo")
     policy.ran("echo", SLOW_RUN / 2)
     assert policy.inline("echo") and policy.slow_keys == 0
-    policy.ran("block", SLOW_RUN * 2)  # lasted a tick: slow
+    policy.ran("block", SLOW_RUN * 2)  # long, but the watch let it finish: not slow
+    assert not policy.is_slow("block")
+    policy.stalled("block")  # displaced: slow
     assert policy.is_slow("block")
     for _ in range(3 * RETRY_AFTER_QUICK):  # a blocking tool stays on the pool
         assert not policy.inline("block")
