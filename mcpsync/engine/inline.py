@@ -9,10 +9,11 @@ slow or blocking handler from stalling the stream:
 * :class:`InlinePolicy` learns which keys are slow: a key whose inline run was displaced
   (below) runs on the pool from then on, timed there, and is tried inline again once
   :data:`RETRY_AFTER_QUICK` of its pool runs in a row took less than :data:`SLOW_RUN`, or
-  after 1,024 pool runs (then 2,048, 4,096 ... at most 65,536: a quick tool can look slow
-  on a crowded pool). A tool that blocks is therefore tried inline a few times over its
-  first ten thousand calls, and one that was slow only once (its first call's imports, a
-  pause of the whole process) comes back.
+  after 4,096 pool runs (then 8,192 ... at most 65,536: a quick tool can look slow on a
+  crowded pool). A tool that blocks is therefore tried inline again once in its first
+  twelve thousand calls, and one that was slow only once (its first call's imports, a
+  pause of the whole process) comes back. Such a try is displaced at its first whole tick,
+  late or not.
 * :class:`Readers` is a leader/follower reader: a ``{name}-watch`` thread looks at the
   inline run every :data:`WATCH_TICK`; a run still going after a whole tick is *displaced*
   (unless the watch thread itself woke late: the process is starved, not the run):
@@ -59,7 +60,7 @@ MAX_SLOW_KEYS = 1024
 RETRY_AFTER_QUICK = 16
 #: Pool runs of a slow key, quick or not, before it is tried inline again; doubles each
 #: time the try is slow, up to :data:`MAX_RETRY_AFTER`.
-FIRST_RETRY_AFTER = 1024
+FIRST_RETRY_AFTER = 4096
 MAX_RETRY_AFTER = 65536
 
 
@@ -151,6 +152,7 @@ class Readers:
         self._serial = 0
         self._running = False  # the reader is running a request inline
         self._key: Hashable = None
+        self._retry = False  # the run is a try of a key known to be slow
         self._seq = 0  # inline runs begun
         self._displaced = 0
         self._watch: threading.Thread | None = None
@@ -184,10 +186,12 @@ class Readers:
         was displaced meanwhile: another thread reads now, and this one must end."""
         me = threading.current_thread()
         start_watch: threading.Thread | None = None
+        retry = self.policy.is_slow(key)
         with self._lock:
             self._seq += 1
             self._running = True
             self._key = key
+            self._retry = retry
             if self._watch is None and not self._closed:
                 start_watch = self._watch = threading.Thread(
                     target=self._watch_loop, name=f"{self._name}-watch", daemon=True)
@@ -246,9 +250,10 @@ class Readers:
                     late = 0
                     continue
                 if (self._running and time.monotonic() - began > SLOW_RUN
-                        and late < MAX_LATE_TICKS):
+                        and late < MAX_LATE_TICKS and not self._retry):
                     # This thread itself woke far too late: the process (or the machine)
                     # is starved, and the run may merely have been waiting its turn too.
+                    # (Not for a try of a key known to be slow: it most likely is.)
                     late += 1
                     continue
                 late = 0
