@@ -30,6 +30,7 @@ from ..errors import (
 )
 from ..protocol.jsonrpc import ErrorResponse, Message, Request, RequestId, Response
 from .transport import TransportContext, bound
+from .transport import _current as _current_transport  # set directly on the hot path
 
 logger = logging.getLogger("mcpsync.engine")
 
@@ -108,6 +109,19 @@ class InboundExecutor:
         request's error answer (anything else a -32603), handed to ``reply`` (which sends
         it through the send middleware). Raised after the request was routed, or for a
         notification, it is only logged. ``ConnectionClosedError`` always propagates."""
+        if not self._recv:
+            # No middleware (the common case): the same, without the onion's closures.
+            token = _current_transport.set(transport) if transport is not None else None
+            try:
+                route(message)
+            except ConnectionClosedError:
+                raise
+            except Exception:
+                logger.exception("%s: failed to route %r", self._name, message)
+            finally:
+                if token is not None:
+                    _current_transport.reset(token)
+            return
         routed = False
 
         def terminal(final: Message) -> None:
@@ -117,7 +131,7 @@ class InboundExecutor:
 
         with bound(transport):
             try:
-                compose(self._recv, terminal)(message) if self._recv else terminal(message)
+                compose(self._recv, terminal)(message)
             except ConnectionClosedError:
                 raise
             except Exception as exc:
@@ -135,12 +149,16 @@ class InboundExecutor:
     def answer(self, inbound: Inbound, call: Callable[[], dict[str, Any]]) -> Message | None:
         """Run the handler (``call``) with the request's transport bound; its result as a
         response, its exception through :func:`error_answer` (``None``: answer nothing)."""
-        with bound(inbound.transport):
-            try:
-                return Response(inbound.id, call())
-            except Exception as exc:
-                return error_answer(inbound.id, exc, cancelled=inbound.cancelled.is_set(),
-                                    method=inbound.method, name=self._name)
+        transport = inbound.transport
+        token = _current_transport.set(transport) if transport is not None else None
+        try:
+            return Response(inbound.id, call())
+        except Exception as exc:
+            return error_answer(inbound.id, exc, cancelled=inbound.cancelled.is_set(),
+                                method=inbound.method, name=self._name)
+        finally:
+            if token is not None:
+                _current_transport.reset(token)
 
     def send(self, message: Message, transport: TransportContext | None, write: Step) -> None:
         """Run ``message`` through the send middleware, ``transport`` bound (``None``: the

@@ -3,10 +3,14 @@
 Anatomy (both directions use the same machinery):
 
 * a **reader thread** (``{name}-reader``) receives messages, runs the receive middleware
-  and routes them; it never runs handlers or callbacks, so a handler that calls back to
-  the peer can not deadlock the stream (receive middleware must be quick and must not
-  block on the peer for the same reason);
-* inbound **requests** run on a bounded :class:`~mcpsync.engine.pool.WorkerPool`;
+  and routes them; it never runs callbacks (receive middleware must be quick and must not
+  block on the peer, or nothing more is read);
+* inbound **requests** run on a bounded :class:`~mcpsync.engine.pool.WorkerPool`, or, on
+  a connection given ``inline_key`` (a server session), those not known to be slow run on
+  the reader thread itself, after the receive middleware: no thread hand-off per call.
+  A leader/follower reader (:mod:`mcpsync.engine.inline`) keeps that from stalling the
+  stream: a run that lasts a millisecond, or asks the peer something, gets another
+  thread to read in its place;
 * inbound **notifications** and progress callbacks run in arrival order on one
   ``{name}-notify`` thread, behind a bounded queue: past ``max_queued_notifications``
   (count) or ``max_queued_notification_bytes`` (their encoded size), new ones are dropped
@@ -31,7 +35,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -65,6 +69,7 @@ from ..protocol.jsonrpc import (
     unencodable_answer,
 )
 from ..transports.base import CallFailed, Received, Transport
+from .inline import Readers
 from .pending import Pending, PendingTable
 from .pool import PoolFullError, WorkerPool
 
@@ -86,27 +91,64 @@ class CancelEvent(threading.Event):
 
     Lets a handler that waits on an event of its own (a ``subscriptions/listen`` waiting
     for work) be woken by the request's cancellation as well, without polling.
+
+    Every inbound request gets one and almost none is ever waited on, so it is made for
+    that: one lock, and the :class:`threading.Condition` a waiter needs is made by the
+    first :meth:`wait` (a ``threading.Event`` makes a Condition up front, which cost a
+    measurable share of a quick call).
     """
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._callbacks: list[Callable[[], None]] = []
-        self._callbacks_lock = threading.Lock()
+    def __init__(self) -> None:  # no super().__init__(): every method is replaced below
+        self._flag = False
+        self._lock = threading.Lock()
+        self._cond: threading.Condition | None = None
+        self._callbacks: list[Callable[[], None]] | None = None
+
+    def is_set(self) -> bool:
+        return self._flag
+
+    isSet = is_set
 
     def set(self) -> None:
-        with self._callbacks_lock:
-            super().set()
-            callbacks, self._callbacks = self._callbacks, []
-        for callback in callbacks:
+        with self._lock:
+            if self._flag:
+                return
+            self._flag = True
+            cond = self._cond
+            callbacks, self._callbacks = self._callbacks, None
+        if cond is not None:
+            with cond:
+                cond.notify_all()
+        for callback in callbacks or ():
             try:
                 callback()
             except Exception:
                 logger.exception("cancellation callback failed")
 
+    def clear(self) -> None:
+        with self._lock:
+            self._flag = False
+
+    def wait(self, timeout: float | None = None) -> bool:
+        with self._lock:
+            if self._flag:
+                return True
+            cond = self._cond
+            if cond is None:
+                cond = self._cond = threading.Condition(threading.Lock())
+        with cond:  # set() notifies under cond after setting the flag: no lost wake-up
+            return cond.wait_for(lambda: self._flag, timeout)
+
+    def _at_fork_reinit(self) -> None:
+        self._lock = threading.Lock()
+        self._cond = None
+
     def add_callback(self, callback: Callable[[], None]) -> None:
         """Run ``callback()`` once the event is set (at once if it already is)."""
-        with self._callbacks_lock:
-            if not self.is_set():
+        with self._lock:
+            if not self._flag:
+                if self._callbacks is None:
+                    self._callbacks = []
                 self._callbacks.append(callback)
                 return
         callback()
@@ -139,6 +181,9 @@ class InboundRequest:
 
 
 RequestHandler = Callable[[InboundRequest], dict[str, Any]]
+#: Which inbound requests may run on the reader thread: a key naming what runs (the same
+#: key, the same handler: ``("tools/call", "echo")``), or ``None`` for never.
+InlineKey = Callable[[str, dict[str, Any]], Hashable | None]
 NotificationHandler = Callable[[Notification], None]
 ProgressCallback = Callable[[dict[str, Any]], None]
 
@@ -167,6 +212,7 @@ class Connection:
         max_queued_notification_bytes: int = DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
         transport_context: TransportContext | None = None,
         on_arrival: Callable[[Notification], bool] | None = None,
+        inline_key: InlineKey | None = None,
     ) -> None:
         self.transport = transport
         #: What every inbound message's TransportContext starts from (``None``: a client's
@@ -205,7 +251,13 @@ class Connection:
         self._notify_queue: queue.SimpleQueue[_Job | None] | _SerialJobs = (
             _SerialJobs(self._pool, name, self._queued.release) if push
             else queue.SimpleQueue())
-        self._reader: threading.Thread | None = None
+        #: Reader threads (none in push mode): one reads at a time, see engine/inline.py.
+        self._readers: Readers | None = None if push else Readers(
+            name, self._read_loop, max_displaced=max_handlers)
+        self._inline_key = inline_key if not push else None
+        #: A request the reader routed to run inline once the receive path has returned
+        #: (only the reading thread sets and takes it).
+        self._deferred: tuple[InboundRequest, Hashable] | None = None
         self._notifier: threading.Thread | None = None
         self._closing = False
         self._closed = threading.Event()
@@ -222,11 +274,9 @@ class Connection:
         self._notifier = threading.Thread(
             target=self._notify_loop, name=f"{self.name}-notify", daemon=True
         )
-        self._reader = threading.Thread(
-            target=self._read_loop, name=f"{self.name}-reader", daemon=True
-        )
         self._notifier.start()
-        self._reader.start()
+        assert self._readers is not None
+        self._readers.start()
         return self
 
     @property
@@ -245,10 +295,11 @@ class Connection:
 
     def _join(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        current = threading.current_thread()
-        for thread in (self._reader, self._notifier):
-            if thread is not None and thread is not current:
-                thread.join(max(0.0, deadline - time.monotonic()))
+        if self._readers is not None:
+            self._readers.join(deadline)
+        notifier = self._notifier
+        if notifier is not None and notifier is not threading.current_thread():
+            notifier.join(max(0.0, deadline - time.monotonic()))
         if self._owns_pool:
             self._pool.shutdown(max(0.0, deadline - time.monotonic()))
 
@@ -279,6 +330,8 @@ class Connection:
         for inbound in leftovers:
             inbound.cancelled.set()
         self.transport.close()
+        if self._readers is not None:
+            self._readers.close()
         self._notify_queue.put(None)
         self._closed.set()
         if self._on_closed is not None:
@@ -323,6 +376,12 @@ class Connection:
         return exited.retitled(f"{what}: {exited.reason}" if suffix else what)
 
     def _write(self, message: Message, related_request_id: RequestId | None) -> None:
+        try:
+            # Serialized before the lock (the bytes are kept on the message, and the
+            # transport reuses them): writers hold it only for the write itself.
+            encode(message)
+        except UnencodableMessageError:
+            pass  # the transport raises it again, under the lock, and it is answered below
         try:
             with self._write_lock:
                 try:
@@ -422,6 +481,9 @@ class Connection:
         """
         if self._closing:
             raise self._closed_error(f"cannot send {method}")
+        if self._readers is not None:
+            # A request running on the reader thread can not read its own answer.
+            self._readers.yield_reading()
         if request_id is None:
             request_id = self.new_request_id()
         token = None
@@ -471,6 +533,9 @@ class Connection:
 
     def _read_loop(self) -> None:
         reason = "peer closed the connection"
+        readers = self._readers
+        assert readers is not None
+        displaced = False
         try:
             while True:
                 try:
@@ -486,10 +551,19 @@ class Connection:
                     break
                 if item is None:
                     break
-                if not self._take(item):
+                routed = self._take(item)
+                deferred = self._deferred
+                if deferred is not None:
+                    self._deferred = None
+                    inbound, key = deferred
+                    if not readers.run_inline(key, self._handle, inbound):
+                        displaced = True  # another thread reads (and shuts down) now
+                        return
+                if not routed:
                     break
         finally:
-            self._shutdown(reason, drain=self.drain_timeout)
+            if not displaced:
+                self._shutdown(reason, drain=self.drain_timeout)
 
     def deliver(self, item: Received | None, transport: TransportContext | None = None) -> None:
         """Push mode: route one message its owner received on a thread of its own (an HTTP
@@ -572,8 +646,32 @@ class Connection:
                 "message": f"Invalid request: id {message.id!r} is already in flight",
             }), None, transport)
             return
+        if self._inline_key is not None and self._readers is not None:
+            key = self._inline_key(message.method, inbound.params)
+            if (key is not None and self._readers.is_reader()
+                    and self._readers.policy.inline(key)):
+                # Run by the read loop once the receive path (middleware, bound context)
+                # has returned: a handler never runs inside receive middleware.
+                self._deferred = (inbound, key)
+                return
+            if key is not None and self._readers.policy.is_slow(key):
+                # Timed on the pool: quick runs in a row bring it back inline.
+                policy = self._readers.policy
+                slow_key = key
+
+                def timed() -> None:
+                    began = time.perf_counter()
+                    self._handle(inbound)
+                    policy.pooled(slow_key, time.perf_counter() - began)
+
+                self._submit(message, timed, transport)
+                return
+        self._submit(message, lambda: self._handle(inbound), transport)
+
+    def _submit(self, message: Request, job: Callable[[], None],
+                transport: TransportContext | None) -> None:
         try:
-            self._pool.submit(lambda: self._handle(inbound))
+            self._pool.submit(job)
         except (PoolFullError, RuntimeError) as exc:
             with self._lock:
                 self._inflight.finish(message.id)
@@ -594,7 +692,8 @@ class Connection:
             self._inflight.finish(inbound.id)
             self._answering += 1
         try:
-            self._cancel_children(inbound.id, "the request that made it has finished")
+            if self._pending.has_children:
+                self._cancel_children(inbound.id, "the request that made it has finished")
             if response is not None and not inbound.cancelled.is_set():
                 try:
                     # An answer that cannot be encoded becomes an encodable error in _write.

@@ -79,6 +79,12 @@ class PendingTable:
         with self._lock:
             return self._by_token.get(token)
 
+    @property
+    def has_children(self) -> bool:
+        """Whether any request was made on behalf of an inbound one (read without the
+        lock: a hint that lets the common case skip :meth:`pop_children`)."""
+        return bool(self._children)
+
     def pop_children(self, parent: RequestId) -> list[tuple[RequestId, Pending]]:
         """Remove and return the requests made on behalf of inbound request ``parent``."""
         with self._lock:

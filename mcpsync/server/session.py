@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from ..dispatch.context import HandlerContext, SessionInfo
@@ -75,6 +76,7 @@ class ServerSession:
             pool=pool,
             push=push,
             transport_context=transport_context(transport),
+            inline_key=inline_key,
         )
 
     # -- SessionHandle -------------------------------------------------------------------
@@ -257,6 +259,23 @@ class ServerSession:
         self._log_level = level
 
 
+#: Methods that wait by design (for a task, for events): never run on the reader thread.
+_NEVER_INLINE = frozenset({"subscriptions/listen", "tasks/result"})
+
+
+def inline_key(method: str, params: dict[str, Any]) -> Hashable | None:
+    """What the engine learns "is this quick?" about, per request (see
+    :mod:`mcpsync.engine.inline`): one key per tool and per prompt (one slow tool must not
+    send the quick ones to the pool), one per other method (resources share one: their
+    URIs are unbounded); ``None``: always on the pool."""
+    if method == "tools/call" or method == "prompts/get":
+        name = params.get("name")
+        return (method, name) if isinstance(name, str) else method
+    if method in _NEVER_INLINE:
+        return None
+    return method
+
+
 def transport_context(transport: Transport) -> TransportContext:
     """The context a session's messages start from: the transport's own when it offers
     one (``transport_context()``: an HTTP session), else by the kind of transport."""
@@ -270,4 +289,4 @@ def transport_context(transport: Transport) -> TransportContext:
     return TransportContext("memory" if isinstance(transport, MemoryTransport) else "stdio")
 
 
-__all__ = ["LEGACY_VERSIONS", "ServerSession", "transport_context"]
+__all__ = ["LEGACY_VERSIONS", "ServerSession", "inline_key", "transport_context"]

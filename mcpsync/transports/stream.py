@@ -43,6 +43,11 @@ class StreamTransport:
         self.allow_batches = allow_batches
         # A self-pipe lets close() wake a reader blocked on a descriptor it does not own.
         self._wake_r, self._wake_w = os.pipe() if hasattr(select, "poll") else (-1, -1)
+        self._poller: select.poll | None = None
+        if self._wake_r >= 0:  # made once: receive() runs once per burst of input
+            self._poller = select.poll()
+            self._poller.register(self._fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+            self._poller.register(self._wake_r, select.POLLIN)
 
     def send(self, message: Message, related_request_id: RequestId | None = None) -> None:
         if self._closed:
@@ -85,11 +90,9 @@ class StreamTransport:
 
     def _wait_readable(self) -> bool:
         """Block until input is ready; False when :meth:`close` woke us instead."""
-        if self._wake_r < 0:
+        poller = self._poller
+        if poller is None:
             return True
-        poller = select.poll()
-        poller.register(self._fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-        poller.register(self._wake_r, select.POLLIN)
         while True:
             try:
                 events = poller.poll()
