@@ -864,20 +864,21 @@ def verdicts(results: dict[str, list[dict[str, float]]]) -> list[tuple[str, str,
     for n in (1, 8, 64):
         ratio_row(f"HTTP echo ({rec_label}), {n} in flight ≥ 4× official best mode",
                   rec, ["official-uvicorn", "official-uvicorn-fast"], f"rps{n}", 4, True)
+    for n in (1, 64):
+        ratio_row(f"HTTP echo ({rec_label}), {n} in flight: server CPU per call ≤ 1/4 of "
+                  "official best mode's (the 4× target in CPU time)", rec,
+                  ["official-uvicorn", "official-uvicorn-fast"], f"cpu{n}", 0.25, False)
+        out[-1] = (*out[-1][:3], out[-1][3].replace(" vs ", " µs vs "))
     for n in (1, 8, 64):
-        for p, era in (("", MODERN), ("l_", LEGACY)):
-            ratio_row(f"HTTP echo ({rec_label}, {era}), {n} in flight ≥ 80% of "
-                      f"{rec_label}'s raw floor", rec, [f"raw-{RECOMMENDED}"], f"{p}rps{n}",
-                      0.8, True, f"rps{n}")
-            out[-1] = (out[-1][0], out[-1][1], out[-1][2],
-                       out[-1][3].replace(" vs ", " vs raw floor "))
-    for n in (1, 8, 64):
-        for p, era in (("", MODERN), ("l_", LEGACY)):
-            ratio_row(f"HTTP echo ({rec_label}, {era}), {n} in flight: server CPU per call "
-                      f"≤ 1.25× the raw floor's (the 80% target measured in CPU)",
-                      rec, [f"raw-{RECOMMENDED}"], f"{p}cpu{n}", 1.25, False, f"cpu{n}")
-            out[-1] = (out[-1][0], out[-1][1], out[-1][2],
-                       out[-1][3].replace(" vs ", " µs vs raw floor "))
+        ratio_row(f"HTTP echo ({rec_label}, {MODERN}), {n} in flight ≥ 80% of "
+                  f"{rec_label}'s raw floor", rec, [f"raw-{RECOMMENDED}"], f"rps{n}", 0.8, True)
+        out[-1] = (*out[-1][:3], out[-1][3].replace(" vs ", " vs raw floor "))
+    for p, era in (("", MODERN), ("l_", LEGACY)):
+        # The same target in CPU time, which a loaded machine disturbs far less.
+        ratio_row(f"HTTP echo ({rec_label}, {era}), 64 in flight: server CPU per call "
+                  f"≤ 1.25× the raw floor's (the 80% target in CPU time)",
+                  rec, [f"raw-{RECOMMENDED}"], f"{p}cpu64", 1.25, False, "cpu64")
+        out[-1] = (*out[-1][:3], out[-1][3].replace(" vs ", " µs vs raw floor "))
     for key, tr, m in (("mcpsync-stdio", "stdio", "block256"),
                        (rec, f"HTTP {rec_label} 2026-07-28", "block256"),
                        (rec, f"HTTP {rec_label} 2025-11-25", "l_block256")):
