@@ -1072,7 +1072,8 @@ def main(argv: list[str] | None = None) -> int:
     t_all = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mcpsync-bench-") as logdir:
         for r in range(rounds):
-            order = targets[r % len(targets):] + targets[:r % len(targets)]
+            k = r % len(targets) if targets else 0  # every target skipped: an empty report
+            order = targets[k:] + targets[:k]
             for t in order:
                 t0 = time.perf_counter()
                 try:
