@@ -565,6 +565,7 @@ def _uvicorn(py: str, app: str, extra: list[str]) -> Callable[[int], list[str]]:
 MAX256 = {"MCPSYNC_BENCH_MAX_HANDLERS": "256"}
 GRANIAN_ENV = {"PYTHONPATH": REPO + os.pathsep + GRANIAN_SITE}
 NODE_ENV = {"NODE_PATH": NODE_PATH}
+TS_SDK = os.path.join(NODE_PATH, "@modelcontextprotocol", "sdk", "package.json")
 BOTH = (MODERN, LEGACY)
 
 #: The WSGI server docs/wsgi.md recommends: the targets' verdicts are measured on it.
@@ -582,7 +583,7 @@ TARGETS = [
     Target("fastmcp-stdio", "fastmcp", "stdio", "fastmcp",
            lambda _: [PY_BENCH, "bench_fastmcp.py"]),
     Target("ts-stdio", "TypeScript SDK", "stdio", "ts",
-           lambda _: [NODE, "bench_ts.cjs"], env=NODE_ENV, needs=NODE_PATH),
+           lambda _: [NODE, "bench_ts.cjs"], env=NODE_ENV, needs=TS_SDK),
     Target("raw-gunicorn", "raw floor (gunicorn gthread)", "http", "raw", _gunicorn("raw_wsgi:app"),
            block=False, server="gunicorn"),
     Target("raw-waitress", "raw floor (waitress)", "http", "raw",
@@ -613,7 +614,7 @@ TARGETS = [
            _uvicorn(PY_BENCH, "bench_fastmcp:app", ["--http", "httptools", "--loop", "uvloop"])),
     Target("ts-http", "TypeScript SDK node:http (2025-11-25, stateless JSON)", "http", "ts",
            lambda port: [NODE, "bench_ts.cjs", "--http", str(port)], env=NODE_ENV,
-           eras=(LEGACY,), needs=NODE_PATH),
+           eras=(LEGACY,), needs=TS_SDK),
 ]
 
 
