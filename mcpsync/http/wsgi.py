@@ -74,10 +74,13 @@ AUTH_ENVIRON_KEY: Final = "mcpsync.auth"
 #: WSGI environ key -> header name (``HTTP_MCP_SESSION_ID`` -> ``mcp-session-id``; ``""``
 #: for a key that is not a header). Every request walks the whole environ, and some servers
 #: put far more than headers in it (granian copies the process environment into each one),
-#: so the translation is looked up, not redone. Bounded: clients choose header names, so
-#: past this many keys the rest are translated each time instead of remembered.
+#: so the translation is looked up, not redone. Bounded in entries and in bytes: clients
+#: choose header names, so only keys up to ``_MAX_CACHED_KEY`` characters are remembered,
+#: at most ``_MAX_HEADER_NAMES`` of them (~100 KiB at worst); the rest are translated each
+#: time.
 _HEADER_NAMES: dict[str, str] = {}
 _MAX_HEADER_NAMES: Final = 512
+_MAX_CACHED_KEY: Final = 64
 
 
 def request_headers(environ: Environ) -> dict[str, str]:
@@ -89,7 +92,7 @@ def request_headers(environ: Environ) -> dict[str, str]:
         name = names.get(key)
         if name is None:
             name = key[5:].replace("_", "-").lower() if key.startswith("HTTP_") else ""
-            if len(names) < _MAX_HEADER_NAMES:
+            if len(names) < _MAX_HEADER_NAMES and len(key) <= _MAX_CACHED_KEY:
                 names[key] = name  # a racing thread writes the same value: harmless
         if name:
             headers[name] = value
