@@ -76,7 +76,7 @@ AUTH_ENVIRON_KEY: Final = "mcpsync.auth"
 #: put far more than headers in it (granian copies the process environment into each one),
 #: so the translation is looked up, not redone. Bounded in entries and in bytes: clients
 #: choose header names, so only keys up to ``_MAX_CACHED_KEY`` characters are remembered,
-#: at most ``_MAX_HEADER_NAMES`` of them (~100 KiB at worst); the rest are translated each
+#: at most ``_MAX_HEADER_NAMES`` of them (~125 KiB at worst); the rest are translated each
 #: time.
 _HEADER_NAMES: dict[str, str] = {}
 _MAX_HEADER_NAMES: Final = 512
