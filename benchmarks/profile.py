@@ -2,6 +2,7 @@
 
     python benchmarks/profile.py                 # stdio and gunicorn gthread, 8 s each
     python benchmarks/profile.py --seconds 4 --inflight 64 --only stdio
+    python benchmarks/profile.py --targets mcpsync-granian --era 2025-11-25   # any run.py key
 
 Starts the mcpsync benchmark server exactly as run.py does (pinned to its own core),
 attaches ``py-spy record --format raw`` (``--gil``: only the thread holding the GIL, so
@@ -69,19 +70,20 @@ def summarize(raw: str, top: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def profile(key: str, seconds: float, inflight: int, top: int, outdir: str) -> str:
+def profile(key: str, seconds: float, inflight: int, top: int, outdir: str,
+            era: str = run.MODERN) -> str:
     t = next(t for t in run.TARGETS if t.key == key)
     with tempfile.TemporaryDirectory(prefix="mcpsync-prof-") as logdir:
         proc, port, _ = run.start(t, logdir)
         try:
-            run.load(t, proc, port, run.ECHO, inflight, 0.5, 60)  # warm-up
+            run.load(t, proc, port, run.ECHO, inflight, 0.5, 60, era)  # warm-up
             raw = os.path.join(outdir, f"{key}.raw.txt")
             spy = subprocess.Popen([PY_SPY, "record", "--format", "raw", "--rate", "500",
                                     "--subprocesses", "--gil", "--duration", str(int(seconds)),
                                     "--pid", str(proc.pid), "--output", raw],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             time.sleep(1.0)  # let py-spy attach
-            res = run.load(t, proc, port, run.ECHO, inflight, seconds, 120)
+            res = run.load(t, proc, port, run.ECHO, inflight, seconds, 120, era)
             _, err = spy.communicate(timeout=60)
             if spy.returncode != 0 or not os.path.exists(raw):
                 return f"py-spy failed (rc={spy.returncode}): {err.decode(errors='replace')[-500:]}\n"
@@ -89,7 +91,7 @@ def profile(key: str, seconds: float, inflight: int, top: int, outdir: str) -> s
             proc.stop()
         with open(raw) as f:
             text = f.read()
-    return (f"== {t.label}: echo, {inflight} in flight, {res.rate:,.0f} req/s while sampled "
+    return (f"== {t.label} ({era if t.transport == 'http' else 'stdio'}): echo, {inflight} in flight, {res.rate:,.0f} req/s while sampled "
             f"(raw stacks: {raw})\n" + summarize(text, top))
 
 
@@ -99,6 +101,10 @@ def main() -> int:
     ap.add_argument("--inflight", type=int, default=8)
     ap.add_argument("--top", type=int, default=20)
     ap.add_argument("--only", choices=["stdio", "http"], default=None)
+    ap.add_argument("--targets", default="",
+                    help="comma-separated run.py target keys (overrides --only)")
+    ap.add_argument("--era", default=run.MODERN, choices=[run.MODERN, run.LEGACY],
+                    help="the HTTP wire (2025-11-25: one session per in-flight slot)")
     ap.add_argument("--outdir", default=tempfile.gettempdir())
     args = ap.parse_args()
     if not os.path.exists(PY_SPY):
@@ -108,8 +114,11 @@ def main() -> int:
         os.sched_setaffinity(0, {run.LOADGEN_CPU})
     keys = {"stdio": ["mcpsync-stdio"], "http": ["mcpsync-gunicorn"]}.get(
         args.only or "", ["mcpsync-stdio", "mcpsync-gunicorn"])
+    if args.targets:
+        keys = [k for k in args.targets.split(",") if k]
     for key in keys:
-        print(profile(key, args.seconds, args.inflight, args.top, args.outdir), flush=True)
+        print(profile(key, args.seconds, args.inflight, args.top, args.outdir, args.era),
+              flush=True)
     return 0
 
 

@@ -71,6 +71,37 @@ _DEFAULT_STORE: Final = object()
 #: Where the verified AccessToken of a request sits in its WSGI environ.
 AUTH_ENVIRON_KEY: Final = "mcpsync.auth"
 
+#: WSGI environ key -> header name (``HTTP_MCP_SESSION_ID`` -> ``mcp-session-id``; ``""``
+#: for a key that is not a header). Every request walks the whole environ, and some servers
+#: put far more than headers in it (granian copies the process environment into each one),
+#: so the translation is looked up, not redone. Bounded in entries and in bytes: clients
+#: choose header names, so only keys up to ``_MAX_CACHED_KEY`` characters are remembered,
+#: at most ``_MAX_HEADER_NAMES`` of them (~125 KiB at worst); the rest are translated each
+#: time.
+_HEADER_NAMES: dict[str, str] = {}
+_MAX_HEADER_NAMES: Final = 512
+_MAX_CACHED_KEY: Final = 64
+
+
+def request_headers(environ: Environ) -> dict[str, str]:
+    """The request's headers from a WSGI ``environ``, lower-cased names with dashes, plus
+    ``content-type`` and ``content-length`` (which WSGI keeps without the ``HTTP_``)."""
+    names = _HEADER_NAMES
+    headers: dict[str, str] = {}
+    for key, value in environ.items():
+        name = names.get(key)
+        if name is None:
+            name = key[5:].replace("_", "-").lower() if key.startswith("HTTP_") else ""
+            if len(names) < _MAX_HEADER_NAMES and len(key) <= _MAX_CACHED_KEY:
+                names[key] = name  # a racing thread writes the same value: harmless
+        if name:
+            headers[name] = value
+    if "CONTENT_TYPE" in environ:
+        headers["content-type"] = environ["CONTENT_TYPE"]
+    if "CONTENT_LENGTH" in environ:
+        headers["content-length"] = environ["CONTENT_LENGTH"]
+    return headers
+
 
 class McpWsgiApp:
     """The WSGI application of one :class:`~mcpsync.Server`. Thread-safe.
@@ -185,12 +216,7 @@ class McpWsgiApp:
     # -- WSGI entry ----------------------------------------------------------------------
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
-        headers = {key[5:].replace("_", "-").lower(): value
-                   for key, value in environ.items() if key.startswith("HTTP_")}
-        if "CONTENT_TYPE" in environ:
-            headers["content-type"] = environ["CONTENT_TYPE"]
-        if "CONTENT_LENGTH" in environ:
-            headers["content-length"] = environ["CONTENT_LENGTH"]
+        headers = request_headers(environ)
         host = headers.get("host") or environ.get("SERVER_NAME")
         if not self.policy.host_allowed(host):
             return self._plain_error(start_response, "403 Forbidden", INVALID_REQUEST,
