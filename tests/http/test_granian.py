@@ -11,7 +11,6 @@ import importlib.util
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ import requests
 
 from mcpsync import Client
 from tests.helpers import wait_until
-from tests.serving import free_port, wait_for_port
+from tests.serving import free_port, serving_process
 
 from .raw import (
     BOTH,
@@ -55,19 +54,8 @@ def granian_url() -> Iterator[str]:
             "tests.http.granian_app:app"]
     env = dict(os.environ, GRANIAN_TEST_KEEPALIVE=str(KEEPALIVE),
                PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        wait_for_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            _, err = proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            _, err = proc.communicate(timeout=15)
-    assert "Traceback" not in err, err
+    with serving_process(argv, port, cwd=ROOT, env=env) as base:
+        yield f"{base}/mcp"
 
 
 def _modern_post(url: str, tool: str, arguments: dict[str, Any], *, accept: str = BOTH,
