@@ -790,19 +790,34 @@ def server_tables(results: dict[str, list[dict[str, float]]]) -> str:
 
     rows = [(name, label) for name, label in WSGI_SERVERS
             if f"raw-{name}" in results or f"mcpsync-{name}" in results]
-    echo = ["| server | raw floor 1 | raw 8 | raw 64 | mcpsync 2026-07-28 1 | 8 | 64 "
-            "| mcpsync 2025-11-25 1 | 8 | 64 | mcpsync ÷ floor (2026-07-28) 1 / 8 / 64 "
-            "| mcpsync ÷ floor (2025-11-25) 1 / 8 / 64 |",
-            "|---|" + "---:|" * 11]
-    for name, label in rows:
-        raw, mine = f"raw-{name}", f"mcpsync-{name}"
-        ratios = [" / ".join(pct(med(results, mine, f"{p}rps{n}"), med(results, raw, f"rps{n}"))
-                             for n in (1, 8, 64)) for p in ("", "l_")]
-        echo.append(f"| {label}{' (recommended)' if name == RECOMMENDED else ''} | "
-                    + " | ".join(cell(raw, f"rps{n}") for n in (1, 8, 64)) + " | "
-                    + " | ".join(cell(mine, f"rps{n}") for n in (1, 8, 64)) + " | "
-                    + " | ".join(cell(mine, f"l_rps{n}") for n in (1, 8, 64)) + " | "
-                    + " | ".join(ratios) + " |")
+    def three_eras(metric: str, share: str, share_of: Callable[[str, str, str], str],
+                   mark: bool) -> list[str]:
+        """One row per server: the raw floor's ``metric`` at 1/8/64 in flight, mcpsync's in
+        each era, and the share of the floor mcpsync reaches (``share_of(raw, mine, n)``)."""
+        lines = ["| server | raw floor 1 | raw 8 | raw 64 | mcpsync 2026-07-28 1 | 8 | 64 "
+                 f"| mcpsync 2025-11-25 1 | 8 | 64 | {share} (2026-07-28) 1 / 8 / 64 "
+                 f"| {share} (2025-11-25) 1 / 8 / 64 |",
+                 "|---|" + "---:|" * 11]
+        for name, label in rows:
+            raw, mine = f"raw-{name}", f"mcpsync-{name}"
+            ratios = [" / ".join(share_of(raw, mine, f"{p}{metric}{n}|{metric}{n}")
+                                 for n in (1, 8, 64)) for p in ("", "l_")]
+            lines.append(f"| {label}{' (recommended)' if mark and name == RECOMMENDED else ''} | "
+                         + " | ".join(cell(raw, f"{metric}{n}") for n in (1, 8, 64)) + " | "
+                         + " | ".join(cell(mine, f"{metric}{n}") for n in (1, 8, 64)) + " | "
+                         + " | ".join(cell(mine, f"l_{metric}{n}") for n in (1, 8, 64)) + " | "
+                         + " | ".join(ratios) + " |")
+        return lines
+
+    def mine_of_floor(raw: str, mine: str, keys: str) -> str:
+        their, floor = keys.split("|")
+        return pct(med(results, mine, their), med(results, raw, floor))
+
+    def floor_of_mine(raw: str, mine: str, keys: str) -> str:
+        their, floor = keys.split("|")
+        return pct(med(results, raw, floor), med(results, mine, their))
+
+    echo = three_eras("rps", "mcpsync ÷ floor", mine_of_floor, True)
     block = ["| server | block(50 ms) 64, 2026-07-28 | 256, 2026-07-28 | 64, 2025-11-25 "
              "| 256, 2025-11-25 | echo p50 1 in flight (ms) 2026 / 2025 | mcpsync RSS idle / "
              "peak (MiB) | raw floor RSS idle (MiB) | cold start (ms) |",
@@ -814,19 +829,7 @@ def server_tables(results: dict[str, list[dict[str, float]]]) -> str:
             + f" | {cell(mine, 'p50_ms', '{:.3f}')} / {cell(mine, 'l_p50_ms', '{:.3f}')}"
             + f" | {cell(mine, 'rss_idle', '{:.1f}')} / {cell(mine, 'rss_load', '{:.1f}')}"
             + f" | {cell(raw, 'rss_idle', '{:.1f}')} | {cell(mine, 'cold_ms')} |")
-    cpu = ["| server | raw floor 1 | raw 8 | raw 64 | mcpsync 2026-07-28 1 | 8 | 64 "
-           "| mcpsync 2025-11-25 1 | 8 | 64 | floor ÷ mcpsync (2026-07-28) 1 / 8 / 64 "
-           "| floor ÷ mcpsync (2025-11-25) 1 / 8 / 64 |",
-           "|---|" + "---:|" * 11]
-    for name, label in rows:
-        raw, mine = f"raw-{name}", f"mcpsync-{name}"
-        ratios = [" / ".join(pct(med(results, raw, f"cpu{n}"), med(results, mine, f"{p}cpu{n}"))
-                             for n in (1, 8, 64)) for p in ("", "l_")]
-        cpu.append(f"| {label} | "
-                   + " | ".join(cell(raw, f"cpu{n}") for n in (1, 8, 64)) + " | "
-                   + " | ".join(cell(mine, f"cpu{n}") for n in (1, 8, 64)) + " | "
-                   + " | ".join(cell(mine, f"l_cpu{n}") for n in (1, 8, 64)) + " | "
-                   + " | ".join(ratios) + " |")
+    cpu = three_eras("cpu", "floor ÷ mcpsync", floor_of_mine, False)
     return ("Echo throughput (req/s) at 1, 8 and 64 in flight:\n\n" + "\n".join(echo)
             + "\n\nServer CPU time per echo (µs: user + system of the server's processes, "
             "all threads, over the measurement): this one survives a loaded machine, so read "
