@@ -15,7 +15,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..codec import from_wire
-from ..engine.connection import InboundRequest
+from ..engine.requests import InboundRequest
 from ..errors import MethodNotFoundError, ProtocolStateError
 from ..protocol.jsonrpc import Notification
 from ..types import LogMessage

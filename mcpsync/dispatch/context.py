@@ -34,7 +34,7 @@ from .transport import TransportContext
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..engine.connection import InboundRequest
+    from ..engine.requests import InboundRequest
     from ..types.client_features import CreateMessageResult, ElicitResult
     from ..types.resources import ReadResourceResult, Root
 

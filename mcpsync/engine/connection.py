@@ -30,7 +30,6 @@ Anatomy (both directions use the same machinery):
 
 from __future__ import annotations
 
-import collections
 import logging
 import queue
 import threading
@@ -43,7 +42,6 @@ from typing import Any
 from ..dispatch.inbound import InboundExecutor
 from ..dispatch.inbound import Middleware as Middleware  # where server and client import it
 from ..dispatch.inbound import compose as compose  # the engine's name for it, kept
-from ..dispatch.outbound import OutboundChannel
 from ..dispatch.transport import TransportContext, bound, current_transport
 from ..errors import (
     INTERNAL_ERROR,
@@ -70,8 +68,10 @@ from ..protocol.jsonrpc import (
 )
 from ..transports.base import CallFailed, Received, Transport
 from .inline import Readers
+from .notify_queue import Job, QueueBound, SerialJobs
 from .pending import Pending, PendingTable
 from .pool import PoolFullError, WorkerPool
+from .requests import InboundRequest
 
 logger = logging.getLogger("mcpsync.engine")
 
@@ -80,104 +80,8 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_QUEUED_NOTIFICATIONS = 1000
 DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES = 64 * 1024 * 1024
 
-#: A notification job and the encoded bytes it holds (-1: not counted against the bound).
-_Job = tuple[Callable[[], None], int]
 #: Methods whose timeout must not send ``notifications/cancelled`` (the spec forbids it).
 _NOT_CANCELLABLE = frozenset({"initialize"})
-
-
-class CancelEvent(threading.Event):
-    """A :class:`threading.Event` that also runs callbacks when it is first set.
-
-    Lets a handler that waits on an event of its own (a ``subscriptions/listen`` waiting
-    for work) be woken by the request's cancellation as well, without polling.
-
-    Every inbound request gets one and almost none is ever waited on, so it is made for
-    that: one lock, and the :class:`threading.Condition` a waiter needs is made by the
-    first :meth:`wait` (a ``threading.Event`` makes a Condition up front, which cost a
-    measurable share of a quick call).
-    """
-
-    def __init__(self) -> None:  # no super().__init__(): every method is replaced below
-        self._flag = False
-        self._lock = threading.Lock()
-        self._cond: threading.Condition | None = None
-        self._callbacks: list[Callable[[], None]] | None = None
-
-    def is_set(self) -> bool:
-        return self._flag
-
-    isSet = is_set
-
-    def set(self) -> None:
-        with self._lock:
-            if self._flag:
-                return
-            self._flag = True
-            cond = self._cond
-            callbacks, self._callbacks = self._callbacks, None
-        if cond is not None:
-            with cond:
-                cond.notify_all()
-        for callback in callbacks or ():
-            try:
-                callback()
-            except Exception:
-                logger.exception("cancellation callback failed")
-
-    def clear(self) -> None:
-        with self._lock:
-            self._flag = False
-
-    def wait(self, timeout: float | None = None) -> bool:
-        with self._lock:
-            if self._flag:
-                return True
-            cond = self._cond
-            if cond is None:
-                cond = self._cond = threading.Condition(threading.Lock())
-        with cond:  # set() notifies under cond after setting the flag: no lost wake-up
-            return cond.wait_for(lambda: self._flag, timeout)
-
-    def _at_fork_reinit(self) -> None:
-        self._lock = threading.Lock()
-        self._cond = None
-
-    def add_callback(self, callback: Callable[[], None]) -> None:
-        """Run ``callback()`` once the event is set (at once if it already is)."""
-        with self._lock:
-            if not self._flag:
-                if self._callbacks is None:
-                    self._callbacks = []
-                self._callbacks.append(callback)
-                return
-        callback()
-
-
-class InboundRequest:
-    """One request from the peer, as the engine hands it to the dispatcher.
-
-    ``cancelled`` is set when the peer cancels it, the connection ends or the server
-    shuts down. ``done`` becomes true just before the response is written: anything that
-    would belong to the request after that point must fail loudly. ``transport``: what the
-    transport knew of the peer when the request arrived (``None`` on a client).
-    ``connection``: the channel it came in on (a ``Connection``, or a 2026-07-28 HTTP
-    request's own stream).
-    """
-
-    __slots__ = ("cancelled", "connection", "done", "id", "method", "params", "transport")
-
-    def __init__(
-        self, connection: OutboundChannel, request_id: RequestId, method: str,
-        params: dict[str, Any], transport: TransportContext | None = None,
-    ) -> None:
-        self.connection = connection
-        self.id = request_id
-        self.method = method
-        self.params = params
-        self.transport = transport
-        self.cancelled = CancelEvent()
-        self.done = False
 
 
 RequestHandler = Callable[[InboundRequest], dict[str, Any]]
@@ -243,13 +147,13 @@ class Connection:
         self._ids: IdAllocator | PrefixedIds = IdAllocator()
         self._inflight: InflightTable[InboundRequest] = InflightTable()
         self._pending = PendingTable()
-        self._queued = _QueueBound(max_queued_notifications, max_queued_notification_bytes,
+        self._queued = QueueBound(max_queued_notifications, max_queued_notification_bytes,
                                    name)
         #: Jobs for the notification thread (or, in push mode, the shared pool), each with
         #: the bytes it holds (-1: an answer queued for ordering, which is not counted and
         #: never dropped).
-        self._notify_queue: queue.SimpleQueue[_Job | None] | _SerialJobs = (
-            _SerialJobs(self._pool, name, self._queued.release) if push
+        self._notify_queue: queue.SimpleQueue[Job | None] | SerialJobs = (
+            SerialJobs(self._pool, name, self._queued.release) if push
             else queue.SimpleQueue())
         #: Reader threads (none in push mode): one reads at a time, see engine/inline.py.
         self._readers: Readers | None = None if push else Readers(
@@ -796,96 +700,6 @@ class Connection:
     def dropped_notifications(self) -> int:
         """Inbound notifications dropped because the queue was full, since the start."""
         return self._queued.dropped
-
-
-class _QueueBound:
-    """The notification queue's bound: admits a notification or drops it, warning once per
-    burst (from the first drop until the queue has drained to half)."""
-
-    def __init__(self, max_count: int, max_bytes: int, name: str) -> None:
-        self._lock = threading.Lock()
-        self._max_count = max_count
-        self._max_bytes = max_bytes
-        self._name = name
-        self.count = 0
-        self._bytes = 0
-        self.dropped = 0
-        self._burst = 0  # dropped in the current burst; 0 when not dropping
-
-    def admit(self, size: int) -> bool:
-        with self._lock:
-            if self.count < self._max_count and self._bytes + size <= self._max_bytes:
-                self.count += 1
-                self._bytes += size
-                return True
-            self.dropped += 1
-            self._burst += 1
-            first = self._burst == 1
-            count, held = self.count, self._bytes
-        if first:
-            logger.warning(
-                "%s: dropping inbound notifications: %d (%d bytes) are waiting for a slow "
-                "notification callback (bounds: %d, %d bytes)", self._name, count, held,
-                self._max_count, self._max_bytes)
-        return False
-
-    def release(self, size: int) -> None:
-        with self._lock:
-            self.count -= 1
-            self._bytes -= size
-            burst = self._burst
-            drained = burst and self.count <= self._max_count // 2 and (
-                self._bytes <= self._max_bytes // 2)
-            if drained:
-                self._burst = 0
-        if drained:
-            logger.warning("%s: the notification queue drained; %d notifications were dropped",
-                           self._name, burst)
-
-
-class _SerialJobs:
-    """The notification jobs of a push-mode connection, run in arrival order on its
-    (shared) handler pool rather than on a thread of its own: an idle connection then
-    holds no thread at all. Same ``put`` as the queue it replaces. Thread-safe."""
-
-    def __init__(self, pool: WorkerPool, name: str, release: Callable[[int], None]) -> None:
-        self._pool = pool
-        self._name = name
-        self._release = release
-        self._jobs: collections.deque[_Job] = collections.deque()
-        self._lock = threading.Lock()
-        self._running = False
-        #: The thread draining the jobs now (``None`` when none is).
-        self.thread: threading.Thread | None = None
-
-    def put(self, item: _Job | None) -> None:
-        if item is None:
-            return  # the end: nothing is parked, nothing to stop
-        with self._lock:
-            self._jobs.append(item)
-            if self._running:
-                return
-            self._running = True
-        try:
-            self._pool.submit(self._drain)
-        except (PoolFullError, RuntimeError):
-            self._drain()  # the pool is full or closing: run them here, still in order
-
-    def _drain(self) -> None:
-        while True:
-            with self._lock:
-                if not self._jobs:
-                    self._running = False
-                    self.thread = None
-                    return
-                job, size = self._jobs.popleft()
-                self.thread = threading.current_thread()
-            if size >= 0:
-                self._release(size)
-            try:
-                job()
-            except Exception:
-                logger.exception("%s: notification callback failed", self._name)
 
 
 class PrefixedIds:

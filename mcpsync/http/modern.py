@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..dispatch.inbound import InboundExecutor
 from ..dispatch.transport import TransportContext
-from ..engine.connection import InboundRequest
 from ..engine.pool import PoolFullError
+from ..engine.requests import InboundRequest
 from ..errors import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,

@@ -31,8 +31,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..engine.connection import CancelEvent
 from ..engine.pool import release_current_slot
+from ..engine.requests import CancelEvent
 from ..errors import (
     INTERNAL_ERROR,
     ConnectionClosedError,

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..dispatch.context import HandlerContext, SessionInfo
 from ..dispatch.transport import TransportContext
-from ..engine.connection import Connection, InboundRequest
+from ..engine.connection import Connection
 from ..engine.pool import WorkerPool
+from ..engine.requests import InboundRequest
 from ..errors import (
     INVALID_REQUEST,
     ConnectionClosedError,

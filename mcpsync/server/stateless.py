@@ -28,7 +28,7 @@ from ..dispatch.outbound import OutboundChannel
 from ..dispatch.principal import principal_key
 from ..dispatch.questions import INPUT_REQUEST_METHODS, InputRequired
 from ..dispatch.transport import current_transport
-from ..engine.connection import InboundRequest
+from ..engine.requests import InboundRequest
 from ..errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     InvalidParamsError,

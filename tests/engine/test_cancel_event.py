@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from mcpsync.engine.connection import CancelEvent
+from mcpsync.engine.requests import CancelEvent
 
 WAIT = 10.0
 

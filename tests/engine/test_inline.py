@@ -7,13 +7,14 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
-from mcpsync.engine.connection import Connection, InboundRequest
+from mcpsync.engine.connection import Connection
 from mcpsync.engine.inline import (
     FIRST_RETRY_AFTER,
     RETRY_AFTER_QUICK,
     SLOW_RUN,
     InlinePolicy,
 )
+from mcpsync.engine.requests import InboundRequest
 from mcpsync.transports.memory import memory_pair
 from tests.helpers import wait_until
 
