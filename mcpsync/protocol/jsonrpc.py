@@ -200,7 +200,10 @@ def _loads(data: bytes | str) -> Any:
     """``json.loads``, without the non-JSON constants (same bytes handling: the encoding
     detected, a UTF-8 BOM accepted on bytes and refused on text)."""
     if isinstance(data, (bytes, bytearray)):
-        data = data.decode(json.detect_encoding(data), "surrogatepass")
+        # Two non-zero leading bytes and no BOM are UTF-8 to detect_encoding: every message
+        # starts so ('{"'), and skips the detection.
+        encoding = "utf-8" if data[:2] == b'{"' else json.detect_encoding(data)
+        data = data.decode(encoding, "surrogatepass")
     elif data.startswith("\ufeff"):
         raise ValueError("Unexpected UTF-8 BOM (decode using utf-8-sig)")
     return _DECODER.decode(data)
