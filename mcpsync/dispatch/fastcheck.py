@@ -382,6 +382,12 @@ class SchemaValidator:
 
     def errors(self, value: Any) -> list[jsonschema.ValidationError]:
         """jsonschema's errors for ``value`` (none when it is valid)."""
-        if self._fast_accepts(value):
-            return []
+        fast = self._fast
+        if fast is not None:
+            # _fast_accepts, inlined: this runs on every tool call.
+            try:
+                if fast(value):
+                    return []
+            except RecursionError:
+                pass
         return list(self._jsonschema().iter_errors(value))

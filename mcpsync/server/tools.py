@@ -148,6 +148,8 @@ class ToolRegistry:
             return {"content": [{"type": "text", "text": (
                 f"Error executing tool {name}: the client answered {exc.method} with error "
                 f"{exc.peer_code}: {exc.peer_message}")}], "isError": True}
+        if "structuredContent" not in result:
+            return result
         version = ctx.session.protocol_version
         if version is not None and not features(version).structured_output:
             result = _without(result, "structuredContent")
