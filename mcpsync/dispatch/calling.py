@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+import types
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +57,7 @@ def check_handler(fn: Callable[..., Any], what: str) -> None:
 def call_handler(fn: Callable[..., Any], kwargs: dict[str, Any], ctx: Any) -> Any:
     """``fn(**kwargs)``; a coroutine it returns is run to completion here (see module doc)."""
     value = fn(**kwargs)
-    if inspect.iscoroutine(value):
+    if isinstance(value, types.CoroutineType):  # inspect.iscoroutine, without the call
         cancelled = getattr(ctx, "cancelled", None)
         return run_coroutine(value, cancelled if isinstance(cancelled, threading.Event)
                              else None)

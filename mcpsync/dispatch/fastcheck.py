@@ -152,6 +152,7 @@ class _Compiler:
         if not isinstance(schema, dict):
             raise _Unsupported("a schema must be an object or a boolean")
         checks: list[Check] = []
+        asserted: list[str] = []
         for keyword, arg in schema.items():
             if keyword in _ANNOTATIONS:
                 continue
@@ -160,11 +161,15 @@ class _Compiler:
                     raise _Unsupported("$defs below the root")
                 continue
             checks.append(self._keyword(keyword, arg, schema))
+            asserted.append(keyword)
         if not checks:
             return lambda value: True
         if len(checks) == 1:
             return checks[0]
-        return lambda value: all(check(value) for check in checks)
+        if schema.get("type") == "object" and set(asserted) <= _OBJECT_KEYWORDS:
+            # A tool's input schema (and most models): one closure, no nested all().
+            return _object_check(self, schema)
+        return _all_of(checks)
 
     def _keyword(self, keyword: str, arg: Any, schema: dict[str, Any]) -> Check:
         if keyword == "type":
@@ -173,6 +178,9 @@ class _Compiler:
                 raise _Unsupported("type")
             if len(names) == 1:
                 name = names[0]
+                direct = _DIRECT_TYPES.get(name)
+                if direct is not None:
+                    return direct
                 return lambda value: _is_type(value, name)
             return lambda value: any(_is_type(value, n) for n in names)
         if keyword == "properties":
@@ -275,6 +283,53 @@ class _Compiler:
         raise _Unsupported(keyword)
 
 
+#: Keywords :func:`_object_check` fuses with ``type: object`` into one closure.
+_OBJECT_KEYWORDS = frozenset({"type", "properties", "required"})
+
+
+def _direct(kind: type | tuple[type, ...]) -> Check:
+    return lambda value: isinstance(value, kind)
+
+
+#: ``type`` checks that are one isinstance (the same answers as :func:`_is_type`).
+_DIRECT_TYPES: dict[str, Check] = {
+    "string": _direct(str), "object": _direct(dict), "array": _direct(list),
+    "boolean": _direct(bool), "null": lambda value: value is None,
+}
+
+
+def _all_of(checks: list[Check]) -> Check:
+    def check(value: Any) -> bool:
+        for one in checks:  # noqa: SIM110  (a loop: no generator made per value)
+            if not one(value):
+                return False
+        return True
+
+    return check
+
+
+def _object_check(compiler: _Compiler, schema: dict[str, Any]) -> Check:
+    """``type: object`` with ``properties`` and ``required`` (each checked as
+    :meth:`_Compiler._keyword` checks it first), as one loop over the value."""
+    compiler._keyword("required", schema.get("required", []), schema)  # refuses a bad one
+    required = tuple(schema.get("required", ()))
+    props = tuple((name, compiler.compile(sub))
+                  for name, sub in schema.get("properties", {}).items())
+
+    def check(value: Any) -> bool:
+        if not isinstance(value, dict):
+            return False
+        for name in required:
+            if name not in value:
+                return False
+        for name, one in props:  # noqa: SIM110  (a loop: no generator made per value)
+            if name in value and not one(value[name]):
+                return False
+        return True
+
+    return check
+
+
 def validator_class() -> type[jsonschema.Draft202012Validator]:
     """jsonschema, imported on first need rather than with mcpsync (see the module text)."""
     import jsonschema
@@ -327,6 +382,12 @@ class SchemaValidator:
 
     def errors(self, value: Any) -> list[jsonschema.ValidationError]:
         """jsonschema's errors for ``value`` (none when it is valid)."""
-        if self._fast_accepts(value):
-            return []
+        fast = self._fast
+        if fast is not None:
+            # _fast_accepts, inlined: this runs on every tool call.
+            try:
+                if fast(value):
+                    return []
+            except RecursionError:
+                pass
         return list(self._jsonschema().iter_errors(value))

@@ -274,8 +274,10 @@ class ToolBinding:
             errors = self._validator.errors(arguments)
             if errors:
                 return self._error(_describe_errors(self.name, errors))
-        kwargs = (dict(arguments) if self._all_arguments
-                  else {k: v for k, v in arguments.items() if k in self._names})
+        if self._all_arguments or arguments.keys() <= self._names:
+            kwargs = dict(arguments)  # the common case: no argument to leave out
+        else:
+            kwargs = {k: v for k, v in arguments.items() if k in self._names}
         for key, decoder in self._decoders:
             if key in kwargs:
                 try:
@@ -298,6 +300,8 @@ class ToolBinding:
         except Exception as exc:
             logger.exception("tool %s failed", self.name)
             return self._error(f"Error executing tool {self.name}: {exc}")
+        if isinstance(value, str) and self.output_schema is None:
+            return {"content": [{"type": "text", "text": value}]}  # _encode's first case
         return self.encode(value)
 
     def _error(self, text: str) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, MCPError, UnencodableMessageError
@@ -37,6 +38,37 @@ MAX_DEPTH = 64
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 _dumps_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
+
+
+def _one_shot() -> Callable[[Any], str]:
+    """``_dumps`` for a message object, without the per-call set-up: ``JSONEncoder.encode``
+    builds a new C encoder (and a cycle-marker dict) for every call, about a microsecond
+    on every message sent. This one C encoder is built once and keeps no state between
+    calls (no markers), so threads may share it; a cycle then ends in RecursionError, and
+    :func:`encode` asks ``_dumps`` again for its precise error. ``_dumps`` itself where the
+    C encoder is missing or does not answer as ``_dumps`` does."""
+    from json import encoder
+
+    make = getattr(encoder, "c_make_encoder", None)
+    strings = getattr(encoder, "c_encode_basestring", None)
+    if make is None or strings is None:
+        return _dumps
+    try:
+        chunks = make(None, json.JSONEncoder().default, strings, None, ":", ",",
+                      False, False, False)
+
+        def dumps(obj: Any) -> str:
+            return "".join(chunks(obj, 0))
+
+        probe = {"a": [1, 2.5, "é\n\"", None, True, {"b": -0.0}], "c": 10**20}
+        if dumps(probe) != _dumps(probe):
+            return _dumps
+    except Exception:  # an interpreter whose C encoder takes other arguments
+        return _dumps
+    return dumps
+
+
+_dumps_message: Callable[[Any], str] = _one_shot()
 
 
 class Request:
@@ -200,7 +232,10 @@ def _loads(data: bytes | str) -> Any:
     """``json.loads``, without the non-JSON constants (same bytes handling: the encoding
     detected, a UTF-8 BOM accepted on bytes and refused on text)."""
     if isinstance(data, (bytes, bytearray)):
-        data = data.decode(json.detect_encoding(data), "surrogatepass")
+        # Two non-zero leading bytes and no BOM are UTF-8 to detect_encoding: every message
+        # starts so ('{"'), and skips the detection.
+        encoding = "utf-8" if data[:2] == b'{"' else json.detect_encoding(data)
+        data = data.decode(encoding, "surrogatepass")
     elif data.startswith("\ufeff"):
         raise ValueError("Unexpected UTF-8 BOM (decode using utf-8-sig)")
     return _DECODER.decode(data)
@@ -348,7 +383,12 @@ def encode(message: Message) -> bytes:
     if cached is not None:
         return cached
     try:
-        data = _dumps(message.to_wire()).encode("utf-8")
+        try:
+            text = _dumps_message(message.to_wire())
+        except RecursionError:
+            # Too deep, or a cycle: the checked encoder says which (or succeeds).
+            text = _dumps(message.to_wire())
+        data = text.encode("utf-8")
     except UnicodeEncodeError as exc:
         data = _with_escaped_id(message, exc)
     except (TypeError, ValueError, RecursionError) as exc:

@@ -87,6 +87,13 @@ def required_scopes(server: Server, method: str, params: Any) -> Requirement | N
 def check(server: Server, ctx: Any, method: str, params: Any) -> None:
     """Refuse a request whose principal (``ctx.auth``) lacks the scopes it needs: a
     JSON-RPC error whose data names them (``insufficient_scope``), as the 403 does."""
+    if method == "tools/call" and isinstance(params, dict):
+        # The hot path, decided in place: a tool registered without scopes (or no tool of
+        # that name) needs nothing, as required_scopes would say.
+        name = params.get("name")
+        tool = server.tools.get(name) if isinstance(name, str) else None
+        if tool is None or not tool.scopes:
+            return
     needed = required_scopes(server, method, params)
     if needed is None or permits(ctx.auth, needed.scopes):
         return

@@ -602,7 +602,8 @@ class Server:
     def run_handler(self, handler: MethodHandler, ctx: HandlerContext,
                     params: dict[str, Any]) -> dict[str, Any]:
         """Call a method handler inside the request scopes (the engine's one way in)."""
-        check_meta(params)
+        if params.get("_meta") is not None:
+            check_meta(params)
         scopes = self.request_scopes
         if not scopes:
             check_scopes(self, ctx, ctx.method, params)

@@ -184,7 +184,7 @@ class ServerSession:
                 f"Invalid request: {method} before the session was initialized",
                 code=INVALID_REQUEST,
             )
-        handler = self.server.method_handlers.get(method)
+        handler = self.server.methods.request_handler(method)  # method_handlers.get
         if handler is None:
             raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
         return self.server.run_handler(handler, HandlerContext(inbound, self), inbound.params)

@@ -126,11 +126,14 @@ class ToolRegistry:
             result["tools"] = [_without(item, "execution") for item in result["tools"]]
         return result
 
-    def call(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+    def call(self, ctx: HandlerContext, params: dict[str, Any],
+             found: RegisteredTool | None = None) -> dict[str, Any]:
+        """``tools/call``. ``found``: the tool ``params["name"]`` names, when the caller
+        has just looked it up (the task-aware wrapper): not looked up twice."""
         name = params.get("name")
         if not isinstance(name, str):
             raise InvalidParamsError('Invalid params: "name" must be a string')
-        tool = self._tools.get(name)
+        tool = found if found is not None else self._tools.get(name)
         if tool is None:
             raise InvalidParamsError(f"Unknown tool: {name}", data={"name": name})
         arguments = params.get("arguments")
@@ -145,6 +148,8 @@ class ToolRegistry:
             return {"content": [{"type": "text", "text": (
                 f"Error executing tool {name}: the client answered {exc.method} with error "
                 f"{exc.peer_code}: {exc.peer_message}")}], "isError": True}
+        if "structuredContent" not in result:
+            return result
         version = ctx.session.protocol_version
         if version is not None and not features(version).structured_output:
             result = _without(result, "structuredContent")

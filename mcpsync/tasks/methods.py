@@ -20,13 +20,14 @@ def install(server: Server) -> None:
     """Register ``tools/call`` (task-aware) and the ``tasks/*`` methods on ``server`` as
     built-ins (a user's handler may replace them). The surfaces, runner and store are
     made on first use: a server whose tools never run as tasks never makes them."""
-    plain = server.tools.call
+    tools = server.tools
 
     def call_tool(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
         name = params.get("name")
-        tool = server.tools.get(name) if isinstance(name, str) else None
+        tool = tools.get(name) if isinstance(name, str) else None
         if tool is None or getattr(tool, "task", "forbidden") == "forbidden":
-            return plain(ctx, params)
+            # One lookup: the registry's call is handed the tool found here.
+            return tools.call(ctx, params, tool)
         return server.tasks.call_tool(ctx, params)
 
     server.methods.set_default("tools/call", call_tool)
