@@ -17,6 +17,7 @@ from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, StoreUnavaila
 from ..protocol import sse as sse_codec
 from ..protocol.jsonrpc import ErrorResponse, Invalid, Message, Request, Response
 from ..protocol.versions import features
+from .modern import _inline_tool
 from .replies import (
     Environ,
     StartResponse,
@@ -103,6 +104,10 @@ def post(app: McpWsgiApp, session: HttpSession, items: list[Message | Invalid], 
                     "message": f"Invalid request: id {item.id!r} is already in flight"}))
                 continue
             streams.append((stream, stream.attach()))
+            if not batch and _inline_here(app, session, item):
+                with app._pool.inline_next():
+                    session.feed(item, transport)
+                continue
         session.feed(item, transport)
     if not streams and not replies:
         start_response("202 Accepted", [("Content-Length", "0")])
@@ -286,3 +291,15 @@ def delete(app: McpWsgiApp, headers: dict[str, str],
         raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
     start_response("200 OK", [("Content-Length", "0")])
     return [b""]
+
+
+def _inline_here(app: McpWsgiApp, session: HttpSession, request: Request) -> bool:
+    """Whether the handler of ``request`` may run on this POST's thread rather than on
+    the pool: a tool without a context parameter (as in 2026-07-28, ``modern.py``), on a
+    session of this worker whose engine runs no receive middleware (a handler never runs
+    inside it)."""
+    if app.relay is not None or not _inline_tool(app, request):
+        return False
+    executor = getattr(session.server_session.connection, "_executor", None)
+    return executor is not None and not executor.has_receive_middleware
+

@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any, Final
 from ..auth.server.resource import Refusal
 from ..dispatch.inbound import InboundExecutor
 from ..dispatch.transport import Headers, TransportContext
-from ..engine.pool import WorkerPool
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, StoreUnavailableError
 from ..protocol import envelope, jsonrpc
 from ..protocol.envelope import is_stateless
@@ -51,6 +50,7 @@ from ..server.scopes import required_scopes
 from . import legacy, legacy_sse, modern
 from .bus import Bus
 from .events import EventStore, InMemoryEventStore
+from .handoff import HandOffPool
 from .legacy import SESSION_NOT_FOUND as SESSION_NOT_FOUND
 from .registry import SessionRegistry
 from .relay import Relay
@@ -176,8 +176,8 @@ class McpWsgiApp:
         self._stop_events = server.relay_events(bus) if bus is not None else None
         # One pool for every handler of this app (2026-07-28 requests and every
         # handshake-era session): max_concurrent_handlers bounds the app, not each session.
-        self._pool = WorkerPool(server.max_concurrent_handlers, name="mcpsync-http-handler",
-                                max_backlog=4 * server.max_concurrent_handlers)
+        self._pool = HandOffPool(server.max_concurrent_handlers, name="mcpsync-http-handler",
+                                 max_backlog=4 * server.max_concurrent_handlers)
         self.sessions = SessionRegistry(server, store, idle_timeout=session_idle_timeout,
                                         max_sessions=max_sessions, session_store=session_store,
                                         handshake_timeout=session_handshake_timeout,

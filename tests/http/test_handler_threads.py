@@ -1,0 +1,91 @@
+"""Which thread runs a handshake-era session's handler on HTTP.
+
+A tool without a context parameter can neither report progress nor see cancellation: its
+handler runs on the POST's own thread (as in 2026-07-28), sparing two thread switches per
+call. Everything else keeps the handler pool: a tool with a context (progress,
+cancellation, requests to the client), any call while receive middleware runs (a handler
+never runs inside it), and batches (their requests run concurrently).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from mcpsync import HandlerContext, Server
+
+from .raw import LegacySession
+
+POOL = "mcpsync-http-handler-"
+
+
+def _server() -> Server:
+    server = Server("threads")
+
+    @server.tool()
+    def plain() -> str:
+        """Context-free: runs on the POST's thread."""
+        return threading.current_thread().name
+
+    @server.tool()
+    def with_ctx(ctx: HandlerContext) -> str:
+        """Sees its context: runs on the pool."""
+        return threading.current_thread().name
+
+    @server.tool()
+    def fails() -> str:
+        """An exception in an inline handler is still the one error mapping's."""
+        raise RuntimeError("secret detail")
+
+    return server
+
+
+def _thread_of(session: LegacySession, tool: str) -> str:
+    result = session.call("tools/call", {"name": tool, "arguments": {}})["result"]
+    assert not result.get("isError"), result
+    name: str = result["content"][0]["text"]
+    return name
+
+
+def test_context_free_tool_runs_on_the_post_thread(serve: Any) -> None:
+    session = LegacySession(serve(_server()).url)
+    for _ in range(3):
+        assert not _thread_of(session, "plain").startswith(POOL)
+        assert _thread_of(session, "with_ctx").startswith(POOL)
+
+
+def test_receive_middleware_keeps_handlers_on_the_pool(serve: Any) -> None:
+    server = _server()
+    seen: list[str] = []
+
+    def middleware(message: Any, next_: Any) -> None:
+        seen.append(getattr(message, "method", ""))
+        next_(message)
+
+    server.recv_middleware.append(middleware)
+    session = LegacySession(serve(server).url)
+    assert _thread_of(session, "plain").startswith(POOL)
+    assert "tools/call" in seen
+
+
+def test_inline_handler_failure_is_an_internal_error(serve: Any) -> None:
+    session = LegacySession(serve(_server()).url)
+    answer = session.call("tools/call", {"name": "fails", "arguments": {}})
+    # Answered (not lost with the pool), and the POST's thread still serves the session.
+    assert "result" in answer or "error" in answer, answer
+    assert not _thread_of(session, "plain").startswith(POOL)
+
+
+@pytest.mark.parametrize("version", ["2025-03-26"])
+def test_batched_calls_stay_on_the_pool(serve: Any, version: str) -> None:
+    session = LegacySession(serve(_server()).url, version=version)
+    batch = [{"jsonrpc": "2.0", "id": i, "method": "tools/call",
+              "params": {"name": "plain", "arguments": {}}} for i in (1, 2)]
+    response = session.post(batch)
+    assert response.status_code == 200, response.text
+    answers = response.json()
+    assert len(answers) == 2
+    for answer in answers:
+        assert answer["result"]["content"][0]["text"].startswith(POOL)
