@@ -399,7 +399,7 @@ class McpWsgiApp:
         """The TransportContext of the messages of one HTTP request: a handshake-era
         session's (``session_id``) can be sent requests, a 2026-07-28 one's can not."""
         remote = environ.get("REMOTE_ADDR")
-        return TransportContext("http", headers=Headers(
+        return TransportContext("http", headers=Headers.lowered(
                                     _without_credentials(headers) if AUTH_ENVIRON_KEY in environ
                                     else headers),
                                 remote_addr=remote if isinstance(remote, str) else None,
