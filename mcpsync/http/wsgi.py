@@ -185,6 +185,10 @@ class McpWsgiApp:
         if self.relay is not None and self.sessions.shared is not None:
             server.resource_update_hooks.append(self.sessions.resource_updated)
         self._header_maps: dict[int, dict[str, tuple[str, ...]] | None] = {}
+        #: Context-free tools seen to take over half ``json_window`` on a handshake-era
+        #: POST's thread: they run on the pool from then on (``legacy.py``). Names of
+        #: registered tools only, so bounded by the server's tool count.
+        self.slow_tools: set[str] = set()
         self._closed = threading.Event()
         self._local = threading.local()
         self._warn_lock = threading.Lock()

@@ -16,7 +16,7 @@ import pytest
 
 from mcpsync import HandlerContext, Server
 
-from .raw import LegacySession
+from .raw import LegacySession, answer_of
 
 POOL = "mcpsync-http-handler-"
 
@@ -32,6 +32,12 @@ def _server() -> Server:
     @server.tool()
     def with_ctx(ctx: HandlerContext) -> str:
         """Sees its context: runs on the pool."""
+        return threading.current_thread().name
+
+    @server.tool()
+    def slow() -> str:
+        """Context-free but slower than half the JSON window of the slow-tool test."""
+        threading.Event().wait(0.3)  # the tool's own work, not a wait for the test
         return threading.current_thread().name
 
     @server.tool()
@@ -89,3 +95,21 @@ def test_batched_calls_stay_on_the_pool(serve: Any, version: str) -> None:
     assert len(answers) == 2
     for answer in answers:
         assert answer["result"]["content"][0]["text"].startswith(POOL)
+
+
+def test_a_slow_context_free_tool_goes_back_to_the_pool(serve: Any) -> None:
+    # Inline, a call is answered only when it is done: one slower than the JSON window
+    # would never be upgraded to an SSE stream (with its priming event, resumable). So a
+    # tool seen to take over half the window runs on the pool from then on.
+    served = serve(_server(), json_window=0.2)
+    session = LegacySession(served.url)
+    assert not _thread_of(session, "slow").startswith(POOL)
+    assert "slow" in served.app.slow_tools
+    request_id, response = session.request("tools/call", {"name": "slow", "arguments": {}},
+                                           stream=True)
+    assert response.status_code == 200, response.text
+    assert response.headers["Content-Type"].startswith("text/event-stream")
+    answer = answer_of(response, request_id)
+    assert answer["result"]["content"][0]["text"].startswith(POOL)
+    assert not _thread_of(session, "plain").startswith(POOL)  # quick tools stay inline
+
