@@ -41,7 +41,7 @@ class HandOffPool(WorkerPool):
 
     def submit(self, job: Job) -> None:
         armed = self._armed
-        if getattr(armed, "on", False):
+        if getattr(armed, "on", False) and not self._shutdown:  # shut down: refused below
             armed.on = False
             try:
                 job()

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from mcpsync import HandlerContext, Server
+from mcpsync.http.handoff import HandOffPool
 
 from .raw import LegacySession, answer_of
 
@@ -113,3 +114,32 @@ def test_a_slow_context_free_tool_goes_back_to_the_pool(serve: Any) -> None:
     assert answer["result"]["content"][0]["text"].startswith(POOL)
     assert not _thread_of(session, "plain").startswith(POOL)  # quick tools stay inline
 
+
+
+def test_hand_off_pool_runs_one_armed_job_here() -> None:
+    pool = HandOffPool(2, name="mcpsync-test-handoff", max_backlog=4)
+    ran: list[str] = []
+    pooled = threading.Event()
+
+    def job() -> None:
+        ran.append(threading.current_thread().name)
+
+    def later() -> None:
+        ran.append(threading.current_thread().name)
+        pooled.set()
+
+    def broken() -> None:
+        raise RuntimeError("logged, not raised to the caller")
+
+    try:
+        with pool.inline_next():
+            pool.submit(job)    # here
+            pool.submit(later)  # armed once only: the pool
+        assert ran[0] == threading.current_thread().name
+        assert pooled.wait(10) and ran[1].startswith("mcpsync-test-handoff-")
+        with pool.inline_next():
+            pool.submit(broken)
+    finally:
+        assert pool.shutdown(10)
+    with pool.inline_next(), pytest.raises(RuntimeError, match="shut down"):
+        pool.submit(job)  # a shut-down pool refuses, armed or not
