@@ -172,3 +172,7 @@ class InboundExecutor:
     @property
     def has_send_middleware(self) -> bool:
         return bool(self._send)
+
+    @property
+    def has_receive_middleware(self) -> bool:
+        return bool(self._recv)

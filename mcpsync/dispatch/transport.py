@@ -32,6 +32,14 @@ class Headers(Mapping[str, str]):
     def __init__(self, items: Mapping[str, str] | None = None) -> None:
         self._items: dict[str, str] = {key.lower(): value for key, value in (items or {}).items()}
 
+    @classmethod
+    def lowered(cls, items: Mapping[str, str]) -> Headers:
+        """Headers whose names are already lower-case (the HTTP app's, per request): a
+        plain copy, without lower-casing every name again."""
+        headers = cls.__new__(cls)
+        headers._items = dict(items)
+        return headers
+
     def __getitem__(self, name: str) -> str:
         return self._items[name.lower()]
 

@@ -10,6 +10,7 @@ app for its sessions, event store and inbound path; the routing that picks them 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Final
 
@@ -17,6 +18,7 @@ from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, StoreUnavaila
 from ..protocol import sse as sse_codec
 from ..protocol.jsonrpc import ErrorResponse, Invalid, Message, Request, Response
 from ..protocol.versions import features
+from .modern import _inline_tool
 from .replies import (
     Environ,
     StartResponse,
@@ -103,6 +105,15 @@ def post(app: McpWsgiApp, session: HttpSession, items: list[Message | Invalid], 
                     "message": f"Invalid request: id {item.id!r} is already in flight"}))
                 continue
             streams.append((stream, stream.attach()))
+            if not batch and _inline_here(app, session, item):
+                began = time.monotonic()
+                with app._pool.inline_next():
+                    session.feed(item, transport)
+                if time.monotonic() - began > app.json_window / 2:
+                    # Near the JSON window: from now on this tool runs on the pool, so
+                    # that a slow call is upgraded to a (resumable) SSE stream in time.
+                    app.slow_tools.add(str((item.params or {}).get("name")))
+                continue
         session.feed(item, transport)
     if not streams and not replies:
         start_response("202 Accepted", [("Content-Length", "0")])
@@ -286,3 +297,17 @@ def delete(app: McpWsgiApp, headers: dict[str, str],
         raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
     start_response("200 OK", [("Content-Length", "0")])
     return [b""]
+
+
+def _inline_here(app: McpWsgiApp, session: HttpSession, request: Request) -> bool:
+    """Whether the handler of ``request`` may run on this POST's thread rather than on
+    the pool: a tool without a context parameter (as in 2026-07-28, ``modern.py``), on a
+    session of this worker whose engine runs no receive middleware (a handler never runs
+    inside it), unless one of its calls here took over half the JSON window (a call
+    slower than the window is answered on an SSE stream, with its priming event)."""
+    if (app.relay is not None or not _inline_tool(app, request)
+            or str((request.params or {}).get("name")) in app.slow_tools):
+        return False
+    executor = getattr(session.server_session.connection, "_executor", None)
+    return executor is not None and not executor.has_receive_middleware
+

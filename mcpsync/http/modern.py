@@ -11,6 +11,7 @@ All of it lives apart from the app's routing in ``wsgi.py``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -63,7 +64,7 @@ class _RequestChannel:
         self._transport = transport
 
     def notify(self, method: str, params: dict[str, Any] | None = None, **_: Any) -> None:
-        if self._stream.consumer_gone.is_set():
+        if self._stream.gone:
             raise ConnectionClosedError(f"cannot send {method}: the client closed the stream")
         self._executor.send(Notification(method, params), self._transport, self._write)
 
@@ -89,7 +90,11 @@ class _RequestHost:
                  stream: ResponseStream) -> None:
         self.server = server
         self.connection = channel
-        self.ended = stream.consumer_gone
+        self._stream = stream
+
+    @property
+    def ended(self) -> threading.Event:
+        return self._stream.consumer_gone  # made only if a handler asks
 
 
 def serve(app: McpWsgiApp, message: Request, environ: Environ, headers: dict[str, str],

@@ -12,6 +12,8 @@ from typing import Final
 from urllib.parse import urlsplit
 
 LOOPBACK: Final = ("localhost", "127.0.0.1", "[::1]", "::1")
+_MAX_VERDICTS: Final = 256
+_MAX_VERDICT_KEY: Final = 255
 
 
 def _split_host(value: str) -> tuple[str, str | None]:
@@ -41,13 +43,25 @@ class HostPolicy:
                  allowed_origins: Iterable[str] | None = None) -> None:
         self.allowed_hosts = tuple(h.lower() for h in (allowed_hosts or LOOPBACK))
         self.allowed_origins = tuple(o.lower().rstrip("/") for o in (allowed_origins or ()))
+        #: Verdicts already reached, by ``Host`` value: every request asks, and a client
+        #: sends the same value each time. The policy never changes, so a verdict never
+        #: goes stale. Bounded (clients choose the values): at most ``_MAX_VERDICTS``
+        #: values of at most ``_MAX_VERDICT_KEY`` characters (~80 KiB at worst); the
+        #: rest are checked each time.
+        self._host_verdicts: dict[str, bool] = {}
 
     def host_allowed(self, host_header: str | None) -> bool:
         if "*" in self.allowed_hosts:
             return True
         if not host_header:
             return False
-        return self._name_allowed(host_header)
+        verdicts = self._host_verdicts
+        verdict = verdicts.get(host_header)
+        if verdict is None:
+            verdict = self._name_allowed(host_header)
+            if len(verdicts) < _MAX_VERDICTS and len(host_header) <= _MAX_VERDICT_KEY:
+                verdicts[host_header] = verdict  # a racing thread writes the same value
+        return verdict
 
     def _name_allowed(self, value: str) -> bool:
         host, port = _split_host(value)

@@ -50,7 +50,8 @@ class ResponseStream:
         self._disconnect = False     # the server asks the consumer to drop the connection
         self._skip_through = 0       # events up to this sequence number were replayed
         self._consumer = 0           # the current consumer's token (0: none yet)
-        self.consumer_gone = threading.Event()
+        self._gone = False           # the consumer left (see consumer_gone)
+        self._gone_event: threading.Event | None = None  # made when first asked for
         self.attached = False
         #: Set by the consumer once the final message went out in a complete response:
         #: no resume can need this stream's stored events any more.
@@ -127,7 +128,9 @@ class ResponseStream:
             token = self._consumer
             self.attached = True
             self._disconnect = False
-            self.consumer_gone.clear()
+            self._gone = False
+            if self._gone_event is not None:
+                self._gone_event.clear()
             self._cond.notify_all()  # a superseded consumer waiting in take() leaves now
         if skip_through:
             self.skip_through(skip_through)
@@ -154,8 +157,31 @@ class ResponseStream:
             if not self.current(consumer):
                 return False
             self.attached = False
-        self.consumer_gone.set()
+            self._gone = True
+            gone = self._gone_event
+        if gone is not None:
+            gone.set()
         return True
+
+    @property
+    def gone(self) -> bool:
+        """The consumer left (and none has attached since)."""
+        return self._gone
+
+    @property
+    def consumer_gone(self) -> threading.Event:
+        """Set while the consumer is gone, for a handler that waits on it. Made when first
+        asked for: most responses end without anyone waiting, and an Event is a Condition
+        and a lock per response."""
+        gone = self._gone_event
+        if gone is None:
+            with self._cond:
+                gone = self._gone_event
+                if gone is None:
+                    gone = self._gone_event = threading.Event()
+                    if self._gone:
+                        gone.set()
+        return gone
 
     def take(self, timeout: float, consumer: int | None = None) -> tuple[list[Item], bool]:
         """Wait up to ``timeout`` for items; return them and whether the stream is over for

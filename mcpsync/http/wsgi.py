@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any, Final
 from ..auth.server.resource import Refusal
 from ..dispatch.inbound import InboundExecutor
 from ..dispatch.transport import Headers, TransportContext
-from ..engine.pool import WorkerPool
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, StoreUnavailableError
 from ..protocol import envelope, jsonrpc
 from ..protocol.envelope import is_stateless
@@ -51,6 +50,7 @@ from ..server.scopes import required_scopes
 from . import legacy, legacy_sse, modern
 from .bus import Bus
 from .events import EventStore, InMemoryEventStore
+from .handoff import HandOffPool
 from .legacy import SESSION_NOT_FOUND as SESSION_NOT_FOUND
 from .registry import SessionRegistry
 from .relay import Relay
@@ -176,8 +176,8 @@ class McpWsgiApp:
         self._stop_events = server.relay_events(bus) if bus is not None else None
         # One pool for every handler of this app (2026-07-28 requests and every
         # handshake-era session): max_concurrent_handlers bounds the app, not each session.
-        self._pool = WorkerPool(server.max_concurrent_handlers, name="mcpsync-http-handler",
-                                max_backlog=4 * server.max_concurrent_handlers)
+        self._pool = HandOffPool(server.max_concurrent_handlers, name="mcpsync-http-handler",
+                                 max_backlog=4 * server.max_concurrent_handlers)
         self.sessions = SessionRegistry(server, store, idle_timeout=session_idle_timeout,
                                         max_sessions=max_sessions, session_store=session_store,
                                         handshake_timeout=session_handshake_timeout,
@@ -185,6 +185,10 @@ class McpWsgiApp:
         if self.relay is not None and self.sessions.shared is not None:
             server.resource_update_hooks.append(self.sessions.resource_updated)
         self._header_maps: dict[int, dict[str, tuple[str, ...]] | None] = {}
+        #: Context-free tools seen to take over half ``json_window`` on a handshake-era
+        #: POST's thread: they run on the pool from then on (``legacy.py``). Names of
+        #: registered tools only, so bounded by the server's tool count.
+        self.slow_tools: set[str] = set()
         self._closed = threading.Event()
         self._local = threading.local()
         self._warn_lock = threading.Lock()
@@ -399,7 +403,7 @@ class McpWsgiApp:
         """The TransportContext of the messages of one HTTP request: a handshake-era
         session's (``session_id``) can be sent requests, a 2026-07-28 one's can not."""
         remote = environ.get("REMOTE_ADDR")
-        return TransportContext("http", headers=Headers(
+        return TransportContext("http", headers=Headers.lowered(
                                     _without_credentials(headers) if AUTH_ENVIRON_KEY in environ
                                     else headers),
                                 remote_addr=remote if isinstance(remote, str) else None,
