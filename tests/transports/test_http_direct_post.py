@@ -135,13 +135,20 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     return cert, key
 
 
-def test_https_is_verified_against_the_ca_bundle(serve_app, mcp_app, certificate,
-                                                 monkeypatch):
+@pytest.fixture
+def https_base(serve_app, mcp_app, certificate, monkeypatch):
+    """The app served over HTTPS with the self-signed certificate (base URL, cert path), and
+    no CA bundle in the environment (requests lets one override a session's ``verify``)."""
     cert, key = certificate
     base = serve_app(mcp_app, ssl_context=(cert, key))
-    # Not trusted: the certificate is refused, as requests refuses it.
     monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
     monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    return base, cert
+
+
+def test_https_is_verified_against_the_ca_bundle(https_base, monkeypatch):
+    base, cert = https_base
+    # Not trusted: the certificate is refused, as requests refuses it.
     with pytest.raises(TransportError, match=r"(?i)certificate"):
         Client.http(base + "/mcp", protocol_version="2026-07-28", timeout=WAIT)
     # Trusted through the CA bundle the transport's own session reads from the environment.
@@ -151,13 +158,8 @@ def test_https_is_verified_against_the_ca_bundle(serve_app, mcp_app, certificate
             assert client.call_tool("echo", {"text": "tls"}).text == "tls"
 
 
-def test_https_with_a_callers_session_and_its_verify(serve_app, mcp_app, certificate,
-                                                    monkeypatch):
-    cert, key = certificate
-    base = serve_app(mcp_app, ssl_context=(cert, key))
-    # requests lets these override a session's own ``verify``.
-    monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
-    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+def test_https_with_a_callers_session_and_its_verify(https_base):
+    base, cert = https_base
     given = requests.Session()
     given.verify = cert
     try:
