@@ -142,7 +142,7 @@ def follow_channel(client: redis.Redis, channel: str, stop: threading.Event, *,
     one listener loop of the bus and of the task store's change channel."""
     delay, outage = 0.05, False
     while not stop.is_set():
-        pubsub = client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
+        pubsub = client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call, unused-ignore]
         try:
             pubsub.subscribe(channel)
             subscribed = False

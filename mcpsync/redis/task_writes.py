@@ -78,7 +78,7 @@ class TaskWrites:
         for _ in range(MAX_ATTEMPTS):
             with self._redis.pipeline(transaction=True) as pipe:
                 try:
-                    pipe.watch(*watch)  # type: ignore[no-untyped-call]
+                    pipe.watch(*watch)  # type: ignore[no-untyped-call, unused-ignore]
                     result = fn(pipe)
                     if pipe.explicit_transaction:
                         pipe.execute()

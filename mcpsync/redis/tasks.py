@@ -280,7 +280,7 @@ class RedisTaskStore(RunnerTracking, ChangeMethods):
                     raise TaskResultTooLargeError(
                         f"the task's payload would be {new.size} bytes; a task may hold "
                         f"{self.max_record_bytes}")
-                pipe.watch(k.bytes)  # type: ignore[no-untyped-call]
+                pipe.watch(k.bytes)  # type: ignore[no-untyped-call, unused-ignore]
                 if int(pipe.get(k.bytes) or 0) + new.size - entry.size > self.max_bytes:
                     raise _NeedRoom("bytes")
             finished = int(self._redis.incr(k.finished)) if record.terminal else None
