@@ -203,6 +203,7 @@ class Client:
             name=name,
             max_queued_notifications=max_queued_notifications,
             max_queued_notification_bytes=max_queued_notification_bytes,
+            caller_reads=True,  # over stdio a caller reads its own answer (read_role.py)
         )
         deliver_to = getattr(transport, "deliver_to", None)
         if callable(deliver_to):

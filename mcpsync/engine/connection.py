@@ -11,6 +11,10 @@ Anatomy (both directions use the same machinery):
   A leader/follower reader (:mod:`mcpsync.engine.inline`) keeps that from stalling the
   stream: a run that lasts a millisecond, or asks the peer something, gets another
   thread to read in its place;
+* on a client connection over a byte stream (stdio), a caller whose answer nobody is
+  reading reads it itself, routing whatever else it reads on the way as the reader thread
+  would: the reader thread lends it the stream while calls follow one another
+  (:mod:`mcpsync.engine.read_role`), which saves two thread wake-ups per call;
 * inbound **notifications** and progress callbacks run in arrival order on one
   ``{name}-notify`` thread, behind a bounded queue: past ``max_queued_notifications``
   (count) or ``max_queued_notification_bytes`` (their encoded size), new ones are dropped
@@ -66,11 +70,12 @@ from ..protocol.jsonrpc import (
     encode,
     unencodable_answer,
 )
-from ..transports.base import CallFailed, Received, Transport
+from ..transports.base import CallFailed, PolledTransport, Received, Transport
 from .inline import Readers
 from .notify_queue import Job, QueueBound, SerialJobs
 from .pending import Pending, PendingTable
 from .pool import PoolFullError, WorkerPool
+from .read_role import CALLER_SLICE, ReadRole
 from .requests import InboundRequest
 
 logger = logging.getLogger("mcpsync.engine")
@@ -117,6 +122,7 @@ class Connection:
         transport_context: TransportContext | None = None,
         on_arrival: Callable[[Notification], bool] | None = None,
         inline_key: InlineKey | None = None,
+        caller_reads: bool = False,
     ) -> None:
         self.transport = transport
         #: What every inbound message's TransportContext starts from (``None``: a client's
@@ -159,6 +165,14 @@ class Connection:
         self._readers: Readers | None = None if push else Readers(
             name, self._read_loop, max_displaced=max_handlers)
         self._inline_key = inline_key if not push else None
+        #: ``caller_reads``: a caller may read its own answer (a client over stdio; never
+        #: with inline runs, whose reader hand-over is engine/inline.py's).
+        self._role: ReadRole | None = None
+        self._polled: PolledTransport | None = None
+        if (caller_reads and not push and self._inline_key is None
+                and isinstance(transport, PolledTransport) and transport.pollable):
+            self._role = ReadRole()
+            self._polled = transport
         #: A request the reader routed to run inline once the receive path has returned
         #: (only the reading thread sets and takes it).
         self._deferred: tuple[InboundRequest, Hashable] | None = None
@@ -234,6 +248,8 @@ class Connection:
         for inbound in leftovers:
             inbound.cancelled.set()
         self.transport.close()
+        if self._role is not None:
+            self._role.close()
         if self._readers is not None:
             self._readers.close()
         self._notify_queue.put(None)
@@ -340,6 +356,14 @@ class Connection:
             related_request_id=related_request_id)
         wait = self.default_timeout if timeout is None else timeout
         try:
+            role = self._role
+            if role is not None and role.take():
+                deadline = time.monotonic() + wait
+                try:
+                    self._read_own(request_id, deadline)
+                finally:
+                    role.give_back(self._idle)
+                return future.result(max(0.0, deadline - time.monotonic()))
             return future.result(wait)
         except FutureTimeout:
             if self._pending.pop(request_id) is None:
@@ -439,6 +463,7 @@ class Connection:
         reason = "peer closed the connection"
         readers = self._readers
         assert readers is not None
+        role = self._role
         displaced = False
         try:
             while True:
@@ -465,9 +490,50 @@ class Connection:
                         return
                 if not routed:
                     break
+                if role is not None and self._idle() and not role.lend(self._idle):
+                    break  # closed meanwhile (by a caller that was reading)
         finally:
             if not displaced:
                 self._shutdown(reason, drain=self.drain_timeout)
+
+    def _idle(self) -> bool:
+        """Nothing to read for anyone: no call pending, no message read and not taken."""
+        polled = self._polled
+        return self._pending.empty and not (polled is not None and polled.buffered)
+
+    def _read_own(self, request_id: RequestId, deadline: float) -> None:
+        """A caller holding the read role: read and route until ``request_id`` is no longer
+        pending (answered, cancelled, failed) or ``deadline`` (``time.monotonic()``)."""
+        polled = self._polled
+        assert polled is not None
+        pending = self._pending
+        reason, drain = "", self.drain_timeout
+        while pending.has(request_id):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            try:
+                item = polled.receive_within(min(left, CALLER_SLICE))
+            except TimeoutError:
+                continue
+            except ServerExitedError as exc:
+                self._exited = exc
+                reason = exc.reason
+                break
+            except Exception as exc:
+                if not self._closing:
+                    logger.warning("%s: receive failed: %s", self.name, exc)
+                reason = f"receive failed: {exc}"
+                break
+            if item is None:
+                reason = "peer closed the connection"
+                break
+            if not self._take(item):
+                reason, drain = "connection closed", 0.0
+                break
+        else:
+            return
+        self._shutdown(reason, drain=drain)
 
     def deliver(self, item: Received | None, transport: TransportContext | None = None) -> None:
         """Push mode: route one message its owner received on a thread of its own (an HTTP

@@ -79,6 +79,16 @@ class PendingTable:
         with self._lock:
             return self._by_token.get(token)
 
+    def has(self, request_id: RequestId) -> bool:
+        """Whether ``request_id`` is pending (read without the lock: one dict lookup)."""
+        return request_id in self._by_id
+
+    @property
+    def empty(self) -> bool:
+        """Whether nothing is pending (read without the lock: one length, exact under the
+        GIL; the read role asks it under its own lock, see engine/read_role.py)."""
+        return not self._by_id
+
     @property
     def has_children(self) -> bool:
         """Whether any request was made on behalf of an inbound one (read without the

@@ -66,3 +66,25 @@ class StreamControl(Protocol):
         """Drop the client's connection to ``request_id``'s stream (it resumes later with
         ``Last-Event-ID``); ``False`` when there is no such stream to resume."""
         ...
+
+
+@runtime_checkable
+class PolledTransport(Protocol):
+    """What a byte-stream transport (stdio) adds so that a caller can read its own answer
+    (``engine/read_role.py``): a receive with a deadline, and whether messages already
+    read wait to be taken. One thread at a time reads, as with ``receive``."""
+
+    @property
+    def pollable(self) -> bool:
+        """Whether :meth:`receive_within` honours its deadline on this platform."""
+        ...
+
+    @property
+    def buffered(self) -> bool:
+        """Whether a message already read waits to be taken."""
+        ...
+
+    def receive_within(self, timeout: float) -> Received | None:
+        """As ``receive``, waiting at most ``timeout`` seconds: ``TimeoutError`` when no
+        whole message arrived in time."""
+        ...

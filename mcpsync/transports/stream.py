@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import os
 import select
+import time
 from typing import IO
 
 from ..errors import INVALID_REQUEST, ConnectionClosedError
@@ -24,7 +25,9 @@ _READ_SIZE = 65536
 
 
 class StreamTransport:
-    """Messages over ``read_fd`` (in) and ``writer`` (out). ``receive`` is for one thread."""
+    """Messages over ``read_fd`` (in) and ``writer`` (out). ``receive`` and
+    :meth:`receive_within` are for one thread at a time (the engine's reader, or a caller
+    it lends the stream to: ``engine/read_role.py``)."""
 
     def __init__(
         self,
@@ -40,6 +43,10 @@ class StreamTransport:
         self._ready: collections.deque[Received] = collections.deque()
         self._eof = False
         self._closed = False
+        #: Set while bytes read from the descriptor are not yet decoded: an exception raised
+        #: into the reading thread then (KeyboardInterrupt, a signal handler's) loses them,
+        #: and the stream can not be trusted again.
+        self._torn = False
         self.allow_batches = allow_batches
         # A self-pipe lets close() wake a reader blocked on a descriptor it does not own.
         self._wake_r, self._wake_w = os.pipe() if hasattr(select, "poll") else (-1, -1)
@@ -60,11 +67,38 @@ class StreamTransport:
             raise ConnectionClosedError(f"cannot write: {exc}") from exc
 
     def receive(self) -> Received | None:
+        return self._next(None)
+
+    def receive_within(self, timeout: float) -> Received | None:
+        """The next message, waiting at most ``timeout`` seconds for it: raises
+        ``TimeoutError`` when no whole message arrived in time; ``None`` at end of stream."""
+        return self._next(time.monotonic() + timeout)
+
+    @property
+    def pollable(self) -> bool:
+        """Whether :meth:`receive_within` can wait with a deadline (``select.poll``: not on
+        Windows, where it blocks like :meth:`receive`)."""
+        return self._poller is not None
+
+    @property
+    def buffered(self) -> bool:
+        """Whether messages already read wait to be taken (no read needed for them)."""
+        return bool(self._ready)
+
+    def _next(self, deadline: float | None) -> Received | None:
         while not self._ready:
             if self._eof or self._closed:
                 return None
-            if not self._wait_readable():
+            if self._torn:
+                raise ConnectionClosedError(
+                    "a read of the stream was interrupted part-way (an exception raised in "
+                    "the reading thread, such as KeyboardInterrupt): its bytes are lost")
+            ready = self._wait_readable(deadline)
+            if ready is None:
+                raise TimeoutError("no message within the time given")
+            if not ready:
                 return None
+            self._torn = True
             try:
                 chunk = os.read(self._fd, _READ_SIZE)
             except OSError:
@@ -74,6 +108,7 @@ class StreamTransport:
                 self._eof = True
             for frame in frames:
                 self._ready.extend(self._decode(frame))
+            self._torn = False
         return self._ready.popleft()
 
     def _decode(self, frame: bytes | object) -> list[Received]:
@@ -88,15 +123,27 @@ class StreamTransport:
                                                           "message": reason}))]
         return list(jsonrpc.decode(frame))
 
-    def _wait_readable(self) -> bool:
-        """Block until input is ready; False when :meth:`close` woke us instead."""
+    def _wait_readable(self, deadline: float | None) -> bool | None:
+        """Block until input is ready (True), :meth:`close` woke us (False) or ``deadline``
+        (``time.monotonic()``) passed (None)."""
         poller = self._poller
         if poller is None:
-            return True
+            return True  # no poll(): a plain blocking read (and no deadline)
         while True:
+            if deadline is None:
+                timeout_ms = None
+            else:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                timeout_ms = max(1, int(left * 1000 + 0.999))
             try:
-                events = poller.poll()
+                events = poller.poll(timeout_ms)
             except InterruptedError:
+                continue
+            if not events:
+                if deadline is not None and time.monotonic() >= deadline:
+                    return None
                 continue
             return not any(fd == self._wake_r for fd, _ in events)
 

@@ -125,6 +125,21 @@ class SubprocessTransport:
             raise self._exited("the stdio server")
         return item
 
+    def receive_within(self, timeout: float) -> Received | None:
+        """:meth:`receive`, waiting at most ``timeout`` seconds (``TimeoutError``)."""
+        item = self._stream.receive_within(timeout)
+        if item is None and not self._closed:
+            raise self._exited("the stdio server")
+        return item
+
+    @property
+    def pollable(self) -> bool:
+        return self._stream.pollable
+
+    @property
+    def buffered(self) -> bool:
+        return self._stream.buffered
+
     @property
     def stderr_tail(self) -> str:
         """The last lines the child wrote to stderr (bounded, see ``STDERR_TAIL_*``)."""
