@@ -469,14 +469,8 @@ class Connection:
             while True:
                 try:
                     item = self.transport.receive()
-                except ServerExitedError as exc:
-                    self._exited = exc
-                    reason = exc.reason
-                    break
                 except Exception as exc:
-                    if not self._closing:
-                        logger.warning("%s: receive failed: %s", self.name, exc)
-                    reason = f"receive failed: {exc}"
+                    reason = self._receive_failed(exc)
                     break
                 if item is None:
                     break
@@ -495,6 +489,16 @@ class Connection:
         finally:
             if not displaced:
                 self._shutdown(reason, drain=self.drain_timeout)
+
+    def _receive_failed(self, exc: Exception) -> str:
+        """Why reading ended, for whichever thread was reading: the server process's end
+        (kept, so every failed call says how it ended), or the transport's error."""
+        if isinstance(exc, ServerExitedError):
+            self._exited = exc
+            return exc.reason
+        if not self._closing:
+            logger.warning("%s: receive failed: %s", self.name, exc)
+        return f"receive failed: {exc}"
 
     def _idle(self) -> bool:
         """Nothing to read for anyone: no call pending, no message read and not taken."""
@@ -516,14 +520,8 @@ class Connection:
                 item = polled.receive_within(min(left, CALLER_SLICE))
             except TimeoutError:
                 continue
-            except ServerExitedError as exc:
-                self._exited = exc
-                reason = exc.reason
-                break
             except Exception as exc:
-                if not self._closing:
-                    logger.warning("%s: receive failed: %s", self.name, exc)
-                reason = f"receive failed: {exc}"
+                reason = self._receive_failed(exc)
                 break
             if item is None:
                 reason = "peer closed the connection"

@@ -142,9 +142,7 @@ class StreamTransport:
             except InterruptedError:
                 continue
             if not events:
-                if deadline is not None and time.monotonic() >= deadline:
-                    return None
-                continue
+                continue  # timed out: the top of the loop says whether the deadline passed
             return not any(fd == self._wake_r for fd, _ in events)
 
     def close(self) -> None:

@@ -120,14 +120,13 @@ class SubprocessTransport:
         """The next message; ``None`` once closed by us. When the child's stdout ends
         without our asking, raises :class:`ServerExitedError` with its exit status and the
         tail of its stderr."""
-        item = self._stream.receive()
-        if item is None and not self._closed:
-            raise self._exited("the stdio server")
-        return item
+        return self._ended_unasked(self._stream.receive())
 
     def receive_within(self, timeout: float) -> Received | None:
         """:meth:`receive`, waiting at most ``timeout`` seconds (``TimeoutError``)."""
-        item = self._stream.receive_within(timeout)
+        return self._ended_unasked(self._stream.receive_within(timeout))
+
+    def _ended_unasked(self, item: Received | None) -> Received | None:
         if item is None and not self._closed:
             raise self._exited("the stdio server")
         return item
