@@ -211,11 +211,25 @@ class SqliteTaskStore(ChangeMethods):
 
     def _open(self, durable: bool) -> None:
         conn = self._conn
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-        except sqlite3.DatabaseError as exc:
-            raise sqlite3.DatabaseError(f"{self.path} is not a usable task store: {exc}"
-                                        ) from None
+        # Several processes opening a new file at once (gunicorn workers starting together)
+        # race to switch it to WAL; SQLite answers the loser "database is locked" at once,
+        # without its busy handler (two readers upgrading would deadlock). So the switch is
+        # tried again, backing off, for as long as any write would wait (busy_timeout).
+        deadline = time.monotonic() + self._busy_timeout
+        delay = 0.002
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+                    raise sqlite3.DatabaseError(
+                        f"{self.path} is not a usable task store: {exc}") from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
+            except sqlite3.DatabaseError as exc:
+                raise sqlite3.DatabaseError(f"{self.path} is not a usable task store: {exc}"
+                                            ) from None
         conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
         with self._write():
             version = conn.execute("PRAGMA user_version").fetchone()[0]

@@ -305,3 +305,30 @@ def test_the_running_byte_total_matches_the_records(path):
             summed = raw.execute("SELECT COALESCE(SUM(size), 0) FROM tasks").fetchone()[0]
         raw.close()
         assert total == summed > 0
+
+
+def _open_at_once(path: str, barrier: Any, errors: Any) -> None:
+    barrier.wait()
+    try:
+        SqliteTaskStore(path).close()
+    except Exception as exc:  # reported to the test, which names it
+        errors.put(str(exc))
+
+
+def test_processes_opening_a_new_file_at_once_all_succeed(tmp_path):
+    """gunicorn workers starting together open the same new file at once: SQLite answers
+    the loser of the switch to WAL "database is locked" without waiting, which failed a
+    worker's boot about one time in ten with six openers (seen in CI). Each must wait."""
+    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    errors = context.Queue()
+    for round_ in range(30):
+        path = str(tmp_path / f"tasks-{round_}.db")
+        barrier = context.Barrier(6)
+        openers = [context.Process(target=_open_at_once, args=(path, barrier, errors))
+                   for _ in range(6)]
+        for opener in openers:
+            opener.start()
+        for opener in openers:
+            opener.join(30)
+            assert opener.exitcode == 0
+        assert errors.empty(), errors.get()
