@@ -1,5 +1,6 @@
-"""Two harnesses the tests share: many threads doing the same thing at once, and a bounded
-wait for state that has no event to wait on.
+"""Harnesses the tests share: many threads doing the same thing at once, a bounded wait
+for state that has no event to wait on, and a probe of the stack left to code the garbage
+collector runs in the middle of other work.
 
 ``run_threads`` replaces the hand-written "start N threads, collect results and errors,
 join" loops: those joined without checking that the threads had ended (where a test only
@@ -10,9 +11,11 @@ deadline arithmetic and its own way of failing.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -97,3 +100,34 @@ def wait_until(predicate: Callable[[], object], *, timeout: float, interval: flo
             text = message() if callable(message) else message
             raise AssertionError(f"after {timeout} s: {text}")
         pause.wait(min(interval, left))
+
+
+@contextlib.contextmanager
+def stack_probe(depth: int = 300) -> Iterator[list[bool]]:
+    """Collect garbage at every allocation while the block runs, and record for each
+    collection whether the code it runs (finalizers, gc callbacks) still has ``depth``
+    frames of stack; yields the list of records.
+
+    The collector runs in whichever thread allocates, wherever that thread is: inside a
+    recursive C parser that descended a thousand levels, a finalizer fails with
+    RecursionError. Process-wide while it lasts (gc thresholds are), so keep it short."""
+    records: list[bool] = []
+
+    def probe(phase: str, info: dict[str, int]) -> None:
+        def down(n: int) -> int:
+            return down(n - 1) if n else 0
+
+        try:
+            down(depth)
+            records.append(True)
+        except RecursionError:
+            records.append(False)
+
+    old = gc.get_threshold()
+    gc.callbacks.append(probe)
+    gc.set_threshold(1)
+    try:
+        yield records
+    finally:
+        gc.set_threshold(*old)
+        gc.callbacks.remove(probe)

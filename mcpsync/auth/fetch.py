@@ -7,7 +7,6 @@ loaded whole first), and each request gives up after ``timeout`` seconds of sile
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -15,6 +14,7 @@ from typing import Any, Final
 import requests
 
 from ..errors import MessageTooLargeError
+from ..protocol import jsonrpc
 from ..transports.http_io import read_body
 
 #: Seconds to connect and between bytes of one authorization-related request.
@@ -55,8 +55,8 @@ class Fetcher:
             raw = read_body(response, self.max_bytes)
             body: dict[str, Any] | None = None
             try:
-                parsed = json.loads(raw) if raw else None
-            except (ValueError, RecursionError):
+                parsed = jsonrpc.loads(raw) if raw else None
+            except ValueError:  # not JSON, or nested too deep
                 parsed = None
             if isinstance(parsed, dict):
                 body = parsed

@@ -10,8 +10,9 @@ wire-robustness rules live here once:
 * **Nesting depth.** A message may nest at most :data:`MAX_DEPTH` arrays/objects (the
   message object itself is level 1). Deeper input is refused at decode time, so nothing
   downstream (typed decoding, JSON Schema validation, our own walkers, re-encoding a result
-  that echoes params) can run out of recursion on it. A request that is too deep gets
-  ``-32600`` with its id; input too deep for the JSON parser itself gets ``-32700``.
+  that echoes params) can run out of recursion on it, the JSON parser included: the depth
+  is measured before parsing (:mod:`.nesting`). A request that is too deep gets ``-32600``
+  with its id, however deep it goes; what is not JSON gets ``-32700``.
 * **Encodability.** A message that cannot be serialized as UTF-8 JSON (a lone surrogate,
   NaN, an object JSON has no type for) raises :class:`~mcpsync.errors.UnencodableMessageError`
   before a byte is written: a fault of that one message, never of the transport.
@@ -23,11 +24,11 @@ wire-robustness rules live here once:
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, MCPError, UnencodableMessageError
+from . import nesting
 
 RequestId = str | int
 
@@ -228,17 +229,31 @@ def _no_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
-def _loads(data: bytes | str) -> Any:
-    """``json.loads``, without the non-JSON constants (same bytes handling: the encoding
-    detected, a UTF-8 BOM accepted on bytes and refused on text)."""
+def _text(data: bytes | str) -> str:
+    """``data`` as text, the way ``json.loads`` reads it: the encoding detected, a UTF-8
+    BOM accepted on bytes and refused on text."""
     if isinstance(data, (bytes, bytearray)):
         # Two non-zero leading bytes and no BOM are UTF-8 to detect_encoding: every message
         # starts so ('{"'), and skips the detection.
         encoding = "utf-8" if data[:2] == b'{"' else json.detect_encoding(data)
-        data = data.decode(encoding, "surrogatepass")
-    elif data.startswith("\ufeff"):
+        return data.decode(encoding, "surrogatepass")
+    if data.startswith("\ufeff"):
         raise ValueError("Unexpected UTF-8 BOM (decode using utf-8-sig)")
-    return _DECODER.decode(data)
+    return data
+
+
+def loads(data: bytes | str) -> Any:
+    """A peer's JSON that is not a JSON-RPC message (an HTTP error body, an authorization
+    server's answer), read with the same bounds as :func:`decode`: ``ValueError`` when it is
+    not JSON or nests deeper than :data:`MAX_DEPTH` (measured before parsing, see
+    nesting.py)."""
+    text = _text(data)
+    if nesting.brackets(text) > MAX_DEPTH and nesting.deeper_than(text, MAX_DEPTH):
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+    try:
+        return _DECODER.decode(text)
+    except RecursionError:  # only on a thread already near the limit of its stack
+        raise ValueError("no stack left to parse the JSON") from None
 
 
 def decode(data: bytes | str) -> list[Message | Invalid]:
@@ -249,83 +264,38 @@ def decode(data: bytes | str) -> list[Message | Invalid]:
     deeper than :data:`MAX_DEPTH` is refused (see :func:`_too_deep`).
     """
     limit = MAX_DEPTH
+    deep = False
     try:
-        obj = _loads(data)
+        text = _text(data)
+        # Each level needs a bracket: with no more brackets than the limit, nothing to measure.
+        deep = nesting.brackets(text) > limit and nesting.deeper_than(text, limit)
+        if deep:
+            # Too deep: the parser is only given what shows why (see nesting.py; it never
+            # descends far enough to starve the thread's stack), so the message is refused
+            # with its id however deep it goes. A single message needs only its top level;
+            # a batch keeps two levels past the limit, to judge its elements one by one.
+            keep = limit + 2 if is_batch(text) else 1
+            pruned = nesting.prune(text, keep)
+            if pruned is None:
+                return [_parse_error(f"Parse error: JSON nested deeper than {limit} levels")]
+            text = pruned
+        obj = _DECODER.decode(text)
     except (ValueError, UnicodeDecodeError) as exc:
-        return [_parse_error(f"Parse error: {exc}")]
-    except RecursionError:
-        # The C parser gives up near Python's recursion limit (about 1000 levels, a few
-        # less on some threads than on others). Read the message with everything deeper
-        # than the limit cut away, so that it is refused with its id like any message
-        # nested past MAX_DEPTH, the same way on every thread and however deep it goes.
-        obj = _loads_pruned(data, limit)
-        if obj is None:
+        if deep:
             return [_parse_error(f"Parse error: JSON nested deeper than {limit} levels")]
-    # Each level needs a bracket: with no more brackets than the limit, no walk is needed.
-    deep = _brackets(data) > limit
+        return [_parse_error(f"Parse error: {exc}")]
+    except RecursionError:  # only on a thread already near the limit of its stack
+        return [_parse_error("Parse error: no stack left to parse the message")]
     if isinstance(obj, list):
         if not obj:
             return [_invalid("Invalid request: empty batch", None)]
         return [_too_deep(item) if deep and _nests_deeper(item, limit) else parse_object(item)
                 for item in obj]
-    if deep and _nests_deeper(obj, limit):
-        return [_too_deep(obj)]
-    return [parse_object(obj)]
-
-
-#: A JSON string (escapes included) or a bracket: what :func:`_prune` looks at.
-_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
-
-
-def _loads_pruned(data: bytes | str, limit: int) -> Any:
-    """``data`` parsed with every array/object deeper than ``limit + 2`` levels replaced by
-    ``0``; None if that is not JSON either. Only for input the C parser could not take.
-
-    What is cut is never read as data: a message (or a batch element, one level down)
-    that had anything cut still nests past ``limit`` and is refused as too deep."""
-    try:
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
-        pruned = _prune(text, limit + 2)
-        return None if pruned is None else _loads(pruned)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _prune(text: str, keep: int) -> str | None:
-    """``text`` with each container that opens at depth ``keep + 1`` replaced by ``0``, in
-    one linear pass that skips strings; None when such a container never closes."""
-    out: list[str] = []
-    copied = depth = 0
-    cut: int | None = None
-    for match in _TOKENS.finditer(text):
-        token = match.group()
-        if token[0] == '"':
-            continue
-        if token in "[{":
-            depth += 1
-            if depth == keep + 1 and cut is None:
-                out.append(text[copied:match.start()])
-                out.append("0")
-                cut = match.start()
-        else:
-            if depth == keep + 1 and cut is not None:
-                cut = None
-                copied = match.end()
-            depth -= 1
-    if cut is not None:
-        return None
-    out.append(text[copied:])
-    return "".join(out)
+    return [_too_deep(obj) if deep else parse_object(obj)]
 
 
 def _parse_error(reason: str) -> Invalid:
     return Invalid(reason, ErrorResponse(None, {"code": PARSE_ERROR, "message": reason}))
-
-
-def _brackets(data: bytes | str) -> int:
-    if isinstance(data, str):
-        return data.count("[") + data.count("{")
-    return data.count(b"[") + data.count(b"{")
 
 
 def _nests_deeper(value: Any, limit: int) -> bool:

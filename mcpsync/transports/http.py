@@ -34,7 +34,6 @@ A caller's ``requests.Session`` is used as given and never modified. Thread-safe
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import threading
@@ -440,9 +439,9 @@ class HttpTransport(SseStreams):
         text = read_some(response)
         error: Any = None
         try:
-            body = json.loads(text)
+            body = jsonrpc.loads(text)
             error = body.get("error") if isinstance(body, dict) else None
-        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
+        except ValueError:  # not JSON, or nested too deep
             pass
         if (request.method == "initialize" and status in (400, 404, 405)
                 and not (isinstance(error, dict) and error.get("code") in _MODERN_CODES)

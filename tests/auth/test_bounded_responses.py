@@ -146,3 +146,23 @@ def test_the_oauth_client_abandons_an_answer_past_its_bound(
     with Client.http(mcp.url, auth=headless(), timeout=WAIT,
                      protocol_version="2026-07-28") as client:
         assert client.list_tools() is not None
+
+
+def test_an_answer_nested_too_deep_is_not_json_and_is_never_parsed_past_the_limit() -> None:
+    # Metadata, registration and token answers are read with the bounds of a JSON-RPC
+    # message: one nested past the limit is "not a JSON object" (the flow refuses it as
+    # such), and the parser never descends far enough to starve what the garbage
+    # collector runs meanwhile.
+    from mcpsync.auth.fetch import Fetcher
+    from tests.helpers import stack_probe
+    from tests.transports.hostile import RawHttpServer, RawRequest
+
+    deep = b'{"issuer":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+
+    def serve(request: RawRequest) -> None:
+        request.send_body(deep)
+
+    with RawHttpServer(serve) as server, stack_probe() as headroom:
+        answer = Fetcher(WAIT, 1024 * 1024).get_json(server.url)
+    assert answer.status == 200 and answer.body is None
+    assert headroom and all(headroom), "code run during the parse ran out of stack"

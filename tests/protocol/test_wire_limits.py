@@ -24,6 +24,7 @@ from mcpsync.protocol.jsonrpc import (
     encode_answer,
     unencodable_answer,
 )
+from tests.helpers import stack_probe
 
 
 def _request(levels: int, *, notification: bool = False, text: bool = False) -> bytes | str:
@@ -215,3 +216,47 @@ def test_past_the_parser_depth_what_is_not_json_is_a_parse_error(text):
     [item] = decode(text)
     assert isinstance(item, Invalid) and item.reply is not None
     assert item.reply.id is None and item.reply.error["code"] == -32700
+
+
+def test_the_parser_never_descends_past_the_limit_so_code_run_meanwhile_has_its_stack():
+    # The garbage collector runs in whichever thread allocates, with finalizers and gc
+    # callbacks, in the middle of a parse. The C parser used to descend ~1000 levels into a
+    # hostile line before giving up, so a finalizer run down there failed with
+    # RecursionError (seen in CI as pytest's unraisable-exception hook failing too). Now the
+    # nesting is measured before parsing, and the parser only sees what is within the limit.
+    line = ('{"jsonrpc":"2.0","id":"q","method":"m","params":{"x":'
+            + "[" * 5000 + "]" * 5000 + "}}")
+    batch = "[" + line + "," + line.replace('"q"', '"r"') + "]"
+    with stack_probe() as headroom:
+        [item] = decode(line)
+        first, second = decode(batch)
+        assert isinstance(first, Invalid) and first.reply is not None
+        with pytest.raises(ValueError, match="nested deeper than 64"):
+            jsonrpc.loads(line)
+    assert isinstance(item, Invalid) and item.reply is not None and item.reply.id == "q"
+    assert isinstance(second, Invalid) and second.reply is not None and second.reply.id == "r"
+    assert headroom and all(headroom), "code run during the parse ran out of stack"
+
+
+def test_loads_reads_a_peers_json_with_the_same_bounds():
+    assert jsonrpc.loads(b'{"error": {"code": -32600}}') == {"error": {"code": -32600}}
+    assert jsonrpc.loads("[" * 64 + "]" * 64) == json.loads("[" * 64 + "]" * 64)
+    for bad in ("[" * 65 + "]" * 65, "{", "NaN", b"\xff"):
+        with pytest.raises(ValueError):
+            jsonrpc.loads(bad)
+
+
+@pytest.mark.parametrize("tail", ['\\"', '"', "\\", '[\\"'])
+def test_refusing_a_deep_line_is_linear_in_its_length(tail):
+    # A deep line followed by text full of quotes and backslashes that never closes a
+    # string: the scan for strings used to restart at every quote and run to the end of the
+    # line (80 kB took 18 s, 1 MB hours). A liveness bound, not a timing: linear is ~10 ms.
+    import subprocess
+    import sys
+
+    code = ("from mcpsync.protocol.jsonrpc import decode\n"
+            f"[item] = decode(b'[' * 2000 + {tail.encode()!r} * 400_000)\n"
+            "print(item.reply.error['code'])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.strip() == "-32700", done.stderr

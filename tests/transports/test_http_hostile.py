@@ -19,6 +19,7 @@ from mcpsync import (
     TransportTimeoutError,
 )
 from mcpsync.transports.http_io import Backoff
+from tests.helpers import stack_probe
 
 from .hostile import LEGACY, MODERN, RawHttpServer, RawRequest, modern_script
 
@@ -147,9 +148,29 @@ def test_json_nested_too_deep_fails_the_call_at_once(client_for, framing):
 
     _, client = client_for(modern_script(nested))
     started = time.monotonic()
-    with pytest.raises(TransportError):
+    with stack_probe() as headroom, pytest.raises(TransportError):
         client.call_tool("deep")
     assert time.monotonic() - started < WAIT / 2, "the call waited for its timeout"
+    # The parser never descended far enough to starve what the garbage collector ran
+    # meanwhile (once in four CI runs, finalizers failed with RecursionError here).
+    assert headroom and all(headroom), "code run during the parse ran out of stack"
+
+
+@pytest.mark.parametrize("status", [400, 500])
+def test_an_error_body_nested_too_deep_fails_the_call_with_its_status(client_for, status):
+    # The body of an HTTP error is read for a JSON-RPC error with the same bounds as a
+    # message: the parser never descends past the limit (it used to go ~1000 levels deep,
+    # starving whatever the garbage collector ran meanwhile), and the call fails with the
+    # status.
+    deep = b'{"jsonrpc":"2.0","id":null,"error":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+
+    def refusing(request: RawRequest) -> None:
+        request.send_body(deep, status=status)
+
+    _, client = client_for(modern_script(refusing))
+    with stack_probe() as headroom, pytest.raises(MCPError, match=f"HTTP {status}"):
+        client.call_tool("deep")
+    assert headroom and all(headroom), "code run during the parse ran out of stack"
 
 
 def legacy_script(get_stream) -> object:
