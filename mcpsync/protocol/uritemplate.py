@@ -16,6 +16,10 @@ a URI does not match when a value
 * holds a NUL character;
 * or, outside ``{+var}``, ``{#var}`` and query values, holds a ``/`` or ``\\`` at all.
 
+Matching costs time linear in the URI's length whatever the template (a backtracking regular
+expression does not, for templates whose variables could share characters: see
+:mod:`.template_match`), and a URI longer than ``MAX_URI_CHARS`` matches nothing.
+
 Matching is only the first line of defence: a handler that opens files should still
 resolve the value under its root with :func:`mcpsync.safe_join`, which also refuses
 symbolic links that lead out of the root.
@@ -28,6 +32,10 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Final
 
+from . import template_match
+from .template_match import LITERAL, MAX_URI_CHARS, QUERY, RUN, Atom
+
+_QUERY: Final = "__query__"
 _EXPRESSION: Final = re.compile(r"\{([+#./?&]?)([A-Za-z0-9_.,%]+)\}")
 _UNRESERVED: Final = "-._~"
 _RESERVED: Final = ":/?#[]@!$&'()*+,;="
@@ -76,25 +84,37 @@ class UriTemplate:
         self.variables: tuple[str, ...] = tuple(
             name for part in self._parts if isinstance(part, _Expression) for name in part.names
         )
+        if len(set(self.variables)) < len(self.variables):
+            raise TemplateError(f"a variable appears twice in URI template {template!r}")
         self._regex, self._query_names = self._compile()
 
     def _compile(self) -> tuple[re.Pattern[str], tuple[str, ...]]:
-        pattern = []
+        atoms: list[Atom] = []
         query: list[str] = []
         for part in self._parts:
             if isinstance(part, str):
-                pattern.append(re.escape(part))
+                atoms.append(Atom(LITERAL, text=part))
                 continue
             first, sep, named, _ = _OPS[part.op]
             if named:
                 query.extend(part.names)
-                pattern.append(r"(?:[?&](?P<__query__>.*))?" if not any(
-                    "__query__" in p for p in pattern) else "")
+                if not any(atom.kind == QUERY for atom in atoms):
+                    atoms.append(Atom(QUERY, excluded="\n", group=_QUERY))
                 continue
-            body = r"[^/?#]*" if part.op in ("", ".", "/") else r".*?"
-            groups = re.escape(sep).join(f"(?P<{_group(n)}>{body})" for n in part.names)
-            pattern.append(re.escape(first) + groups)
-        return re.compile("^" + "".join(pattern) + "$"), tuple(query)
+            if first:
+                atoms.append(Atom(LITERAL, text=first))
+            for index, name in enumerate(part.names):
+                if index:
+                    atoms.append(Atom(LITERAL, text=sep))
+                if part.op in ("", ".", "/"):
+                    atoms.append(Atom(RUN, excluded="/?#", group=_group(name)))
+                else:
+                    atoms.append(Atom(RUN, excluded="\n", greedy=False, group=_group(name)))
+        self._atoms = tuple(atoms)
+        # The regular expression where it is linear; the linear matcher where two atoms
+        # could take the same characters (see template_match.py).
+        self._linear = template_match.ambiguous(self._atoms)
+        return template_match.to_regex(self._atoms), tuple(query)
 
     def expand(self, values: dict[str, object]) -> str:
         """The URI for ``values`` (missing variables are left out, as RFC 6570 says)."""
@@ -117,20 +137,27 @@ class UriTemplate:
 
     def match(self, uri: str) -> dict[str, str] | None:
         """The variables that expand to ``uri``, or ``None`` when it is not of this family."""
-        found = self._regex.match(uri)
-        if found is None:
+        if len(uri) > MAX_URI_CHARS:
+            return None
+        groups: dict[str, str | None] | None
+        if self._linear:
+            groups = template_match.match(self._atoms, uri)
+        else:
+            found = self._regex.match(uri)
+            groups = None if found is None else found.groupdict()
+        if groups is None:
             return None
         values: dict[str, str] = {}
         for name in self.variables:
             if name in self._query_names:
                 continue
-            raw = found.group(_group(name))
+            raw = groups[_group(name)] or ""
             value = urllib.parse.unquote(raw)
             if not _safe_value(value, reserved=self._op_of(name) in ("+", "#")):
                 return None
             values[name] = value
         if self._query_names:
-            query = found.groupdict().get("__query__") or ""
+            query = groups.get(_QUERY) or ""
             for key, value in urllib.parse.parse_qsl(query, keep_blank_values=True):
                 if key in self._query_names:
                     if not _safe_value(value, reserved=True):

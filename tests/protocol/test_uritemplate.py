@@ -101,3 +101,75 @@ def test_safe_relative_paths_round_trip(parts):
     assert t.match(t.expand({"path": path})) == {"path": path}
     simple = UriTemplate("files://{name}")
     assert simple.match(simple.expand({"name": parts[0]})) == {"name": parts[0]}
+
+
+# -- matching time: linear in the URI, whatever the template --------------------------
+
+from mcpsync.protocol import template_match  # noqa: E402
+from mcpsync.protocol.template_match import MAX_URI_CHARS  # noqa: E402
+
+SHAPES = ["x://{a,b,c}", "x://{a}{b}", "x://{name}{.ext}", "x://{+dir}/{+file}",
+          "x://{a}{?q}", "x://{+a}{+b}{+c}", "x://{#a,b}", "x://{/a,b}{?q}"]
+
+
+def test_ambiguous_shapes_are_matched_by_the_linear_matcher():
+    for template in SHAPES:
+        assert UriTemplate(template)._linear, template
+    for template in ["users://{id}/profile", "repo://{owner}/{repo}/{+path}", "files://{+path}",
+                     "x://{a}/{b}.json", "x://{+a}"]:
+        assert not UriTemplate(template)._linear, template
+
+
+@pytest.mark.parametrize("template", SHAPES)
+def test_a_hostile_uri_is_refused_in_linear_time(template):
+    # Each shape let a 2-16 kB URI that fails at its last character cost a backtracking
+    # regex seconds to hours of one core, GIL held (x://{a,b,c}: 2 kB took 12 s). A
+    # liveness bound, run in a subprocess so the old code could not hang the suite.
+    import subprocess
+    import sys
+
+    code = ("from mcpsync.protocol.uritemplate import UriTemplate\n"
+            f"t = UriTemplate({template!r})\n"
+            "for fill in ',', 'a', '.', '/', '&', '?':\n"
+            f"    assert t.match('x://' + fill * ({MAX_URI_CHARS} - 7) + '\\n#') is None\n"
+            "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_uri_longer_than_the_bound_matches_no_template():
+    template = UriTemplate("files://{+path}")
+    assert template.match("files://" + "a" * (MAX_URI_CHARS - 8)) is not None
+    assert template.match("files://" + "a" * (MAX_URI_CHARS - 7)) is None
+
+
+def test_a_trailing_newline_is_not_dropped():
+    # The regex ended in "$", which also matches before a final newline: "x://abc\n" was
+    # read as x://abc by {+a}, whose values hold no newline.
+    assert UriTemplate("x://{+a}").match("x://abc\n") is None
+    assert UriTemplate("x://{+a}/{+b}").match("x://a/b\n") is None
+
+
+_PIECES = st.sampled_from(["{a}", "{+b}", "{#c}", "{.d}", "{/e}", "{?f}", "{&g}", "{h,i}",
+                           "{+j,k}", "/", ".", ",", "x", "?", "&", "#"])
+
+
+def test_a_variable_twice_is_a_template_error():
+    with pytest.raises(ValueError, match="twice"):
+        UriTemplate("x://{a}/{a}")
+
+
+@settings(max_examples=400, deadline=None)
+@given(pieces=st.lists(_PIECES, min_size=1, max_size=5),
+       uri=st.text(alphabet="/.,x?&#=\n", max_size=14))
+def test_the_linear_matcher_gives_the_regexs_answer(pieces, uri):
+    try:
+        template = UriTemplate("x:" + "".join(pieces))
+    except ValueError:
+        assume(False)
+        return
+    atoms = template._atoms
+    found = template_match.to_regex(atoms).match("x:" + uri)
+    expected = None if found is None else found.groupdict()
+    assert template_match.match(atoms, "x:" + uri) == expected
