@@ -248,7 +248,7 @@ def loads(data: bytes | str) -> Any:
     not JSON or nests deeper than :data:`MAX_DEPTH` (measured before parsing, see
     nesting.py)."""
     text = _text(data)
-    if nesting.brackets(text) > MAX_DEPTH and nesting.deeper_than(text, MAX_DEPTH):
+    if nesting.deeper_than(text, MAX_DEPTH):
         raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
     try:
         return _DECODER.decode(text)
@@ -267,8 +267,7 @@ def decode(data: bytes | str) -> list[Message | Invalid]:
     deep = False
     try:
         text = _text(data)
-        # Each level needs a bracket: with no more brackets than the limit, nothing to measure.
-        deep = nesting.brackets(text) > limit and nesting.deeper_than(text, limit)
+        deep = nesting.deeper_than(text, limit)
         if deep:
             # Too deep: the parser is only given what shows why (see nesting.py; it never
             # descends far enough to starve the thread's stack), so the message is refused

@@ -47,7 +47,11 @@ def deeper_than(text: str, limit: int) -> bool:
     ``[]``: depth does not care which), and its innermost pairs are removed, one level per
     pass: a balanced skeleton is no deeper than ``limit`` when ``limit`` passes empty it.
     A run of ``limit + 1`` opening brackets ends it at once; a pass that removes little (a
-    hostile shape) hands over to one exact linear measure, so the cost stays linear."""
+    hostile shape) hands over to one exact linear measure, so the cost stays linear.
+    Each level needs a bracket, so a text with no more than ``limit`` of them is not
+    measured at all (most messages)."""
+    if brackets(text) <= limit:
+        return False
     unescaped = text
     if "\\" in text:
         unescaped = text.replace("\\\\", "").replace('\\"', "")

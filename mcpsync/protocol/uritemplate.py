@@ -86,9 +86,13 @@ class UriTemplate:
         )
         if len(set(self.variables)) < len(self.variables):
             raise TemplateError(f"a variable appears twice in URI template {template!r}")
-        self._regex, self._query_names = self._compile()
+        self._atoms, self._query_names = self._compile()
+        # The regular expression where it is linear; the linear matcher where two atoms
+        # could take the same characters (see template_match.py).
+        self._linear = template_match.ambiguous(self._atoms)
+        self._regex = template_match.to_regex(self._atoms)
 
-    def _compile(self) -> tuple[re.Pattern[str], tuple[str, ...]]:
+    def _compile(self) -> tuple[tuple[Atom, ...], tuple[str, ...]]:
         atoms: list[Atom] = []
         query: list[str] = []
         for part in self._parts:
@@ -110,11 +114,7 @@ class UriTemplate:
                     atoms.append(Atom(RUN, excluded="/?#", group=_group(name)))
                 else:
                     atoms.append(Atom(RUN, excluded="\n", greedy=False, group=_group(name)))
-        self._atoms = tuple(atoms)
-        # The regular expression where it is linear; the linear matcher where two atoms
-        # could take the same characters (see template_match.py).
-        self._linear = template_match.ambiguous(self._atoms)
-        return template_match.to_regex(self._atoms), tuple(query)
+        return tuple(atoms), tuple(query)
 
     def expand(self, values: dict[str, object]) -> str:
         """The URI for ``values`` (missing variables are left out, as RFC 6570 says)."""

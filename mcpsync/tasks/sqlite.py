@@ -221,15 +221,13 @@ class SqliteTaskStore(ChangeMethods):
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
                 break
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+            except sqlite3.DatabaseError as exc:
+                locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+                if not locked or time.monotonic() + delay > deadline:
                     raise sqlite3.DatabaseError(
                         f"{self.path} is not a usable task store: {exc}") from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.1)
-            except sqlite3.DatabaseError as exc:
-                raise sqlite3.DatabaseError(f"{self.path} is not a usable task store: {exc}"
-                                            ) from None
         conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
         with self._write():
             version = conn.execute("PRAGMA user_version").fetchone()[0]

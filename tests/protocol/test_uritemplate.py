@@ -15,6 +15,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from mcpsync.protocol import template_match
+from mcpsync.protocol.template_match import MAX_URI_CHARS
 from mcpsync.protocol.uritemplate import UriTemplate
 
 TEMPLATES = ["files://{+path}", "files://{path}", "files:///{+path}", "files://root/{+path}",
@@ -105,8 +107,6 @@ def test_safe_relative_paths_round_trip(parts):
 
 # -- matching time: linear in the URI, whatever the template --------------------------
 
-from mcpsync.protocol import template_match  # noqa: E402
-from mcpsync.protocol.template_match import MAX_URI_CHARS  # noqa: E402
 
 SHAPES = ["x://{a,b,c}", "x://{a}{b}", "x://{name}{.ext}", "x://{+dir}/{+file}",
           "x://{a}{?q}", "x://{+a}{+b}{+c}", "x://{#a,b}", "x://{/a,b}{?q}"]
