@@ -5,11 +5,17 @@ Every error mcpsync raises derives from :class:`MCPSyncError`::
     MCPSyncError
     ├── MCPError                  a JSON-RPC error: from the peer, or raised to send one
     │   ├── ResourceNotFoundError -32002 (handshake era) / -32602 (2026-07-28)
+    │   │   └── ResourceNotFoundParamsError  -32602 naming a ``uri`` (2026-07-28's code;
+    │   │                                    also an InvalidParamsError)
     │   ├── ParseError            -32700
     │   ├── InvalidRequestError   -32600
     │   ├── MethodNotFoundError   -32601
     │   ├── InvalidParamsError    -32602
     │   ├── InternalError         -32603
+    │   ├── HeaderMismatchError              -32020 (2026-07-28)
+    │   ├── MissingClientCapabilityError     -32021 (2026-07-28)
+    │   ├── UnsupportedProtocolVersionError  -32022 (2026-07-28)
+    │   ├── UrlElicitationRequiredError      -32042 (2025-11-25)
     │   └── PeerRequestError      the peer answered our reverse call with an error (-32603)
     ├── TransportError            a local failure: the peer could not be reached, or its
     │   │                         answer could not be read (also an OSError)
@@ -28,12 +34,20 @@ local failure (a refused or broken connection, a silent peer, an answer too larg
 deep to read, our own deadline) is never an ``MCPError``, so ``except MCPError`` can not
 mistake a dead server for a refusal, on any transport: stdio, memory and HTTP fail the same
 way for the same failure.
+
+Which class an error object received from a peer becomes is decided in one place, the
+table :data:`_CLASSES` (code, what ``data`` says → class), so that one failure is one
+class whatever the era and the server: a 2026-07-28 server (and the official SDK's, in
+every era) answers a missing resource -32602 naming the ``uri`` where a 2025-11-25 mcpsync
+server answers -32002, and a client raises :class:`ResourceNotFoundError` for both.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import functools
+import importlib
+from collections.abc import Callable, Sequence
+from typing import Any, Final
 
 from .display import DisplayableError
 
@@ -78,7 +92,8 @@ class MCPError(MCPSyncError, DisplayableError):
 
     @classmethod
     def from_wire(cls, error: Any) -> MCPError:
-        """Build the most specific subclass for an error object received from a peer."""
+        """Build the most specific subclass for an error object received from a peer (by
+        the table :data:`_CLASSES`)."""
         if not isinstance(error, dict):
             return InternalError(f"malformed error object: {error!r}")
         code = error.get("code")
@@ -87,8 +102,8 @@ class MCPError(MCPSyncError, DisplayableError):
             code = INTERNAL_ERROR
         if not isinstance(message, str):
             message = "(no message)"
-        klass = _BY_CODE.get(code, MCPError)
-        return klass(message, code=code, data=error.get("data"))
+        data = error.get("data")
+        return error_class(code, data)(message, code=code, data=data)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={self.code}, message={self.message!r})"
@@ -126,9 +141,66 @@ class InternalError(MCPError):
 
 class ResourceNotFoundError(MCPError):
     """Raise from a resource function when the URI names nothing: mcpsync answers with the
-    negotiated revision's code (-32002 in the handshake era, -32602 in 2026-07-28)."""
+    negotiated revision's code (-32002 in the handshake era, -32602 in 2026-07-28).
+
+    A client raises it in both eras (for -32602 naming the ``uri``, as 2026-07-28 answers,
+    as :class:`ResourceNotFoundParamsError`), so ``except ResourceNotFoundError`` works
+    whatever the transport negotiated and whoever wrote the server."""
 
     code = RESOURCE_NOT_FOUND
+
+
+class ResourceNotFoundParamsError(ResourceNotFoundError, InvalidParamsError):
+    """A missing resource as 2026-07-28 answers it (and the official SDK's servers in
+    every era): -32602 whose ``data`` names the ``uri``. Both a
+    :class:`ResourceNotFoundError` (what happened, as in the handshake era) and an
+    :class:`InvalidParamsError` (what the code says, as older mcpsync raised it), so code
+    written for either keeps working."""
+
+    code = INVALID_PARAMS
+
+
+class HeaderMismatchError(MCPError):
+    """2026-07-28, -32020: the HTTP headers do not match the request body (or a required
+    one is missing or malformed); the server answered 400."""
+
+    code = HEADER_MISMATCH
+
+
+class MissingClientCapabilityError(MCPError):
+    """2026-07-28, -32021: the request needs a capability the client did not declare.
+    (The handshake era has no such error: there, a tool that needs one fails as a tool,
+    an ``isError`` result.)"""
+
+    code = MISSING_CLIENT_CAPABILITY
+
+    @property
+    def required_capabilities(self) -> dict[str, Any]:
+        """``data.requiredCapabilities``: what the server needs declared (``{}`` if it
+        did not say)."""
+        data = self.data if isinstance(self.data, dict) else {}
+        required = data.get("requiredCapabilities")
+        return required if isinstance(required, dict) else {}
+
+
+class UnsupportedProtocolVersionError(MCPError):
+    """2026-07-28, -32022: the server does not speak the revision the request named.
+    (In the handshake era the server answers ``initialize`` with a revision of its own
+    instead, and the client raises :class:`ProtocolStateError` if it does not speak it.)"""
+
+    code = UNSUPPORTED_PROTOCOL_VERSION
+
+    @property
+    def requested(self) -> str | None:
+        """``data.requested``: the revision the request named."""
+        value = self.data.get("requested") if isinstance(self.data, dict) else None
+        return value if isinstance(value, str) else None
+
+    @property
+    def supported(self) -> list[str]:
+        """``data.supported``: the revisions the server speaks (``[]`` if not said)."""
+        value = self.data.get("supported") if isinstance(self.data, dict) else None
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 class PeerRequestError(MCPError):
@@ -166,11 +238,78 @@ class PeerRequestError(MCPError):
         return self.peer_error.data
 
 
-_BY_CODE: dict[int, type[MCPError]] = {
-    klass.code: klass
-    for klass in (ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError,
-                  InternalError, ResourceNotFoundError)
+class UrlElicitationRequiredError(MCPError):
+    """2025-11-25, -32042: the request needs the user to visit URLs first (to authorize
+    something, say); retry it when they have. ``elicitations`` are the URL-mode
+    elicitation requests (``message``, ``url``, ``elicitationId``). In 2026-07-28 the
+    same question is an input request that the client's ``elicitation_handler`` answers
+    during the call."""
+
+    code = URL_ELICITATION_REQUIRED
+
+    @property
+    def elicitations(self) -> list[dict[str, Any]]:
+        """``data.elicitations``: each a dict as on the wire (``[]`` if not said)."""
+        value = self.data.get("elicitations") if isinstance(self.data, dict) else None
+        return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
+
+
+def _names_uri(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("uri"), str)
+
+
+def _lacks_scope(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("error") == "insufficient_scope"
+
+
+@functools.cache
+def _load(path: str) -> type[MCPError]:
+    """A class of the table named ``module:Name``: the authorization errors live in
+    :mod:`mcpsync.auth`, which imports this module and is heavy; loaded when first met."""
+    module, _, name = path.partition(":")
+    klass = getattr(importlib.import_module(module), name)
+    assert isinstance(klass, type) and issubclass(klass, MCPError)
+    return klass
+
+
+#: How an error object from a peer becomes an exception: ONE table. A row is (code, test
+#: of ``data`` or None, class); the first row whose code matches and whose test passes
+#: decides. A code with no row is a plain :class:`MCPError` with that code. Where servers
+#: answer one failure with different codes, the rows give both one class: a missing
+#: resource is -32002 from a 2025-11-25 mcpsync server and -32602 naming the ``uri`` in
+#: 2026-07-28 (and from the official SDK's servers in every era), and a token that lacks
+#: a scope is a 403 over HTTP and a -32600 naming the scope off HTTP. The data tells these
+#: apart without the era, so a row needs none, and the connection that receives the error
+#: (which does not know the era) classes it once. A class given as ``"module:Name"`` is
+#: imported when first met. What each era's servers answer: docs/client.md ("Errors").
+_CLASSES: Final[tuple[tuple[int, Callable[[Any], bool] | None, type[MCPError] | str],
+                      ...]] = (
+    (PARSE_ERROR, None, ParseError),
+    (INVALID_REQUEST, _lacks_scope, "mcpsync.auth.errors:InsufficientScopeError"),
+    (INVALID_REQUEST, None, InvalidRequestError),
+    (METHOD_NOT_FOUND, None, MethodNotFoundError),
+    (INVALID_PARAMS, _names_uri, ResourceNotFoundParamsError),
+    (INVALID_PARAMS, None, InvalidParamsError),
+    (INTERNAL_ERROR, None, InternalError),
+    (RESOURCE_NOT_FOUND, None, ResourceNotFoundError),
+    (HEADER_MISMATCH, None, HeaderMismatchError),
+    (MISSING_CLIENT_CAPABILITY, None, MissingClientCapabilityError),
+    (UNSUPPORTED_PROTOCOL_VERSION, None, UnsupportedProtocolVersionError),
+    (URL_ELICITATION_REQUIRED, None, UrlElicitationRequiredError),
+)
+_ROWS: Final[dict[int, tuple[tuple[Callable[[Any], bool] | None, type[MCPError] | str],
+                             ...]]] = {
+    code: tuple((test, klass) for c, test, klass in _CLASSES if c == code)
+    for code, *_ in _CLASSES
 }
+
+
+def error_class(code: int, data: Any) -> type[MCPError]:
+    """The class of an error object with this ``code`` and ``data``."""
+    for test, klass in _ROWS.get(code, ()):
+        if test is None or test(data):
+            return _load(klass) if isinstance(klass, str) else klass
+    return MCPError
 
 
 class TransportError(MCPSyncError, OSError):
@@ -225,18 +364,23 @@ class ServerExitedError(ConnectionClosedError):
     "the connection closed" alone hides an import error, a syntax error or a wrong
     interpreter. ``command`` is the argument list, ``returncode`` the exit status (negative:
     the signal that killed it, as in :mod:`subprocess`; ``None``: it closed its pipes but
-    had not exited a moment later) and ``stderr_tail`` its last lines of stderr (bounded).
+    had not exited a moment later), ``stderr_tail`` its last lines of stderr (bounded) and
+    ``stray_output`` the start of the first line it wrote on stdout that was not a JSON-RPC
+    message (bounded; None when there was none): a program that is not an MCP server at all.
     """
 
     def __init__(self, reason: str, *, command: Sequence[str], returncode: int | None,
-                 stderr_tail: str) -> None:
+                 stderr_tail: str, stray_output: str | None = None) -> None:
         self.reason = reason
         self.command = list(command)
         self.returncode = returncode
         self.stderr_tail = stderr_tail
+        self.stray_output = stray_output
         import shlex  # here: errors are imported by every server, this message is rare
 
         lines = [reason, f"  command: {shlex.join(self.command)}"]
+        if stray_output is not None:
+            lines.append(f"  it wrote on stdout (not JSON-RPC): {stray_output!r}")
         if stderr_tail:
             lines.append("  last lines of its stderr:")
             lines.extend(f"    {line}" for line in stderr_tail.splitlines())
@@ -263,7 +407,7 @@ class ServerExitedError(ConnectionClosedError):
     def retitled(self, reason: str) -> ServerExitedError:
         """The same details under another first line: one fresh exception per failed call."""
         return ServerExitedError(reason, command=self.command, returncode=self.returncode,
-                                 stderr_tail=self.stderr_tail)
+                                 stderr_tail=self.stderr_tail, stray_output=self.stray_output)
 
 
 class RequestCancelledError(MCPSyncError):

@@ -79,8 +79,3 @@ class LineDecoder:
         line = bytes(self._buffer).rstrip(b"\r")
         self._buffer.clear()
         return [line]
-
-
-def encode_line(payload: bytes) -> bytes:
-    """Frame one serialized message for a byte stream."""
-    return payload + b"\n"

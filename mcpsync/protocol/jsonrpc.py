@@ -27,7 +27,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, MCPError, UnencodableMessageError
+from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, UnencodableMessageError
 from . import nesting
 
 RequestId = str | int
@@ -139,10 +139,6 @@ class ErrorResponse:
         self.id = id
         self.error = error
         self._encoded: bytes | None = None
-
-    @classmethod
-    def from_exception(cls, id: RequestId | None, exc: MCPError) -> ErrorResponse:
-        return cls(id, exc.to_wire())
 
     def to_wire(self) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": self.id, "error": self.error}
@@ -442,7 +438,3 @@ def encode_answer(message: Message) -> bytes:
             raise
         return encode(unencodable_answer(message, str(exc)))
 
-
-def encode_many(messages: list[Message]) -> bytes:
-    """Serialize a batch response (only ever sent in answer to a batch)."""
-    return b"[" + b",".join(encode_answer(message) for message in messages) + b"]"

@@ -97,11 +97,6 @@ LEGACY_VERSIONS: Final = tuple(v for v in ALL_VERSIONS if _TABLE[v].era == "lega
 MODERN_VERSIONS: Final = tuple(v for v in ALL_VERSIONS if _TABLE[v].era == "modern")
 
 
-def is_known(version: object) -> bool:
-    """Whether mcpsync speaks this revision."""
-    return isinstance(version, str) and version in _TABLE
-
-
 def features(version: str) -> Features:
     """The row for ``version``; ``KeyError`` for a revision mcpsync does not speak."""
     return _TABLE[version]
