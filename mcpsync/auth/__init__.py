@@ -17,6 +17,7 @@ from .errors import (
     RegistrationError,
     ResourceMismatchError,
     TokenRequestError,
+    UnauthorizedError,
 )
 from .oauth import OAuth
 from .redirect import (
@@ -27,7 +28,14 @@ from .redirect import (
     console_redirect_handler,
 )
 from .registration import ClientInfo
-from .server import AccessToken, IntrospectionVerifier, JwtVerifier, ResourceServer, TokenVerifier
+from .server import (
+    AccessToken,
+    IntrospectionVerifier,
+    InvalidTokenError,
+    JwtVerifier,
+    ResourceServer,
+    TokenVerifier,
+)
 from .tokens import FileTokenStorage, MemoryTokenStorage, Token, TokenStorage
 
 __all__ = [
@@ -41,6 +49,7 @@ __all__ = [
     "FollowRedirects",
     "InsufficientScopeError",
     "IntrospectionVerifier",
+    "InvalidTokenError",
     "IssuerMismatchError",
     "JwtVerifier",
     "LoopbackRedirect",
@@ -58,6 +67,7 @@ __all__ = [
     "TokenRequestError",
     "TokenStorage",
     "TokenVerifier",
+    "UnauthorizedError",
     "canonical_resource",
     "console_redirect_handler",
 ]

@@ -13,6 +13,13 @@
 3. 2025-03-26 back-compat: a server with no resource metadata is its own authorization
    server; if that has no metadata either, the default ``/authorize``, ``/token`` and
    ``/register`` at its origin are used.
+
+Time: the walk is one question ("who authorizes this server?") asked of one party, so all
+its fetches, of both documents, share one deadline (``OAuth(timeout=)``, 10 s by default)
+that the caller passes down; a server trickling its answers to several well-known URLs
+costs the timeout once, not once per URL. When that deadline runs out the walk stops with
+:class:`DiscoveryError` (a timeout is not "no metadata": it never falls back to the
+2025-03-26 defaults).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ..protocol.deadline import Deadline
 from .errors import DiscoveryError, IssuerMismatchError, ResourceMismatchError
 from .fetch import FETCH_ERRORS, Fetcher
 
@@ -119,14 +127,26 @@ def as_metadata_candidates(issuer: str) -> list[str]:
             f"{origin}{path}{OIDC_WELL_KNOWN}"]
 
 
+def _gave_up(deadline: Deadline, exc: BaseException, what: str) -> None:
+    """Raise :class:`DiscoveryError` when the walk's deadline ran out (``exc`` was the
+    fetch failing with it), so the walk stops instead of reading "no answer" as "none"."""
+    if deadline.expired():
+        raise DiscoveryError(f"no {what} within the {deadline.budget:g} s discovery "
+                             f"budget ({deadline.what})") from exc
+
+
 def discover_resource(fetcher: Fetcher, server_url: str, hinted: str | None,
-                      headers: dict[str, str] | None = None) -> ResourceInfo:
-    """Protected Resource Metadata for ``server_url`` (see the module docstring)."""
+                      headers: dict[str, str] | None = None,
+                      deadline: Deadline | None = None) -> ResourceInfo:
+    """Protected Resource Metadata for ``server_url`` (see the module docstring), every
+    fetch ending by ``deadline`` (default: the fetcher's ``timeout`` for the walk)."""
+    budget = deadline or fetcher.deadline(f"discovering who authorizes {server_url}")
     for url in prm_candidates(server_url, hinted):
         try:
-            answer = fetcher.request("GET", url, headers=headers)
+            answer = fetcher.request("GET", url, headers=headers, deadline=budget)
         except FETCH_ERRORS as exc:
             logger.info("protected resource metadata at %s: %s", url, exc)
+            _gave_up(budget, exc, "protected resource metadata")
             continue
         body = answer.body
         if answer.status != 200 or body is None:
@@ -153,13 +173,17 @@ def discover_resource(fetcher: Fetcher, server_url: str, hinted: str | None,
 
 
 def discover_server(fetcher: Fetcher, issuer: str, legacy: bool,
-                    headers: dict[str, str] | None = None) -> ServerMetadata:
-    """Authorization Server Metadata for ``issuer`` (see the module docstring)."""
+                    headers: dict[str, str] | None = None,
+                    deadline: Deadline | None = None) -> ServerMetadata:
+    """Authorization Server Metadata for ``issuer`` (see the module docstring), every
+    fetch ending by ``deadline`` (default: the fetcher's ``timeout`` for the walk)."""
+    budget = deadline or fetcher.deadline(f"discovering the metadata of {issuer}")
     for url in as_metadata_candidates(issuer):
         try:
-            answer = fetcher.request("GET", url, headers=headers)
+            answer = fetcher.request("GET", url, headers=headers, deadline=budget)
         except FETCH_ERRORS as exc:
             logger.info("authorization server metadata at %s: %s", url, exc)
+            _gave_up(budget, exc, "authorization server metadata")
             continue
         body = answer.body
         if answer.status != 200 or body is None:

@@ -31,6 +31,7 @@ from urllib.parse import quote, urlencode
 import requests
 from requests.auth import AuthBase
 
+from ..protocol.deadline import Deadline
 from .assertion import ASSERTION_TYPE, client_assertion, jwt_library
 from .challenge import Challenge, parse
 from .discovery import (
@@ -51,6 +52,7 @@ from .errors import (
     PKCENotSupportedError,
     RegistrationError,
     TokenRequestError,
+    UnauthorizedError,
 )
 from .fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, FETCH_ERRORS, Fetcher
 from .pkce import PKCE, new_state
@@ -165,8 +167,11 @@ class OAuth(AuthBase):
     one, its ``scopes_supported``) names; ``offline_access`` is added when the
     authorization server lists it (for a refresh token) unless ``offline_access=False``.
     ``storage`` keeps tokens and registrations (default: memory; see
-    :class:`~mcpsync.auth.FileTokenStorage`). ``timeout`` and ``max_response_bytes`` bound
-    every request of the flow itself. ``dpop``: ``None`` (default) uses DPoP-bound tokens
+    :class:`~mcpsync.auth.FileTokenStorage`). ``timeout`` (all of a fetch: connect, head,
+    body) ends discovery (every well-known URL of both documents together), each token
+    request (with its DPoP-nonce retry), registration and an IdP exchange, each on its
+    own (a user's redirect may sit between them); ``max_response_bytes`` bounds each
+    answer. ``dpop``: ``None`` (default) uses DPoP-bound tokens
     when the authorization server offers ES256 and PyJWT is installed; ``True`` insists on
     PyJWT; ``False`` never uses DPoP.
     """
@@ -361,10 +366,15 @@ class OAuth(AuthBase):
                     raise InsufficientScopeError(
                         f"{url} still answers 403 insufficient_scope (needs "
                         f"{challenge.scope or 'an unnamed scope'}) after {attempts} "
-                        f"authorizations")
-                raise AuthorizationError(f"{url} still refuses the access token (HTTP "
-                                         f"{response.status_code}) after {attempts} "
-                                         f"authorizations")
+                        f"authorizations", status=403,
+                        www_authenticate=response.headers.get("WWW-Authenticate"),
+                        scopes=(challenge.scope or "").split())
+                refused = (f"{url} still refuses the access token (HTTP "
+                           f"{response.status_code}) after {attempts} authorizations")
+                if response.status_code == 401:  # what a static token's 401 raises too
+                    raise UnauthorizedError(refused, status=401, www_authenticate=(
+                        response.headers.get("WWW-Authenticate")))
+                raise AuthorizationError(refused)
             attempts += 1
             sent = _bearer_of(prepared)
             version = prepared.headers.get(_PROTOCOL_HEADER)
@@ -472,32 +482,33 @@ class OAuth(AuthBase):
                      attempt: int, sent: str | None, version: str | None) -> None:
         server = self._server(key)
         headers = {_PROTOCOL_HEADER: version} if version else None
-        info = discover_resource(self._fetcher, url, challenge.resource_metadata, headers)
+        walk = self._fetcher.deadline(f"OAuth discovery for {key}")  # one, both documents
+        info = discover_resource(self._fetcher, url, challenge.resource_metadata, headers, walk)
         token = server.token
         if (status == 401 and attempt == 1 and token is not None and token.refresh_token
                 and sent == token.access_token and token.issuer == info.authorization_server):
             try:
-                self._refresh(key, url, info, headers)
+                self._refresh(key, url, info, headers, walk)
                 return
             except AuthorizationError as exc:
                 logger.info("refreshing the token for %s failed (%s); authorizing anew",
                             key, exc)
-        self._authorize(key, info, challenge, headers)
+        self._authorize(key, info, challenge, headers, walk)
 
-    def _metadata(self, server: _Server, info: ResourceInfo,
-                  headers: dict[str, str] | None) -> ServerMetadata:
+    def _metadata(self, server: _Server, info: ResourceInfo, headers: dict[str, str] | None,
+                  walk: Deadline | None) -> ServerMetadata:
         cached = server.metadata
         if cached is not None and cached.issuer == info.authorization_server:
             return cached
         metadata = discover_server(self._fetcher, info.authorization_server,
-                                   legacy=not info.from_metadata, headers=headers)
+                                   legacy=not info.from_metadata, headers=headers, deadline=walk)
         server.metadata = metadata
         return metadata
 
     def _authorize(self, key: str, info: ResourceInfo, challenge: Challenge,
-                   headers: dict[str, str] | None) -> None:
+                   headers: dict[str, str] | None, walk: Deadline | None) -> None:
         server = self._server(key)
-        metadata = self._metadata(server, info, headers)
+        metadata = self._metadata(server, info, headers, walk)
         if server.token is not None and server.token.issuer != metadata.issuer:
             server.token = None  # issued by another authorization server: useless here
         challenged = challenge.scope.split() if challenge.scope else []
@@ -633,14 +644,14 @@ class OAuth(AuthBase):
         return self._token_request(metadata, ClientInfo(self.client_id, None, "none"), data)
 
     def _refresh(self, key: str, url: str, info: ResourceInfo | None = None,
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None, walk: Deadline | None = None) -> None:
         server = self._server(key)
         token = server.token
         if token is None or not token.refresh_token or token.issuer is None:
             raise AuthorizationError(f"no refresh token for {key}")
         if info is None:
             info = ResourceInfo(server.resource or url, token.issuer, None)
-        metadata = self._metadata(server, info, headers)
+        metadata = self._metadata(server, info, headers, walk)
         client = server.clients.get(metadata.issuer)
         if client is None:
             raise RegistrationError(f"no registration with {metadata.issuer!r} to refresh with")
@@ -679,12 +690,13 @@ class OAuth(AuthBase):
             form["client_id"] = client.client_id
         grant = data["grant_type"]
         endpoint = metadata.token_endpoint
-        dpop = self._dpop_for(metadata)
+        dpop, budget = self._dpop_for(metadata), self._fetcher.deadline(f"the {grant} request")
         for _ in range(2):  # a second time only for a DPoP nonce (RFC 9449 §8)
             if dpop is not None:
                 headers["DPoP"] = dpop.proof("POST", endpoint)
             try:
-                answer = self._fetcher.request("POST", endpoint, data=form, headers=headers)
+                answer = self._fetcher.request("POST", endpoint, data=form, headers=headers,
+                                               deadline=budget)
             except FETCH_ERRORS as exc:
                 raise TokenRequestError(
                     f"the {grant} request to {endpoint} failed: {exc}") from None

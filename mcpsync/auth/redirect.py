@@ -23,6 +23,7 @@ back before it uses the code.
 from __future__ import annotations
 
 import http.server
+import socket
 import sys
 import threading
 import time
@@ -34,6 +35,9 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 
 import requests
 
+from ..engine.watchdog import WATCHDOG
+from ..protocol.deadline import Deadline
+from ..transports.http_deadline import exchange, timeouts, tracked_session
 from .errors import AuthorizationResponseError
 from .fetch import DEFAULT_TIMEOUT
 
@@ -55,12 +59,14 @@ def console_redirect_handler(authorization_url: str) -> str:
 
 class FollowRedirects:
     """A redirect handler that lets ``requests`` play the browser: GET the authorization
-    URL and follow its redirects (at most ``max_hops``, each within ``timeout`` s) until
-    one points at the ``redirect_uri`` of the request; that URL is the callback."""
+    URL and follow its redirects (at most ``max_hops``, each ending within ``timeout`` s,
+    all of it: a trickled answer is cut there) until one points at the ``redirect_uri`` of
+    the request; that URL is the callback. A ``session`` of the caller's gets per-read
+    timeouts only (no adapter is mounted on it)."""
 
     def __init__(self, session: requests.Session | None = None,
                  timeout: float = DEFAULT_TIMEOUT, max_hops: int = MAX_REDIRECT_HOPS) -> None:
-        self.session = session if session is not None else requests.Session()
+        self.session = session if session is not None else tracked_session()
         self.timeout = timeout
         self.max_hops = max_hops
 
@@ -71,8 +77,10 @@ class FollowRedirects:
         for _ in range(self.max_hops):
             if redirect_uri and url.split("?", 1)[0] == redirect_uri.split("?", 1)[0]:
                 return url
-            with self.session.get(url, allow_redirects=False, timeout=self.timeout,
-                                  stream=True) as response:
+            hop = Deadline(self.timeout, f"GET {url.split('?', 1)[0]}")
+            with exchange(hop), self.session.get(
+                    url, allow_redirects=False, stream=True,
+                    timeout=timeouts(hop, self.timeout, self.timeout)) as response:
                 location = response.headers.get("Location")
                 if response.status_code not in (301, 302, 303, 307, 308) or not location:
                     raise AuthorizationResponseError(
@@ -89,6 +97,13 @@ _PAGE = (b"<!doctype html><title>mcpsync</title><p>Authorization received. "
          b"You can close this window.</p>")
 
 
+def _shut_down(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:  # already closed
+        pass
+
+
 class LoopbackRedirect:
     """A redirect handler that receives the redirect itself, on ``127.0.0.1``.
 
@@ -96,8 +111,10 @@ class LoopbackRedirect:
     ``port`` is given) is what to pass to ``OAuth(redirect_uri=...)``. Calling it shows the
     authorization URL (``opener``, default: print it and open a browser) and then serves
     one request at a time on the loopback port until the callback path is requested, at
-    most ``timeout`` seconds; each connection gets ``request_timeout`` seconds. Other
-    paths get 404. Use it as a context manager (or call :meth:`close`) to free the port.
+    most ``timeout`` seconds; each connection gets ``request_timeout`` seconds in all
+    (then its socket is shut down: a connection trickling its request, or a browser's
+    idle preconnect, cannot hold the one-at-a-time listener past that). Other paths get
+    404. Use it as a context manager (or call :meth:`close`) to free the port.
     """
 
     def __init__(self, *, path: str = "/callback", port: int = 0,
@@ -112,6 +129,18 @@ class LoopbackRedirect:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             timeout = request_timeout
+
+            def handle(self) -> None:
+                # A per-read timeout alone lets a trickle go on for ever: end it all.
+                sock = self.connection
+                alarm = WATCHDOG.arm(time.monotonic() + request_timeout,
+                                     lambda: _shut_down(sock))
+                try:
+                    super().handle()
+                except OSError:
+                    pass  # shut down at its deadline, or the browser hung up
+                finally:
+                    alarm.cancel()
 
             def do_GET(self) -> None:
                 if urlsplit(self.path).path != outer.path:

@@ -85,7 +85,9 @@ class AuthServer:
     ``workload_jwts`` (assertions the JWT-bearer grant accepts), ``id_tokens`` (what it
     exchanges for an ID-JAG when it plays an enterprise IdP), ``trusted_idp`` (whose
     ID-JAGs its JWT-bearer grant accepts), ``jwt_tokens`` (issue RFC 9068 JWT access
-    tokens signed by a key published at ``jwks_url``, instead of opaque ones).
+    tokens signed by a key published at ``jwks_url``, instead of opaque ones),
+    ``introspection_claims`` (merged into every active introspection answer; a ``None``
+    value leaves that member out, e.g. ``{"sub": None, "client_id": None}``).
     """
 
     def __init__(self, path: str = "") -> None:
@@ -95,6 +97,8 @@ class AuthServer:
         self.advertise_iss: bool | None = True
         self.metadata_issuer: str | None = None
         self.registration = True
+        #: Fields that replace the metadata's own (an endpoint elsewhere, say).
+        self.metadata_overrides: dict[str, Any] = {}
         self.cimd = False
         self.auth_methods = ["none", "client_secret_basic", "client_secret_post"]
         self.scopes_supported: list[str] | None = None
@@ -111,6 +115,7 @@ class AuthServer:
         self.trusted_idp: AuthServer | None = None
         self.dpop = False
         self.jwt_tokens = False
+        self.introspection_claims: dict[str, Any] = {}
         self._signing_keys: list[tuple[str, Any]] = []  # (kid, private key), newest last
         self.dpop_nonce: str | None = None
         self.seen: list[Seen] = []
@@ -179,7 +184,8 @@ class AuthServer:
                                 "scope": " ".join(issued.scopes)}
         if issued.resource:
             body["aud"] = issued.resource
-        return _json(body)
+        body.update(self.introspection_claims)
+        return _json({k: v for k, v in body.items() if v is not None})
 
     def _jwks(self) -> Response:
         import jwt
@@ -270,6 +276,7 @@ class AuthServer:
             body["padding"] = "x" * self.metadata_padding
         if self.dpop:
             body["dpop_signing_alg_values_supported"] = ["ES256"]
+        body.update(self.metadata_overrides)
         return _json(body)
 
     def _authorize(self, params: dict[str, str]) -> Response:

@@ -153,3 +153,21 @@ def test_enterprise_managed_authorization(auth_server: AuthServer, protect: Any)
         assert auth_server.count("/authorize") == 0
     finally:
         idp.stop()
+
+
+def test_an_unreachable_token_endpoint_reads_as_a_person_would_say_it(
+        auth_server: AuthServer, protect: Any):
+    """The error names the endpoint and says "connection refused", not urllib3's retry text
+    ("HTTPConnectionPool(...): Max retries exceeded ... NewConnectionError ...")."""
+    from tests.serving import free_port
+
+    auth_server.clients["svc"] = "svc-secret"
+    dead = f"http://127.0.0.1:{free_port()}/token"
+    auth_server.metadata_overrides["token_endpoint"] = dead
+    mcp = protect()
+    oauth = OAuth.client_credentials("svc", client_secret="svc-secret")
+    with pytest.raises(TokenRequestError) as caught:
+        Client.http(mcp.url, auth=oauth, protocol_version="2026-07-28")
+    message = str(caught.value)
+    assert f"cannot connect to {dead}: connection refused" in message, message
+    assert "Max retries" not in message and "HTTPConnectionPool" not in message, message

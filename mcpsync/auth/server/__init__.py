@@ -6,7 +6,9 @@ challenges requests without a valid token, and hands the verified :class:`Access
 to handlers as ``ctx.auth``. See docs/auth.md, "Protecting a server".
 """
 
+from .introspection import IntrospectionVerifier
 from .resource import ResourceServer
-from .verify import AccessToken, IntrospectionVerifier, JwtVerifier, TokenVerifier
+from .verify import AccessToken, InvalidTokenError, JwtVerifier, TokenVerifier
 
-__all__ = ["AccessToken", "IntrospectionVerifier", "JwtVerifier", "ResourceServer", "TokenVerifier"]
+__all__ = ["AccessToken", "IntrospectionVerifier", "InvalidTokenError", "JwtVerifier",
+           "ResourceServer", "TokenVerifier"]

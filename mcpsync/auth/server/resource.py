@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from .verify import AccessToken, TokenVerifier, expired
+from .verify import NO_PRINCIPAL, AccessToken, InvalidTokenError, TokenVerifier, expired
 
 logger = logging.getLogger("mcpsync.auth.server")
 
@@ -105,6 +105,9 @@ class ResourceServer:
             return self.refusal("401 Unauthorized", "invalid_request", self.required_scopes)
         try:
             verified = self.verifier.verify(token)
+        except InvalidTokenError as exc:  # a refusal the verifier explains to the client
+            return self.refusal("401 Unauthorized", "invalid_token", self.required_scopes,
+                                exc.description)
         except Exception as exc:  # a verifier's bug must not become a 500 carrying the token
             # The type only: the message or a traceback could quote the token.
             logger.error("mcpsync: the token verifier raised %s; the request was refused",
@@ -112,14 +115,20 @@ class ResourceServer:
             verified = None
         if verified is None or expired(verified):
             return self.refusal("401 Unauthorized", "invalid_token", self.required_scopes)
+        if verified.names_nobody:  # whatever the verifier: its principal would be shared
+            return self.refusal("401 Unauthorized", "invalid_token", self.required_scopes,
+                                NO_PRINCIPAL)
         if not verified.has_scopes(self.required_scopes):
             return self.refusal("403 Forbidden", "insufficient_scope", self.required_scopes)
         return verified
 
-    def refusal(self, status: str, error: str | None, scopes: Iterable[str]) -> Refusal:
+    def refusal(self, status: str, error: str | None, scopes: Iterable[str],
+                description: str | None = None) -> Refusal:
         parts = []
         if error is not None:
             parts.append(f"error={_quoted(error)}")
+        if description is not None:
+            parts.append(f"error_description={_quoted(description)}")
         scope = " ".join(dict.fromkeys(scopes))
         if scope:
             parts.append(f"scope={_quoted(scope)}")
