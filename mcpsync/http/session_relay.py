@@ -142,7 +142,8 @@ class RelayedSession:
     def _note_cursor(self, stream: ResponseStream) -> None:
         follower = stream.follower
         if (isinstance(follower, Follower) and follower.key == self.standalone_key
-                and follower.cursor != follower.start and self.store is not None):
+                and follower.cursor != follower.start and self.store is not None
+                and not follower.failing):  # closed for a store failure: writing fails too
             note_cursor(self.store, self._cursor_key, follower.cursor)
 
     def share(self, kind: str, value: str) -> bool:

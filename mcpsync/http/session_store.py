@@ -18,7 +18,9 @@ bus, ``logging/setLevel`` and ``resources/subscribe`` are written to the record 
 
 :class:`FileSessionStore` keeps one small JSON file per session in a directory: enough for
 several workers on one host. :class:`MemorySessionStore` serves several apps in one
-process. Anything else (Redis, a database) is four methods, and four more to share state.
+process. Anything else (Redis, a database) is four methods, and four more to share state;
+its ``save`` should honour :attr:`SessionRecord.lifetime` (the handshake timeout of a
+session whose client has not come back yet), or such sessions linger until idle expiry.
 """
 
 from __future__ import annotations
@@ -35,10 +37,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import StoreUnavailableError
+from ..protocol.budget import current_budget
+from ..protocol.deadline import Deadline
+
+#: Seconds a save, touch or delete waits for :class:`FileSessionStore`'s lock outside a
+#: request (inside one it takes what is left of the request's ``store_budget``).
+LOCK_WAIT = 5.0
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: one process's threads only
     fcntl = None  # type: ignore[assignment]
+
+
+def _positive(seconds: float) -> float:
+    return max(0.0, min(seconds, threading.TIMEOUT_MAX))
 
 
 @dataclass(frozen=True)
@@ -56,6 +70,13 @@ class SessionRecord:
     log_level: str | None = None
     #: The URIs of ``resources/subscribe`` still in force.
     subscriptions: frozenset[str] = frozenset()
+    #: Seconds the stored record lives if nothing touches it (``None``: the store's
+    #: ``idle_timeout``). The app saves a new session with its handshake timeout: until
+    #: the client's second request (whose :meth:`SessionStore.touch` gives the record the
+    #: idle timeout), a session that never completes its handshake must expire on every
+    #: worker within seconds, not linger for the idle timeout. Not part of the record's
+    #: content (not stored, not compared): how long it is kept.
+    lifetime: float | None = field(default=None, compare=False)
 
     def to_json(self) -> str:
         return json.dumps({"sessionId": self.session_id, "protocolVersion": self.protocol_version,
@@ -93,13 +114,17 @@ class SessionStore(Protocol):
     when shared, from many processes."""
 
     def save(self, record: SessionRecord) -> None:
-        """Write (or overwrite) the record of a session that has just been initialized."""
+        """Write (or overwrite) the record of a session that has just been initialized;
+        it expires ``record.lifetime`` seconds from now unless touched (``None``: the
+        store's idle timeout). A store that ignores ``lifetime`` keeps a session whose
+        client never came back after ``initialize`` for its whole idle timeout."""
 
     def load(self, session_id: str) -> SessionRecord | None:
         """The record of a live session; ``None`` if unknown, ended or expired."""
 
     def touch(self, session_id: str) -> bool:
-        """Note that the session is in use; ``False`` if it no longer exists."""
+        """Note that the session is in use: it expires the idle timeout from now (whatever
+        ``lifetime`` it was saved with); ``False`` if it no longer exists."""
 
     def delete(self, session_id: str) -> bool:
         """End the session everywhere; ``True`` if it existed."""
@@ -150,7 +175,8 @@ class _StateChanges:
 class FileSessionStore(_StateChanges):
     """One JSON file per session in ``directory``, for workers on one host. Thread- and
     process-safe: files are replaced atomically, and a record idle (untouched) for longer
-    than ``idle_timeout`` seconds counts as gone. Expired files are removed as they are
+    than ``idle_timeout`` seconds (or than the ``lifetime`` it was saved with, until it is
+    touched) counts as gone. Expired files are removed as they are
     found, and by :meth:`sweep`, which :meth:`save` runs at most once a minute.
 
     Also :class:`SharedSessionState`: each change is a read-modify-write under an
@@ -181,20 +207,59 @@ class FileSessionStore(_StateChanges):
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        with self._thread_lock:
+        """The directory's lock, for one read-modify-write. Waiting for it is a wait on
+        another process (one stopped while holding it holds it for ever), so it ends by a
+        deadline: what is left of the request's store budget when there is one, else
+        :data:`LOCK_WAIT`; then :class:`~mcpsync.errors.StoreUnavailableError` (503)."""
+        budget = current_budget()
+        alone = Deadline(LOCK_WAIT, "the session store's lock")
+
+        def waiting() -> contextlib.AbstractContextManager[Deadline]:
+            # Each wait spends the request's budget (only the time it waits is charged);
+            # outside a request both waits share one deadline.
+            return (budget.spend(LOCK_WAIT) if budget is not None
+                    else contextlib.nullcontext(alone))
+
+        with waiting() as deadline:
+            if not self._thread_lock.acquire(timeout=_positive(deadline.remaining())):
+                raise self._busy(deadline)
+        try:
             if fcntl is None:
                 yield
                 return
             fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                with waiting() as deadline:
+                    self._flock(fd, deadline)
                 yield
             finally:
                 os.close(fd)  # releases the lock
+        finally:
+            self._thread_lock.release()
+
+    def _flock(self, fd: int, deadline: Deadline) -> None:
+        delay = 0.001
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                left = deadline.remaining()
+                if left <= 0:
+                    raise self._busy(deadline) from None
+                time.sleep(min(delay, left))  # flock has no timed wait: poll, backing off
+                delay = min(delay * 2, 0.05)
+
+    def _busy(self, deadline: Deadline) -> StoreUnavailableError:
+        return StoreUnavailableError(
+            f"the session store at {self.directory} is locked by another process or thread "
+            f"past its time budget ({deadline.what})")
 
     def save(self, record: SessionRecord) -> None:
         with self._locked():
             self._write(record)
+            if record.lifetime is not None:
+                self._expire_in(record.session_id, record.lifetime)
         if time.time() >= self._next_sweep:
             self._next_sweep = time.time() + 60.0
             self.sweep()
@@ -209,6 +274,13 @@ class FileSessionStore(_StateChanges):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
             raise
+
+    def _expire_in(self, session_id: str, seconds: float) -> None:
+        # A file expires ``idle_timeout`` after its mtime, which every worker reads with
+        # one stat() and no parse: a shorter life is an mtime set back by the difference
+        # (a :meth:`touch` sets it to now, so the idle timeout again).
+        now = time.time()
+        os.utime(self._path(session_id), (now, now - self.idle_timeout + seconds))
 
     def load(self, session_id: str) -> SessionRecord | None:
         path = self._path(session_id)
@@ -279,8 +351,8 @@ class MemorySessionStore(_StateChanges):
     for several apps in one process (mounts of one deployment behind an
     :class:`~mcpsync.http.bus.InProcessBus`) and for tests. Thread-safe. Like
     :class:`FileSessionStore`, a record idle (untouched) for longer than ``idle_timeout``
-    seconds is gone; at most ``max_sessions`` records are kept (the least recently used
-    goes first), a few hundred bytes each."""
+    seconds (or its saved ``lifetime``, until touched) is gone; at most ``max_sessions``
+    records are kept (the least recently used goes first), a few hundred bytes each."""
 
     def __init__(self, *, idle_timeout: float = 1800.0, max_sessions: int = 100_000) -> None:
         self.idle_timeout = idle_timeout
@@ -300,6 +372,8 @@ class MemorySessionStore(_StateChanges):
 
     def save(self, record: SessionRecord) -> None:
         now = time.monotonic()
+        if record.lifetime is not None:  # as if touched that much longer ago (see _live)
+            now -= self.idle_timeout - record.lifetime
         with self._lock:
             self._records.pop(record.session_id, None)
             self._records[record.session_id] = (record, now)

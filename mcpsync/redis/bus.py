@@ -12,8 +12,10 @@ it promises, and why:
   order, and a publisher's consecutive ``publish`` calls reach Redis in the order made.
   Every bus, the publisher's own included, sees the same sequence from it.
 * **Never hangs**: ``publish`` raises :class:`~mcpsync.errors.StoreUnavailableError` when
-  Redis cannot be reached (the client must have socket timeouts: a bus made from a URL
-  has a 2 s connect and 5 s reply timeout).
+  Redis cannot be reached, within the budget in force: the request's (``wsgi_app(
+  store_budget=)``) when it publishes for one, else 5 s of its own (see
+  :mod:`mcpsync.redis.budget`). The listener's steps are bounded the same way, so
+  ``close`` ends it in time even while Redis is stopped.
 * **Survives Redis going away**: the listener reconnects with a backoff doubling from
   50 ms to :data:`RECONNECT_MAX`, logs the outage once (and once when Redis is back, not
   per retry), and resumes delivering; messages published during the outage are lost.
@@ -36,6 +38,7 @@ import redis
 
 from ..http.bus import BusMessage
 from .client import (
+    DEFAULT_CALL_BUDGET,
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_SOCKET_TIMEOUT,
     RECONNECT_MAX,
@@ -85,14 +88,20 @@ class RedisBus:
 
     ``client`` is a :class:`redis.Redis` with socket timeouts, or a URL (the bus then makes
     and owns a client with short timeouts). Buses with the same ``prefix`` and ``channel``
-    on the same Redis hear each other.
+    on the same Redis hear each other. ``call_budget``: seconds a publish made outside a
+    request's budget (from a handler or background thread) may wait on Redis in all.
     """
 
     def __init__(self, client: redis.Redis | str, *, prefix: str = "mcpsync",
-                 channel: str = "bus", max_message_bytes: int = MAX_BUS_MESSAGE_BYTES) -> None:
+                 channel: str = "bus", max_message_bytes: int = MAX_BUS_MESSAGE_BYTES,
+                 call_budget: float = DEFAULT_CALL_BUDGET) -> None:
+        if not call_budget > 0:
+            raise ValueError("call_budget must be positive")
         self._redis, self._owns_client = connect(client), not isinstance(client, redis.Redis)
         self.channel = f"{prefix}:{channel}"
         self.max_message_bytes = max_message_bytes
+        #: Seconds a publish made outside a request's budget may wait on Redis.
+        self.call_budget = call_budget
         self._lock = threading.Lock()
         self._callbacks: dict[int, Callable[[BusMessage], None]] = {}
         self._next = 0
@@ -114,7 +123,7 @@ class RedisBus:
                              f"is {len(data)}")
         if self._closed:
             raise RuntimeError("the bus is closed")
-        with unavailable(self._redis, "publishing on the bus"):
+        with unavailable(self._redis, "publishing on the bus", self.call_budget):
             self._redis.publish(self.channel, data)
 
     def subscribe(self, callback: Callable[[BusMessage], None]) -> Callable[[], None]:

@@ -8,6 +8,15 @@ quick retry (which is also how a pooled connection left dead by a Redis restart 
 replaced, so the process recovers by itself), and every call goes through
 :func:`unavailable`, which turns the client's connection-class failures into the one
 error the WSGI app answers with ``503``. The error names the server without its password.
+
+Socket timeouts bound one read; they do not bound a call (a timeout, a retry, a reconnect
+and its handshake add up) nor a request that makes several calls. So the waits are also
+*budgeted* (:mod:`mcpsync.redis.budget`): the WSGI app gives each request one
+:class:`~mcpsync.protocol.budget.Budget` for all its Redis work (``store_budget``, 10 s by
+default), and a store call made outside any request (a handler thread storing an SSE
+event, a background sweep) gets :data:`DEFAULT_CALL_BUDGET` of its own. Only the time
+spent waiting on Redis is charged; when the budget is spent the call is refused at once
+with ``StoreUnavailableError``.
 """
 
 from __future__ import annotations
@@ -24,6 +33,8 @@ from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
 from ..errors import StoreUnavailableError
+from ..protocol.budget import Budget, current_budget
+from .budget import install
 
 #: Seconds to wait for a TCP connection to Redis.
 DEFAULT_CONNECT_TIMEOUT = 2.0
@@ -32,6 +43,10 @@ DEFAULT_CONNECT_TIMEOUT = 2.0
 DEFAULT_SOCKET_TIMEOUT = 5.0
 #: Seconds a pooled connection may sit idle before it is PINGed on its next use.
 DEFAULT_HEALTH_CHECK_INTERVAL = 15
+#: Seconds one store call made outside a request's budget (a handler thread storing an SSE
+#: event, a bus publish from a background thread, a sweep) may spend waiting on Redis, its
+#: retry and reconnect included.
+DEFAULT_CALL_BUDGET = 5.0
 #: Longest pause between a channel listener's reconnect attempts (seconds; from 50 ms).
 RECONNECT_MAX = 2.0
 
@@ -75,10 +90,17 @@ def connect(url_or_client: str | redis.Redis, **options: Any) -> redis.Redis:
     health checks on idle connections, and one quick retry of a failed command (a pooled
     connection that a Redis restart left dead is replaced on that retry). Responses stay
     bytes: the stores keep binary event data.
+
+    Either way the client's connections end their waits by the caller's budget (see
+    :mod:`mcpsync.redis.budget`): a ready client's pool is switched to the budgeted
+    variant of its connection class (which behaves as redis-py's own outside a budget),
+    unless that class is not one of redis-py's stock ones (a Sentinel pool, a class of
+    the application's): such a client is left as it is, bounded by its own timeouts only.
     """
     if isinstance(url_or_client, redis.Redis):
         if options:
             raise TypeError("options apply only when connecting by URL")
+        install(url_or_client)
         return url_or_client
     if not isinstance(url_or_client, str):
         raise TypeError(f"a Redis URL or a redis.Redis client, not {type(url_or_client)!r}")
@@ -88,11 +110,13 @@ def connect(url_or_client: str | redis.Redis, **options: Any) -> redis.Redis:
     options.setdefault("retry", Retry(ExponentialBackoff(cap=0.25, base=0.05), 1))
     options.setdefault("decode_responses", False)
     try:
-        return redis.Redis.from_url(url_or_client, **options)
+        client = redis.Redis.from_url(url_or_client, **options)
     except ValueError as exc:  # its message may quote the URL: never the password
         if _has_password(url_or_client):
             raise ValueError(f"not a usable Redis URL: {redact(url_or_client)}") from None
         raise ValueError(f"not a usable Redis URL: {exc}") from None
+    install(client)
+    return client
 
 
 def _has_password(url: str) -> bool:
@@ -117,16 +141,28 @@ def describe(client: redis.Redis) -> str:
 
 
 @contextlib.contextmanager
-def unavailable(client: redis.Redis, what: str) -> Iterator[None]:
+def unavailable(client: redis.Redis, what: str,
+                budget: float | None = DEFAULT_CALL_BUDGET) -> Iterator[None]:
     """Run the block; a failure to reach ``client``'s server becomes
     :class:`~mcpsync.errors.StoreUnavailableError` saying ``what`` failed and where (no
-    password: the client's own message is replaced, not quoted, when it could hold one)."""
+    password: the client's own message is replaced, not quoted, when it could hold one).
+
+    The block's Redis waits spend the budget in force (a request's), or, outside one,
+    ``budget`` seconds of their own: a call refused because it is spent fails at once."""
+    spending = current_budget()
+    scope: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+    if spending is None:
+        spending = Budget(budget, what)
+        scope = spending.applied()
     try:
-        yield
+        with scope:
+            yield
     except StoreUnavailableError:
         raise
     except UNAVAILABLE as exc:
         reason = _reason(client, exc)
+        if spending.spent_out:  # a read cut short by the budget: say which budget
+            reason += f"; {spending.describe()} is spent"
         raise StoreUnavailableError(
             f"{what}: Redis at {describe(client)} is unavailable ({reason})") from exc
 
@@ -139,15 +175,22 @@ def follow_channel(client: redis.Redis, channel: str, stop: threading.Event, *,
     run on a thread of the caller's. ``up`` is called each time the subscription is in
     place, ``down`` each time Redis is lost; then it reconnects with a backoff from 50 ms
     to :data:`RECONNECT_MAX`, saying so once per outage (and once when Redis is back). The
-    one listener loop of the bus and of the task store's change channel."""
+    one listener loop of the bus and of the task store's change channel.
+
+    Each step (subscribing, one poll) spends at most :data:`DEFAULT_CALL_BUDGET` waiting on
+    Redis, its reconnect included, so ``stop`` is seen within about that long even while
+    Redis hangs. (A stopped Redis that keeps the connection open looks like a quiet
+    channel: nothing is lost by it that pub/sub would have kept.)"""
     delay, outage = 0.05, False
     while not stop.is_set():
         pubsub = client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call, unused-ignore]
         try:
-            pubsub.subscribe(channel)
+            with Budget(DEFAULT_CALL_BUDGET, f"{what}: subscribing").applied():
+                pubsub.subscribe(channel)
             subscribed = False
             while not stop.is_set():
-                message = pubsub.get_message(timeout=poll)
+                with Budget(DEFAULT_CALL_BUDGET, f"{what}: listening").applied():
+                    message = pubsub.get_message(timeout=poll)
                 if not subscribed and pubsub.subscribed:
                     subscribed = True
                     up()
@@ -178,6 +221,7 @@ def _reason(client: redis.Redis, exc: BaseException) -> str:
 
 
 __all__ = [
+    "DEFAULT_CALL_BUDGET",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_HEALTH_CHECK_INTERVAL",
     "DEFAULT_SOCKET_TIMEOUT",

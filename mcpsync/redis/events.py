@@ -25,13 +25,18 @@ Each operation is one Lua script (number, append, trim and expiry are atomic).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import math
+import time
+from collections.abc import Iterator
 
 import redis
 
+from ..errors import StoreUnavailableError
 from ..http.events import DEFAULT_MAX_BYTES
 from ..protocol.numerals import parse_decimal
-from .client import connect, describe, require_bytes, unavailable
+from .client import DEFAULT_CALL_BUDGET, connect, describe, require_bytes, unavailable
 
 #: How long a stream is kept after its last event, in seconds, by default.
 DEFAULT_MAX_AGE = 600.0
@@ -71,13 +76,17 @@ class RedisEventStore:
 
     ``redis`` is a URL or a ready :class:`redis.Redis` (see :func:`mcpsync.redis.connect`;
     it must not decode responses). Every method raises
-    :class:`~mcpsync.errors.StoreUnavailableError` when Redis cannot be reached.
+    :class:`~mcpsync.errors.StoreUnavailableError` when Redis cannot be reached, within
+    the budget in force: the request's that waits for the event (``wsgi_app(
+    store_budget=)``), else ``call_budget`` seconds per call (see
+    :mod:`mcpsync.redis.budget`).
     """
 
     def __init__(self, redis: str | redis.Redis, *, prefix: str = "mcpsync",
                  max_events_per_stream: int = 256,
                  max_bytes_per_stream: int = DEFAULT_MAX_BYTES,
-                 max_age: float = DEFAULT_MAX_AGE) -> None:
+                 max_age: float = DEFAULT_MAX_AGE,
+                 call_budget: float = DEFAULT_CALL_BUDGET) -> None:
         if not prefix:
             raise ValueError("prefix must not be empty")
         if max_events_per_stream < 0:
@@ -86,12 +95,17 @@ class RedisEventStore:
             raise ValueError("max_bytes_per_stream must not be negative")
         if not max_age > 0:
             raise ValueError("max_age must be positive")
+        if not call_budget > 0:
+            raise ValueError("call_budget must be positive")
         self.redis = connect(redis)
         require_bytes(self.redis)
         self.prefix = prefix
         self.max_events_per_stream = max_events_per_stream
         self.max_bytes_per_stream = max_bytes_per_stream
         self.max_age = max_age
+        #: Seconds one call made outside a request's budget may wait on Redis.
+        self.call_budget = call_budget
+        self._failed_at = -math.inf  # when a call last found Redis unavailable (monotonic)
         self._ttl_ms = max(1, round(max_age * 1000))
         self._store = self.redis.register_script(_STORE)
         self._after = self.redis.register_script(_AFTER)
@@ -101,10 +115,21 @@ class RedisEventStore:
         key = f"{self.prefix}:events:{digest}"
         return [key + ":meta", key]
 
+    @contextlib.contextmanager
+    def _call(self, what: str) -> Iterator[None]:
+        """One call to Redis, bounded (see ``call_budget``); a failure is noted for
+        :meth:`forget`."""
+        try:
+            with unavailable(self.redis, what, self.call_budget):
+                yield
+        except StoreUnavailableError:
+            self._failed_at = time.monotonic()
+            raise
+
     def store_event(self, stream_id: str, data: bytes) -> str:
         if "_" in stream_id:
             raise ValueError("stream ids must not contain '_'")
-        with unavailable(self.redis, "storing an SSE event"):
+        with self._call("storing an SSE event"):
             seq = self._store(keys=self._keys(stream_id),
                               args=[data, self.max_events_per_stream,
                                     self.max_bytes_per_stream, self._ttl_ms])
@@ -115,7 +140,7 @@ class RedisEventStore:
         seq = parse_decimal(seq_text)
         if not stream_id or seq is None:
             return None
-        with unavailable(self.redis, "reading SSE events"):
+        with self._call("reading SSE events"):
             found = self._after(keys=self._keys(stream_id), args=[seq])
         if found is None:
             return None
@@ -126,8 +151,18 @@ class RedisEventStore:
         return stream_id, events
 
     def forget(self, stream_id: str) -> None:
-        """Drop a stream's events (no resume can need them any more)."""
-        with unavailable(self.redis, "forgetting an SSE stream"):
+        """Drop a stream's events (no resume can need them any more).
+
+        Only a clean-up (the stream's keys expire ``max_age`` after its last event anyway):
+        within ``call_budget`` seconds of a call that found Redis unavailable it is not
+        tried but refused at once, so that ending many sessions while Redis is stopped (an
+        app closing) costs one call's budget, not one per stream."""
+        since = time.monotonic() - self._failed_at
+        if since < self.call_budget:
+            raise StoreUnavailableError(
+                f"forgetting an SSE stream: not tried, Redis at {describe(self.redis)} was "
+                f"unavailable {since:.1f} s ago (the stream's keys expire by themselves)")
+        with self._call("forgetting an SSE stream"):
             self.redis.delete(*self._keys(stream_id))
 
     def __repr__(self) -> str:

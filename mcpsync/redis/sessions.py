@@ -15,11 +15,12 @@ characters)::
     <prefix>:subscribers:<uri>     hash: <sid> -> session id (the reverse index)
 
 The first two expire together ``idle_timeout`` seconds after the last :meth:`save` or
-:meth:`touch`; an index hash lives as long as its longest-lived subscriber, and
-:meth:`subscribers` drops the entries of sessions that have expired since. Every change
-is one Lua script, so it is atomic (two workers subscribing at once lose neither). The
-scripts touch keys they derive, so this runs on a standalone Redis (or behind Sentinel),
-not on Redis Cluster.
+:meth:`touch` (after the record's ``lifetime`` when it was saved with one: the app's
+handshake timeout, until the session's second request touches it); an index hash lives
+as long as its longest-lived subscriber, and :meth:`subscribers` drops the entries of
+sessions that have expired since. Every change is one Lua script, so it is atomic (two
+workers subscribing at once lose neither). The scripts touch keys they derive, so this
+runs on a standalone Redis (or behind Sentinel), not on Redis Cluster.
 """
 
 from __future__ import annotations
@@ -134,8 +135,9 @@ class RedisSessionStore:
     (the client's connection pool is), and shared by any number of processes.
 
     ``redis`` is a URL or a ready :class:`redis.Redis` (see :func:`mcpsync.redis.connect`;
-    it must not decode responses). A record untouched for ``idle_timeout`` seconds is
-    gone, with its subscriptions. A session may hold ``max_subscriptions`` URIs of at most
+    it must not decode responses). A record untouched for ``idle_timeout`` seconds (or
+    for the ``lifetime`` it was saved with, until a :meth:`touch`) is gone, with its
+    subscriptions. A session may hold ``max_subscriptions`` URIs of at most
     :data:`MAX_URI_LENGTH` characters; one more is refused with ``ValueError``. Any
     method raises :class:`~mcpsync.errors.StoreUnavailableError` when Redis cannot be
     reached; the next call tries again.
@@ -199,9 +201,11 @@ class RedisSessionStore:
             self._check_uri(uri)
             subs += [uri, _digest(uri)]
         key = self.record_key(record.session_id)
+        ttl_ms = (self._ttl_ms if record.lifetime is None
+                  else max(1, round(record.lifetime * 1000)))
         with unavailable(self.redis, "saving a session"):
             self._save(keys=[key, key + ":subs"],
-                       args=[self._ttl_ms, f"{self.prefix}:subscribers:",
+                       args=[ttl_ms, f"{self.prefix}:subscribers:",
                              _digest(record.session_id), record.session_id, len(fields),
                              *fields, *subs])
 

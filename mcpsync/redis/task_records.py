@@ -29,6 +29,16 @@ def _text(value: bytes | str) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
+def _usable(text: str) -> bool:
+    """Whether ``text`` can be part of a key: a lone surrogate (which JSON can carry, so a
+    client can send one as a task id) has no UTF-8 form, so no task can have it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class _Entry:
     """A stored task: the record without its payload, the payload texts, position, cost."""
@@ -58,6 +68,12 @@ def _parse(raw: Mapping[Any, Any]) -> _Entry | None:
     record = TaskRecord(**json.loads(fields["r"]))
     texts: dict[str, str] = {f: fields[f] for f in PAYLOAD_FIELDS if f in fields}
     return _Entry(record, texts, int(fields["seq"]), int(fields["size"]))
+
+
+def _plain(raw: bytes | str | None) -> TaskRecord | None:
+    """The record from a task's ``r`` field alone, without its payload: enough to judge
+    its status, owner, expiry and runner without reading what it holds."""
+    return None if raw is None else TaskRecord(**json.loads(_text(raw)))
 
 
 def _expires_at(record: TaskRecord) -> float | None:

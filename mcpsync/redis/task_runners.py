@@ -5,9 +5,11 @@ id>``) with a TTL (:data:`HEARTBEAT_TTL`), refreshed by one named daemon thread 
 (:meth:`RunnerTracking._beat`) every third of it while the process has live tasks it
 created through the store. A live task whose runner's heartbeat is gone is marked
 ``failed`` with :data:`~mcpsync.tasks.sqlite.RUNNER_EXITED` when it is read
-(:meth:`RunnerTracking._load`) or by :meth:`RunnerTracking.recover`. A layer between the
-transactions (:mod:`mcpsync.redis.task_writes`) and the store
-(:mod:`mcpsync.redis.tasks`), which inherits it.
+(:meth:`RunnerTracking._load`) or by :meth:`RunnerTracking.recover`; and making room when
+a bound is reached (:meth:`RunnerTracking._free`), which needs that judgement too (a dead
+runner's task no longer counts as live). A layer between the transactions
+(:mod:`mcpsync.redis.task_writes`) and the store (:mod:`mcpsync.redis.tasks`), which
+inherits it.
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ from typing import Final
 import redis
 from redis.client import Pipeline
 
+from ..protocol.deadline import Deadline
 from ..tasks.bounds import encode, record_size
 from ..tasks.sqlite import RUNNER_EXITED
 from ..tasks.store import TaskRecord, runner_id
-from .client import UNAVAILABLE, unavailable
-from .task_records import _Entry, _parse, _text
+from .client import UNAVAILABLE
+from .task_records import _Entry, _parse, _plain, _text
 from .task_writes import TaskWrites
 
 log = logging.getLogger("mcpsync.redis.tasks")
@@ -96,21 +99,38 @@ class RunnerTracking(TaskWrites):
             return self._fail_dead(task_id)
         return entry
 
+    def _glance(self, task_id: str) -> TaskRecord | None:
+        """The task's plain fields as they are, without its payload (``None`` if absent or
+        expired, which is then forgotten; a dead runner's live task is failed first): what
+        a waiter re-checks, so that watching a big task costs little."""
+        record = _plain(self._redis.hget(self._keys.task(task_id), "r"))
+        if record is None:
+            return None
+        if record.expired():
+            self._forget(task_id, time.time())
+            return None
+        if not record.terminal and self._runner_dead(self._redis, record.runner):
+            entry = self._fail_dead(task_id)
+            return None if entry is None else entry.record
+        return record
+
     def recover(self) -> int:
         """Mark ``failed`` the live tasks whose runner's heartbeat has expired (on any
         machine); how many. Runs when the store is made; also done for each task when it
         is read."""
         self._check()
         failed = 0
-        with unavailable(self._redis, "recovering tasks"):
+        with self._call("recovering tasks"):
             running = self._redis.hgetall(self._keys.running)
-            by_runner: dict[str, builtins.list[str]] = {}
-            for raw_id, raw_runner in running.items():
-                by_runner.setdefault(_text(raw_runner), []).append(_text(raw_id))
-            for runner, ids in by_runner.items():
+        by_runner: dict[str, builtins.list[str]] = {}
+        for raw_id, raw_runner in running.items():
+            by_runner.setdefault(_text(raw_runner), []).append(_text(raw_id))
+        for runner, ids in by_runner.items():  # each step a call of its own: any number fit
+            with self._call("recovering tasks"):
                 if not self._runner_dead(self._redis, runner):
                     continue
-                for task_id in ids:
+            for task_id in ids:
+                with self._call("recovering tasks"):
                     before = _parse(self._redis.hgetall(self._keys.task(task_id)))
                     after = self._fail_dead(task_id)
                     if before is None or after is None:
@@ -143,8 +163,9 @@ class RunnerTracking(TaskWrites):
                 mine = builtins.list(self._mine)
             if not mine:
                 continue
-            try:
-                with self._redis.pipeline(transaction=False) as pipe:
+            try:  # a beat never outlives its interval, even on a Redis that stopped answering
+                with Deadline(interval, "the task store's heartbeat").applied(), \
+                        self._redis.pipeline(transaction=False) as pipe:
                     pipe.set(self._keys.runner(runner_id()), b"1", px=self._heartbeat_ms())
                     pipe.hmget(self._keys.running, mine)
                     _, running = pipe.execute()
@@ -161,3 +182,48 @@ class RunnerTracking(TaskWrites):
                 for task_id, runner in zip(mine, running, strict=True):
                     if runner is None:
                         self._mine.discard(task_id)
+
+    # -- making room: what is no longer live gives its place up --------------------------
+
+    def _free(self, bound: str, owner: str, keep: str | None, deadline: Deadline) -> bool:
+        """Make room for ``bound`` (``owner``, ``count`` or ``bytes``); whether any was.
+        A sweep on the way takes at most half of what is left of the call's ``deadline``."""
+        now = time.time()
+        sweep = deadline.within(deadline.remaining() / 2)
+        if bound == "owner":
+            return self._free_owner(owner, now)
+        if bound == "count" and now - self._last_sweep >= 1.0 and self._sweep(now, sweep)[0]:
+            return True
+        return self._evict_terminal(keep) or self._sweep(now, sweep)[0] > 0
+
+    def _free_owner(self, owner: str, now: float) -> bool:
+        """Drop from the owner's live set what is no longer live (expired, gone, failed
+        for a dead runner); whether any was. Reads each task's plain fields only (one
+        round trip): an owner at its bound who keeps asking must not make every attempt
+        read all its payloads."""
+        live = self._keys.live(owner)
+        ids = [_text(raw) for raw in self._redis.smembers(live)]
+        with self._redis.pipeline(transaction=False) as pipe:
+            for task_id in ids:
+                pipe.hget(self._keys.task(task_id), "r")
+            plains = pipe.execute()
+        freed = False
+        for task_id, raw in zip(ids, plains, strict=True):
+            record = _plain(raw)
+            if record is None or record.terminal:
+                self._redis.srem(live, task_id)
+                freed = True
+            elif record.expired(now):
+                freed = self._forget(task_id, now) or freed
+            elif self._runner_dead(self._redis, record.runner):
+                after = self._fail_dead(task_id)
+                freed = freed or after is None or after.record.terminal
+        return freed
+
+    def _full_message(self, bound: str) -> str:
+        if bound == "owner":
+            return (f"this client has {self.max_live_per_owner} tasks running; wait for "
+                    f"one to finish or cancel one")
+        if bound == "count":
+            return f"the server is running {self.max_tasks} tasks; try again later"
+        return "the server's task store is full; try again later"

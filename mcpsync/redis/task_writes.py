@@ -10,26 +10,39 @@ each reads on its own; the store's ``__init__`` sets every attribute declared he
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
+import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Final, TypeVar, cast
 
 import redis
 from redis.client import Pipeline
 
 from ..errors import StoreUnavailableError
+from ..protocol.deadline import Deadline, current
 from ..tasks.bounds import encode
 from ..tasks.store import runner_id
-from .task_records import _Entry, _expires_at, _Keys, _parse, _text
+from .client import unavailable
+from .task_records import _Entry, _expires_at, _Keys, _plain, _text
+
+log = logging.getLogger("mcpsync.redis.tasks")
 
 #: A task key outlives the task's ttl by this much in Redis (milliseconds): the record's
 #: own clock decides expiry, Redis only frees what nobody swept.
 EXPIRY_GRACE_MS: Final = 60_000
-#: Tries of one optimistic transaction before giving up with ``StoreUnavailableError``.
+#: Tries of one optimistic transaction before giving up with ``StoreUnavailableError``
+#: (each retry follows a reply: another writer got in first; the call's budget bounds them
+#: in time too).
 MAX_ATTEMPTS: Final = 1000
+#: Seconds one store call may spend on Redis in all, every command and retry included
+#: (``RedisTaskStore(call_timeout=)``); a request's own deadline, when sooner, wins.
+CALL_TIMEOUT: Final = 10.0
+#: Expired tasks read from the expiry index at once by a sweep.
+SWEEP_BATCH: Final = 500
 
 T = TypeVar("T")
 
@@ -38,6 +51,9 @@ class TaskWrites:
     """Transactions and index upkeep over one prefix's keys (see the module)."""
 
     heartbeat_ttl: float
+    call_timeout: float
+    max_live_per_owner: int
+    max_tasks: int
     _redis: redis.Redis
     _keys: _Keys
     _lock: threading.Lock
@@ -71,11 +87,45 @@ class TaskWrites:
             self._watchers = {}
             self._alive = {}
 
+    @contextlib.contextmanager
+    def _call(self, what: str, seconds: float | None = None) -> Iterator[Deadline]:
+        """The budget of one store call: every Redis command in the block shares it
+        (``seconds``, else :attr:`call_timeout`), as the ambient deadline the client
+        honours, so a Redis that stops answering ends the call on time however many
+        commands and retries it makes; running out, like Redis being away, is
+        :class:`~mcpsync.errors.StoreUnavailableError`. A caller's deadline that ends
+        sooner (a request's) stays in force."""
+        budget = Deadline(self.call_timeout if seconds is None else seconds,
+                          f"the task store ({what})")
+        with unavailable(self._redis, what), budget.applied() as deadline:
+            yield deadline
+
+    def _warn_if_evicting(self) -> None:
+        """Log a warning when Redis may evict keys: under ``allkeys-*`` the indexes (the
+        byte total, the sequence: bounds and cursors would lie), under ``volatile-*`` the
+        tasks themselves before their ttl. Silent where ``CONFIG GET`` is not allowed."""
+        with self._call("reading Redis's eviction policy"):
+            try:
+                reply = cast("dict[bytes | str, bytes | str]",
+                             self._redis.config_get("maxmemory-policy"))
+            except redis.exceptions.ResponseError:  # renamed or refused (managed Redis, ACL)
+                return
+        policy = next((_text(v) for k, v in reply.items() if _text(k) == "maxmemory-policy"),
+                      "noeviction")
+        if policy != "noeviction":
+            log.warning("task store: Redis has maxmemory-policy %s: it may evict the "
+                        "store's keys when full (tasks lost before their ttl, bounds and "
+                        "cursors wrong); use noeviction for the task store's Redis", policy)
+
     def _tx(self, fn: Callable[[Pipeline], T], *watch: str) -> T:
         """Run ``fn`` as an optimistic transaction over ``watch``: it reads through the
         pipeline (immediate while watching), calls ``multi()`` and queues its writes; they
-        are executed here. Recomputed when another writer got in first."""
+        are executed here. Recomputed when another writer got in first, until the
+        ambient budget (:meth:`_call`) runs out."""
+        deadline = current()
         for _ in range(MAX_ATTEMPTS):
+            if deadline is not None:
+                deadline.check()
             with self._redis.pipeline(transaction=True) as pipe:
                 try:
                     pipe.watch(*watch)  # type: ignore[no-untyped-call, unused-ignore]
@@ -139,24 +189,26 @@ class TaskWrites:
                 only_terminal: bool = False) -> bool:
         """Delete a task and its index entries if it is expired at ``now`` (or, with
         ``only_terminal``, if it is terminal; with neither, whatever it is); whether it
-        was deleted. Works for a task whose key Redis already dropped (its TTL)."""
+        was deleted. Works for a task whose key Redis already dropped (its TTL). Reads the
+        plain fields and the size, never the payload: deleting costs what the task is."""
         k = self._keys
 
         def forget(pipe: Pipeline) -> bool:
-            entry = _parse(pipe.hgetall(k.task(task_id)))
+            raw, raw_size = pipe.hmget(k.task(task_id), ["r", "size"])
+            record = None if raw_size is None else _plain(raw)
             meta = pipe.hget(k.index, task_id)
-            if entry is None and meta is None:
+            if record is None and meta is None:
                 pipe.multi()  # a stray id left in an index: clear it
                 for index in (k.all, k.terminal, k.expiry):
                     pipe.zrem(index, task_id)
                 pipe.hdel(k.running, task_id)
                 return False
-            if entry is not None:
-                if now is not None and not entry.record.expired(now):
+            if record is not None and raw_size is not None:
+                if now is not None and not record.expired(now):
                     return False
-                if only_terminal and not entry.record.terminal:
+                if only_terminal and not record.terminal:
                     return False
-                owner, size = entry.record.owner, entry.size
+                owner, size = record.owner, int(raw_size)
             else:
                 owner, size = json.loads(_text(meta))  # type: ignore[arg-type]
             pipe.multi()
@@ -168,23 +220,27 @@ class TaskWrites:
             self._wake(task_id)
         return done
 
-    def _sweep(self, now: float) -> int:
+    def _sweep(self, now: float, until: Deadline) -> tuple[int, bool]:
+        """Forget the tasks expired at ``now``, a batch at a time, until none is left or
+        ``until`` has passed (the rest is the next sweep's: a call that sweeps on the way
+        gives it only a share of its budget): how many, and whether it got to the end."""
         self._last_sweep = now
         count = 0
-        while True:
+        while not until.expired():
             ids = cast("list[bytes]", self._redis.zrangebyscore(
-                self._keys.expiry, "-inf", now, start=0, num=500))
+                self._keys.expiry, "-inf", now, start=0, num=SWEEP_BATCH))
             if not ids:
-                return count
+                return count, True
             progressed = False
             for raw in ids:
+                if until.expired():
+                    return count, False
                 if self._forget(_text(raw), now):
                     count += 1
                     progressed = True
-            if not progressed and len(ids) < 500:
-                return count
-            if not progressed:  # every one was renewed meanwhile: stop, bounded
-                return count
+            if not progressed:  # every one was renewed or a stray: stop, bounded
+                return count, True
+        return count, False
 
     def _evict_terminal(self, keep: str | None) -> bool:
         """Delete the task that became terminal first (not ``keep``); whether one was."""

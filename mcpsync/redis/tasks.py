@@ -26,9 +26,13 @@ a disk. Choices, and why:
   tasks are created, or by :meth:`RedisTaskStore.expire`.
 * **wait** listens on one pub/sub channel (``<prefix>:tasks:changed``; every write
   publishes the task id) with one named listener thread per store, started by the first
-  ``wait``; a waiter re-reads the task when its id is published, and at most once a
-  second (:data:`WAIT_POLL`) in case a message was lost (pub/sub is at most once, and a
-  reconnect loses what was sent meanwhile).
+  ``wait``; a waiter re-reads the task's plain fields (never its payload, which it reads
+  once, when the wait ends) when its id is published, and at least once a second
+  (:data:`WAIT_POLL`) in case a message was lost (pub/sub is at most once, and a reconnect
+  loses what was sent meanwhile).
+* **Budgets**: every call's Redis work shares one deadline (``call_timeout``, 10 s; a
+  request's sooner one wins), passed to the client as the ambient deadline; a ``wait``'s
+  work shares its ``timeout`` (plus :data:`WAIT_GRACE`).
 * **Dead runners** across machines: a process that runs live tasks keeps a heartbeat key
   (``<prefix>:tasks:runner:<runner id>``) with a TTL (:data:`HEARTBEAT_TTL`), refreshed by
   one named daemon thread per store every third of it while the process has live tasks
@@ -42,8 +46,8 @@ call tries again, so the store recovers by itself when Redis returns.
 
 The parts: the key layout and a task's hash in :mod:`mcpsync.redis.task_records`; the
 transactions and index upkeep in :mod:`mcpsync.redis.task_writes`; the heartbeat and
-dead-runner recovery in :mod:`mcpsync.redis.task_runners`; here, the store's own methods
-and its ``wait`` listener.
+dead-runner recovery in :mod:`mcpsync.redis.task_runners`; ``wait`` and its listener in
+:mod:`mcpsync.redis.task_waits`; here, the store's own methods.
 """
 
 from __future__ import annotations
@@ -51,7 +55,6 @@ from __future__ import annotations
 import builtins
 import json
 import logging
-import math
 import os
 import threading
 import time
@@ -63,6 +66,7 @@ import redis
 from redis.client import Pipeline
 
 from ..errors import StoreUnavailableError
+from ..protocol.deadline import Deadline
 from ..tasks.bounds import (
     MAX_LIVE_TASKS_PER_OWNER,
     MAX_RECORD_BYTES,
@@ -80,31 +84,32 @@ from ..tasks.bounds import (
     record_size,
 )
 from ..tasks.store import TaskRecord, TaskStoreFullError
-from .client import (
-    DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_SOCKET_TIMEOUT,
-    connect,
-    follow_channel,
-    unavailable,
+from .client import connect
+from .task_records import (
+    _NO_PAYLOAD,
+    _Entry,
+    _Keys,
+    _NeedRoom,
+    _parse,
+    _text,
+    _usable,
 )
-from .task_records import _NO_PAYLOAD, _Entry, _expires_at, _Keys, _NeedRoom, _parse, _text
-from .task_runners import HEARTBEAT_TTL, RunnerTracking
-from .task_writes import EXPIRY_GRACE_MS, MAX_ATTEMPTS
+from .task_runners import HEARTBEAT_TTL
+from .task_waits import WAIT_GRACE, WAIT_POLL, TaskWaits
+from .task_writes import CALL_TIMEOUT, EXPIRY_GRACE_MS, MAX_ATTEMPTS
 
-__all__ = ["EXPIRY_GRACE_MS", "HEARTBEAT_TTL", "MAX_ATTEMPTS", "WAIT_POLL", "RedisTaskStore"]
+__all__ = ["CALL_TIMEOUT", "EXPIRY_GRACE_MS", "HEARTBEAT_TTL", "MAX_ATTEMPTS", "WAIT_GRACE",
+           "WAIT_POLL", "RedisTaskStore"]
 
 log = logging.getLogger("mcpsync.redis.tasks")
 
-#: ``wait`` re-reads the task at least this often (seconds) even if no change was
-#: published (a message lost while the listener reconnected).
-WAIT_POLL: Final = 1.0
 #: Sweep every expired record at most this often (seconds), when a task is created.
 SWEEP_INTERVAL: Final = 60.0
-#: Seconds ``close()`` waits for each of the store's threads.
+#: Seconds ``close()`` waits for the store's threads, all of them together.
 JOIN_TIMEOUT: Final = 10.0
 
 
-class RedisTaskStore(RunnerTracking, ChangeMethods):
+class RedisTaskStore(TaskWaits, ChangeMethods):
     """Tasks in Redis, shared by threads, processes and machines.
 
     ``client`` is a :class:`redis.Redis` (give it socket timeouts: a Redis that stops
@@ -115,6 +120,8 @@ class RedisTaskStore(RunnerTracking, ChangeMethods):
     Bounds as :class:`~mcpsync.tasks.memory.MemoryTaskStore`, same names and defaults
     (``max_bytes`` 256 MiB of payload, counted across every process sharing the prefix).
     ``heartbeat_ttl``: seconds after which a silent runner's live tasks are failed.
+    ``call_timeout``: seconds one call may spend on Redis in all (every command and retry;
+    a request's own deadline, when sooner, wins); then ``StoreUnavailableError``.
     ``recover=False`` skips :meth:`recover` when the store is made.
     """
 
@@ -122,7 +129,8 @@ class RedisTaskStore(RunnerTracking, ChangeMethods):
                  max_live_per_owner: int = MAX_LIVE_TASKS_PER_OWNER,
                  max_tasks: int = MAX_TASKS, max_bytes: int = MAX_STORE_BYTES,
                  max_record_bytes: int = MAX_RECORD_BYTES, max_ttl_ms: int = MAX_TTL_MS,
-                 heartbeat_ttl: float = HEARTBEAT_TTL, recover: bool = True) -> None:
+                 heartbeat_ttl: float = HEARTBEAT_TTL, call_timeout: float = CALL_TIMEOUT,
+                 recover: bool = True) -> None:
         self._redis, self._owns_client = connect(client), not isinstance(client, redis.Redis)
         self.prefix = prefix
         self.max_live_per_owner = max_live_per_owner
@@ -133,6 +141,9 @@ class RedisTaskStore(RunnerTracking, ChangeMethods):
         if heartbeat_ttl <= 0:
             raise ValueError("heartbeat_ttl must be positive")
         self.heartbeat_ttl = heartbeat_ttl
+        if call_timeout <= 0:
+            raise ValueError("call_timeout must be positive")
+        self.call_timeout = call_timeout
         self._keys = _Keys(prefix)
         self._lock = threading.Lock()
         self._closed = False
@@ -148,31 +159,20 @@ class RedisTaskStore(RunnerTracking, ChangeMethods):
         self._mine: set[str] = set()
         self._heart: threading.Thread | None = None
         self._alive: dict[str, float] = {}  # runner -> believed alive until (monotonic)
-        if recover:
-            try:
+        try:
+            self._warn_if_evicting()
+            if recover:
                 self.recover()
-            except StoreUnavailableError as exc:  # a server may start while Redis is away
-                log.warning("task store: recovery skipped: %s", exc)
-
-    def _free(self, bound: str, owner: str, keep: str | None) -> bool:
-        """Make room for ``bound`` (``owner``, ``count`` or ``bytes``); whether any was."""
-        now = time.time()
-        if bound == "owner":
-            freed = False
-            for raw in self._redis.smembers(self._keys.live(owner)):
-                entry = self._load(_text(raw), now)
-                if entry is None or entry.record.terminal:
-                    self._redis.srem(self._keys.live(owner), raw)
-                    freed = True
-            return freed
-        if bound == "count" and now - self._last_sweep >= 1.0 and self._sweep(now):
-            return True
-        return self._evict_terminal(keep) or self._sweep(now) > 0
+        except StoreUnavailableError as exc:  # a server may start while Redis is away
+            log.warning("task store: recovery skipped: %s", exc)
 
     # -- the TaskStore protocol -------------------------------------------------------------
 
     def create(self, record: TaskRecord) -> None:
         self._check()
+        if not (_usable(record.task_id) and _usable(record.owner)):
+            raise ValueError("a task's id and owner must be valid Unicode (no lone "
+                             "surrogates): Redis keys are UTF-8")
         record = clamp_record_ttl(record, self.max_ttl_ms)
         texts = {f: t for f, t in encode_payload(vars(record)).items() if t is not None}
         size = record_size(record, texts)
@@ -180,13 +180,13 @@ class RedisTaskStore(RunnerTracking, ChangeMethods):
             raise TaskResultTooLargeError(f"the task's payload is {size} bytes; a task may "
                                           f"hold {self.max_record_bytes}")
         k, task_id = self._keys, record.task_id
-        with unavailable(self._redis, "creating a task"):
+        with self._call("creating a task") as deadline:
             seq = int(self._redis.incr(k.seq))
             finished = int(self._redis.incr(k.finished)) if record.terminal else None
             entry = _Entry(replace(record, **_NO_PAYLOAD), texts, seq, size)
             now = time.time()
             if now - self._last_sweep >= SWEEP_INTERVAL:
-                self._sweep(now)
+                self._sweep(now, deadline.within(deadline.remaining() / 2))
 
             def create(pipe: Pipeline) -> None:
                 now = time.time()
@@ -214,29 +214,24 @@ class RedisTaskStore(RunnerTracking, ChangeMethods):
                 self._write(pipe, entry, None, finished)
 
             for _ in range(self.max_tasks + 3):
+                deadline.check()
                 try:
                     self._tx(create, k.task(task_id), k.live(record.owner), k.all, k.bytes,
                              k.index)
                     break
                 except _NeedRoom as need:
-                    if not self._free(need.bound, record.owner, None):
+                    if not self._free(need.bound, record.owner, None, deadline):
                         raise TaskStoreFullError(self._full_message(need.bound)) from None
             else:
                 raise TaskStoreFullError(self._full_message("bytes"))
         self._wake(task_id)
         self._track(record)
 
-    def _full_message(self, bound: str) -> str:
-        if bound == "owner":
-            return (f"this client has {self.max_live_per_owner} tasks running; wait for "
-                    f"one to finish or cancel one")
-        if bound == "count":
-            return f"the server is running {self.max_tasks} tasks; try again later"
-        return "the server's task store is full; try again later"
-
     def get(self, task_id: str, owner: str | None = None) -> TaskRecord | None:
         self._check()
-        with unavailable(self._redis, "reading a task"):
+        if not (_usable(task_id) and (owner is None or _usable(owner))):
+            return None  # no such task can exist (see create)
+        with self._call("reading a task"):
             entry = self._load(task_id)
         if entry is None or (owner is not None and entry.record.owner != owner):
             return None
@@ -246,6 +241,8 @@ class RedisTaskStore(RunnerTracking, ChangeMethods):
                 merge_responses: Mapping[str, Any] | None = None) -> TaskRecord | None:
         """The one read-modify-write, as one optimistic transaction on the task's key."""
         self._check()
+        if not (_usable(task_id) and (owner is None or _usable(owner))):
+            return None  # no such task can exist (see create)
         texts_in = encode_payload(changes)
         k = self._keys
 
@@ -288,13 +285,14 @@ class RedisTaskStore(RunnerTracking, ChangeMethods):
             self._write(pipe, new, entry, finished)
             return new
 
-        with unavailable(self._redis, "changing a task"):
+        with self._call("changing a task") as deadline:
             for _ in range(self.max_tasks + 3):
+                deadline.check()
                 try:
                     entry = self._tx(change, k.task(task_id))
                     break
                 except _NeedRoom:
-                    if not self._free("bytes", "", task_id):
+                    if not self._free("bytes", "", task_id, deadline):
                         raise TaskResultTooLargeError(
                             "the server's task store is full of running tasks") from None
             else:
@@ -308,6 +306,8 @@ class RedisTaskStore(RunnerTracking, ChangeMethods):
 
     def take_responses(self, task_id: str, keys: builtins.list[str]) -> dict[str, Any]:
         self._check()
+        if not _usable(task_id):
+            return {}  # no such task can exist (see create)
         k = self._keys
 
         def take(pipe: Pipeline) -> dict[str, Any]:
@@ -326,81 +326,25 @@ class RedisTaskStore(RunnerTracking, ChangeMethods):
                             entry)
             return taken
 
-        with unavailable(self._redis, "taking a task's answers"):
+        with self._call("taking a task's answers"):
             taken = self._tx(take, k.task(task_id))
         if taken:
             self._wake(task_id)
         return taken
 
-    def wait(self, task_id: str, after_version: int, timeout: float) -> TaskRecord | None:
-        self._check()
-        deadline = time.monotonic() + max(0.0, timeout)
-        slept = 0.0  # also counted, so a frozen clock (in tests) cannot make this endless
-        event = threading.Event()
-        with self._lock:
-            self._watchers.setdefault(task_id, set()).add(event)
-        try:
-            with unavailable(self._redis, "waiting on a task"):
-                self._listen(timeout)
-                while True:
-                    event.clear()
-                    entry = self._load(task_id)
-                    if entry is None or entry.record.version > after_version:
-                        break
-                    step = min(deadline - time.monotonic(), timeout - slept, WAIT_POLL)
-                    expires = _expires_at(entry.record)
-                    if expires is not None:  # wake when it expires, too
-                        step = min(step, max(expires - time.time(), 0.001))
-                    if step <= 0:
-                        break
-                    if not event.wait(step):
-                        slept += step
-        finally:
-            with self._lock:
-                events = self._watchers.get(task_id)
-                if events is not None:
-                    events.discard(event)
-                    if not events:
-                        del self._watchers[task_id]
-        return None if entry is None else entry.decode()
-
-    def _listen(self, timeout: float) -> None:
-        """Start the listener (once per store and process) and wait until it is
-        subscribed, so a change published after this returns is not missed; at most
-        ``timeout`` (the caller's) or 7 s, and not while Redis is known to be away (the
-        caller's own read then fails at once)."""
-        with self._lock:
-            if self._listener is None and not self._closed:
-                self._listener = threading.Thread(target=self._run_listener, daemon=True,
-                                                  name="mcpsync-redis-task-listener")
-                self._listener.start()
-            listening = self._listening
-        bound = min(max(timeout, 0.0), DEFAULT_CONNECT_TIMEOUT + DEFAULT_SOCKET_TIMEOUT)
-        for _ in range(math.ceil(bound / 0.05)):  # its own flags, not Redis, are what is polled
-            if self._listener_down or listening.wait(0.05):
-                return
-
-    def _run_listener(self) -> None:
-        """Wake this process's waiters on every change published by any process."""
-        listening = self._listening
-
-        def up() -> None:
-            listening.set()
-            self._listener_down = False
-
-        def down() -> None:
-            listening.clear()
-            self._listener_down = True
-
-        follow_channel(self._redis, self._keys.channel, self._stop,
-                       deliver=lambda data: self._wake(_text(data)), up=up, down=down,
-                       log=log, what="task store listener", poll=0.5)
-        listening.set()  # closing: nobody waits for a subscription any more
-
     def expire(self, now: float | None = None) -> int:
+        """Forget every task expired at ``now``: how many. Each batch has a budget of its
+        own (half of ``call_timeout``), so no number of tasks makes it fail on a Redis
+        that answers, and a Redis that does not fails it within one ``call_timeout``."""
         self._check()
-        with unavailable(self._redis, "expiring tasks"):
-            return self._sweep(time.time() if now is None else now)
+        at = time.time() if now is None else now
+        total = 0
+        while True:
+            with self._call("expiring tasks") as deadline:
+                count, done = self._sweep(at, deadline.within(self.call_timeout / 2))
+            total += count
+            if done or not count:
+                return total
 
     def close(self) -> None:
         """Stop the store's threads (joined, bounded) and close a client it made."""
@@ -411,9 +355,10 @@ class RedisTaskStore(RunnerTracking, ChangeMethods):
             threads = [t for t in (self._listener, self._heart) if t is not None]
             self._stop.set()
             self._listening.set()
+        joined = Deadline(JOIN_TIMEOUT, "closing the task store")  # all threads together
         for thread in threads:
             if thread.ident != threading.get_ident():
-                thread.join(JOIN_TIMEOUT)
+                thread.join(joined.remaining())
         if self._owns_client:
             self._redis.close()
 
@@ -429,9 +374,11 @@ class RedisTaskStore(RunnerTracking, ChangeMethods):
         after = parse_cursor(cursor)
         size = page_size(limit)
         now = time.time()
-        with unavailable(self._redis, "listing tasks"):
+        with self._call("listing tasks"):
             if after > int(self._redis.get(self._keys.seq) or 0):
                 raise ValueError("unknown cursor")
+            if not _usable(owner):
+                return [], None  # no such owner's task can exist (see create)
             page: builtins.list[_Entry] = []
             more = False
             start = after

@@ -144,7 +144,8 @@ def test_a_worker_holding_a_deleted_session_lets_go_of_it(serve, shared_store):
     assert requests.delete(b.url, headers=session_headers(session_id),
                            timeout=WAIT).status_code == 200
     # a still holds it, and asks the store again within CONFIRM_INTERVAL (10 s).
-    local = a.app.sessions._sessions[session_id]
+    local = a.app.sessions.held(session_id)
+    assert local is not None
     local.confirmed -= 11.0
     assert call_who(a.url, session_id).status_code == 404
     assert len(a.app.sessions) == 0

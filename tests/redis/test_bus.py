@@ -18,16 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tests.services import REQUIRE_ENV
-
-try:
-    import redis  # noqa: F401  (the ``redis`` extra)
-except ImportError:  # skipped without it, failed in CI (where it must be installed)
-    if os.environ.get(REQUIRE_ENV) == "1":
-        raise
-    pytest.skip("the 'redis' library is not installed: pip install -e '.[test]'",
-                allow_module_level=True)
+import redis
 
 from mcpsync.errors import StoreUnavailableError
 from mcpsync.http.bus import Bus
@@ -182,7 +173,6 @@ def test_publish_refuses_what_is_not_a_json_object(make_bus):
 
 
 def test_malformed_payloads_are_logged_and_skipped(make_bus, redis_url, caplog):
-    import redis
 
     caplog.set_level(logging.WARNING, logger="mcpsync.redis.bus")
     bus = make_bus(max_message_bytes=1000)

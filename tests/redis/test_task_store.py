@@ -21,19 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tests.services import REQUIRE_ENV
-
-try:
-    import redis  # noqa: F401  (the ``redis`` extra)
-except ImportError:  # skipped without it, failed in CI (where it must be installed)
-    if os.environ.get(REQUIRE_ENV) == "1":
-        raise
-    pytest.skip("the 'redis' library is not installed: pip install -e '.[test]'",
-                allow_module_level=True)
+import redis
 
 from mcpsync.errors import StoreUnavailableError
-from mcpsync.redis import tasks as redis_tasks
+from mcpsync.redis import task_waits
 from mcpsync.redis.tasks import EXPIRY_GRACE_MS, RedisTaskStore
 from mcpsync.tasks import RUNNER_EXITED, TaskRecord, TaskStore, runner_id
 from tests.helpers import run_threads, wait_until
@@ -111,7 +102,7 @@ def test_two_stores_share_tasks_answers_and_cursors(make_store):
 
 
 def test_a_cancel_through_one_store_wakes_a_wait_on_the_other(make_store, monkeypatch):
-    monkeypatch.setattr(redis_tasks, "WAIT_POLL", WAIT)  # only the published change can wake it
+    monkeypatch.setattr(task_waits, "WAIT_POLL", WAIT)  # only the published change can wake it
     a, b = make_store(), make_store()
     record = make_record()
     a.create(record)
@@ -130,7 +121,7 @@ def test_a_cancel_through_one_store_wakes_a_wait_on_the_other(make_store, monkey
 
 def test_a_cancel_from_another_process_wakes_a_wait(make_store, redis_url, redis_prefix,
                                                     monkeypatch):
-    monkeypatch.setattr(redis_tasks, "WAIT_POLL", WAIT)
+    monkeypatch.setattr(task_waits, "WAIT_POLL", WAIT)
     store = make_store()
     record = make_record()
     store.create(record)
@@ -151,7 +142,6 @@ def _cancel_elsewhere(store: RedisTaskStore, record: TaskRecord, url: str,
 
 
 def test_task_keys_carry_a_redis_ttl(make_store, redis_url):
-    import redis
 
     store = make_store()
     short, keep = make_record(ttl_ms=5_000), make_record(ttl_ms=None)
@@ -168,7 +158,6 @@ def test_task_keys_carry_a_redis_ttl(make_store, redis_url):
 
 def test_a_live_runner_keeps_its_heartbeat_and_close_joins_the_threads(make_store,
                                                                        redis_url):
-    import redis
 
     before = set(_store_threads())
     store = make_store(heartbeat_ttl=HEARTBEAT)
@@ -250,7 +239,7 @@ def test_recover_fails_a_killed_runner_s_tasks(make_store, redis_url, redis_pref
 
 def test_redis_down_is_store_unavailable_then_the_store_recovers(monkeypatch):
     require_redis_library()
-    monkeypatch.setattr(redis_tasks, "WAIT_POLL", WAIT)
+    monkeypatch.setattr(task_waits, "WAIT_POLL", WAIT)
     with RedisServer() as server:
         store = RedisTaskStore(server.url, prefix="down")
         other = RedisTaskStore(server.url, prefix="down")
@@ -397,7 +386,6 @@ def test_a_cancel_through_one_server_stops_the_task_running_on_the_other(two_ser
 
 def test_the_running_byte_total_matches_the_records(make_store, redis_url):
     """The byte bound reads a running total; every kind of write keeps it right."""
-    import redis
 
     store = make_store(max_tasks=5, max_bytes=20_000)
     records = [make_record(ttl_ms=1000 if i % 2 else None, status="input_required")
@@ -428,7 +416,6 @@ def test_the_running_byte_total_matches_the_records(make_store, redis_url):
 
 
 def test_a_client_that_decodes_responses_works_too(redis_url, redis_prefix):
-    import redis
 
     client = redis.Redis.from_url(redis_url, socket_timeout=5, decode_responses=True)
     store = RedisTaskStore(client, prefix=redis_prefix)
