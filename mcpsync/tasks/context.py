@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any
 from ..dispatch.context import (
     ServerSideMixin,
     SessionHandle,
-    SessionInfo,
     _log_params,
     progress_token_of,
 )
 from ..dispatch.questions import INPUT_REQUEST_METHODS, InputRequired
+from ..dispatch.session_info import SessionInfo
 from ..errors import MCPError, PeerRequestError, ProtocolStateError, RequestCancelledError
 from .store import TaskRecord, TaskStore
 from .wire import related, v1_task
@@ -326,15 +326,14 @@ class TaskContext(ServerSideMixin):
         """Ask the user to fill a form (see :meth:`HandlerContext.elicit`)."""
         from ..dispatch.reverse import elicit
 
-        return elicit(self, message, schema, timeout=timeout)  # type: ignore[arg-type]
+        return elicit(self, message, schema, timeout=timeout)
 
     def elicit_url(self, message: str, url: str, *, elicitation_id: str | None = None,
                    timeout: float | None = None) -> ElicitResult:
         """Ask the user to open ``url`` (see :meth:`HandlerContext.elicit_url`)."""
         from ..dispatch.reverse import elicit_url
 
-        return elicit_url(self, message, url, elicitation_id=elicitation_id,  # type: ignore[arg-type]
-                          timeout=timeout)
+        return elicit_url(self, message, url, elicitation_id=elicitation_id, timeout=timeout)
 
     def detach(self) -> TaskContext:
         """The context itself: a task's context already outlives the request that
@@ -346,13 +345,13 @@ class TaskContext(ServerSideMixin):
         """Ask the client's model (see :meth:`HandlerContext.sample`)."""
         from ..dispatch.reverse import sample
 
-        return sample(self, messages, max_tokens=max_tokens, **options)  # type: ignore[arg-type]
+        return sample(self, messages, max_tokens=max_tokens, **options)
 
     def list_roots(self, *, timeout: float | None = None) -> list[Root]:
         """The client's roots (see :meth:`HandlerContext.list_roots`)."""
         from ..dispatch.reverse import list_roots
 
-        return list_roots(self, timeout=timeout)  # type: ignore[arg-type]
+        return list_roots(self, timeout=timeout)
 
     def ask_all(self, *questions: Callable[[], Any]) -> list[Any]:
         """Ask several questions at once; their answers, in order.

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import logging
 import secrets
+import sqlite3
 import threading
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ..errors import INTERNAL_ERROR, MCPError, RequestCancelledError
+from ..dispatch.inbound import error_answer
+from ..errors import INTERNAL_ERROR, MCPError, RequestCancelledError, StoreUnavailableError
+from ..protocol.deadline import Deadline
 from .bounds import TaskResultTooLargeError
 from .context import TaskContext
 from .store import TaskRecord, TaskStore, runner_id
@@ -30,10 +33,19 @@ logger = logging.getLogger("mcpsync.tasks")
 #: Tasks one server runs at once by default (each a thread).
 DEFAULT_MAX_RUNNING = 64
 
+#: Seconds a finished task's outcome is tried again while the store cannot be reached.
+SETTLE_PATIENCE = 30.0
+#: What "the store cannot be reached now" looks like from any store: Redis's error, an
+#: OS-level failure, SQLite's "database is locked" past its busy timeout.
+_UNREACHABLE = (StoreUnavailableError, OSError, sqlite3.OperationalError)
+
 #: What runs as a task: given its context, returns a CallToolResult dict.
 TaskBody = Callable[[TaskContext], dict[str, Any]]
-#: Called after every status change (status notifications); never with a lock held.
-StatusListener = Callable[[TaskRecord], None]
+
+
+def _failure(message: str, *, status: str = "failed") -> dict[str, Any]:
+    return {"status": status, "status_message": message, "input_requests": None,
+            "error": {"code": INTERNAL_ERROR, "message": message}}
 
 
 def new_task_id() -> str:
@@ -52,25 +64,12 @@ class TaskRunner:
         self._lock = threading.Lock()
         self._running: dict[str, tuple[threading.Thread, TaskContext]] = {}
         self._stop = threading.Event()
-        self._listeners: list[StatusListener] = []
-
-    def add_listener(self, listener: StatusListener) -> None:
-        """Call ``listener(record)`` after each status change of a task this runner runs."""
-        with self._lock:
-            self._listeners.append(listener)
 
     def _changed(self, record: TaskRecord | None, context: TaskContext | None = None) -> None:
         if record is None:
             return
         if context is not None:
             context.announce(record)
-        with self._lock:
-            listeners = list(self._listeners)
-        for listener in listeners:
-            try:
-                listener(record)
-            except Exception:
-                logger.exception("task status listener failed")
 
     def start(
         self,
@@ -136,50 +135,73 @@ class TaskRunner:
     def _run(self, context: TaskContext, body: TaskBody, v1_failed_on_error: bool,
              stop: threading.Event) -> None:
         task_id = context.task_id
+        escaped: BaseException | None = None
         try:
             try:
                 result = body(context)
             except RequestCancelledError:
-                record = self.store.get(task_id)
-                if record is not None and not record.terminal:
-                    reason = ("the server stopped" if stop.is_set()
-                              else "the task was cancelled")
-                    record = self.store.update(
-                        task_id, status="failed" if stop.is_set() else "cancelled",
-                        status_message=reason,
-                        error={"code": INTERNAL_ERROR, "message": reason},
-                        input_requests=None)
-                self._changed(record, context)
-                return
+                reason = "the server stopped" if stop.is_set() else "the task was cancelled"
+                # A task already terminal (cancelled through the store) stays as it is.
+                outcome = _failure(reason, status="failed" if stop.is_set() else "cancelled")
             except MCPError as exc:
-                record = self.store.update(task_id, status="failed", error=exc.to_wire(),
-                                           status_message=exc.message, input_requests=None)
-                self._changed(record, context)
-                return
+                outcome = {"status": "failed", "error": exc.to_wire(),
+                           "status_message": exc.message, "input_requests": None}
             except BaseException as exc:
                 # Also an InputRequired that escaped (a question asked from a thread the
-                # task does not know): the task fails, the worker thread survives.
-                logger.exception("task %s failed", task_id)
-                message = f"the task failed: {type(exc).__name__}: {exc}"
-                record = self.store.update(
-                    task_id, status="failed", status_message=message,
-                    error={"code": INTERNAL_ERROR, "message": message}, input_requests=None)
-                self._changed(record, context)
+                # task does not know). Its text may hold secrets: the executor's one
+                # mapping logs it and says only "Internal error", as for any request.
+                answer = error_answer(task_id, exc, cancelled=False,
+                                      method=f"task {task_id}")
+                error = getattr(answer, "error", None) or {"code": INTERNAL_ERROR,
+                                                          "message": "Internal error"}
+                outcome = {"status": "failed", "error": error,
+                           "status_message": f"the task failed: {error['message']}",
+                           "input_requests": None}
                 if not isinstance(exc, Exception):
-                    raise
-                return
-            failed = v1_failed_on_error and bool(result.get("isError"))
-            try:
-                record = self.store.update(task_id, status="failed" if failed else "completed",
-                                           result=result, input_requests=None)
-            except TaskResultTooLargeError as exc:
-                message = f"the task's result is too large to keep: {exc}"
-                record = self.store.update(
-                    task_id, status="failed", status_message=message, input_requests=None,
-                    error={"code": INTERNAL_ERROR, "message": message})
-            self._changed(record, context)
+                    escaped = exc
+            else:
+                failed = v1_failed_on_error and bool(result.get("isError"))
+                outcome = {"status": "failed" if failed else "completed", "result": result,
+                           "input_requests": None}
+            self._changed(self._settle(task_id, outcome, stop), context)
         finally:
             self._forget(task_id)
+        if escaped is not None:
+            raise escaped
+
+    def _settle(self, task_id: str, outcome: dict[str, Any],
+                stop: threading.Event) -> TaskRecord | None:
+        """Write a finished task's ``outcome``; the record after, or ``None`` when nothing
+        could be written (logged: the record then stays as the store last had it, until its
+        TTL).
+
+        A store that cannot be reached now (Redis restarting, SQLite busy) is tried again,
+        backing off from 0.1 s to 5 s, for :data:`SETTLE_PATIENCE` seconds or until the
+        runner stops: a short outage does not lose a finished result. An outcome the store
+        cannot hold (a result over its bound, a value it cannot encode) is replaced once by
+        a failure that says so, never by the text of the store's error."""
+        deadline = Deadline(SETTLE_PATIENCE, f"storing the outcome of task {task_id}")
+        delay = 0.1
+        replaced = False
+        while True:
+            try:
+                return self.store.update(task_id, **outcome)
+            except TaskResultTooLargeError as exc:
+                if replaced:
+                    raise
+                outcome, replaced = _failure(f"the task's result is too large to keep: {exc}"), True
+            except _UNREACHABLE as exc:
+                if deadline.expired() or stop.wait(min(delay, deadline.remaining())):
+                    logger.error("task %s: its outcome (%s) could not be stored: %s", task_id,
+                                 outcome.get("status"), exc)
+                    return None
+                delay = min(delay * 2, 5.0)
+            except Exception:
+                if replaced:
+                    logger.exception("task %s: not even its failure could be stored", task_id)
+                    return None
+                logger.exception("task %s: the store refused its outcome", task_id)
+                outcome, replaced = _failure("the task's outcome could not be stored"), True
 
     def close(self, timeout: float = 5.0) -> bool:
         """Stop every running task (their ``check_cancelled``/``sleep`` raise; each is

@@ -10,7 +10,8 @@ Choices, and why:
   thread per request, so per-thread connections would come and go with request threads
   (file descriptors and page caches nobody bounds, and ``close()`` could not reach them).
   Every operation here is one short statement or transaction, so serializing them within
-  a process costs little; concurrency between processes is SQLite's job.
+  a process costs little; concurrency between processes is SQLite's job. The wait for
+  that lock is charged like the wait for the file's (:mod:`mcpsync.tasks.sqlite_lock`).
 * **WAL** so readers never wait for a writer, **busy_timeout** so a writer waits its turn
   instead of failing with ``database is locked``, and every read-modify-write in
   ``BEGIN IMMEDIATE`` (the write lock taken *before* the read), so "terminal is final" and
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import errno
 import json
 import os
 import sqlite3
@@ -58,6 +60,7 @@ from .bounds import (
     record_size,
 )
 from .runners import registration, runner_alive
+from .sqlite_lock import StoreLock, switch_to_wal
 from .store import TaskRecord, TaskStoreFullError, runner_id
 
 __all__ = ["MAX_SQLITE_BYTES", "RUNNER_EXITED", "SqliteTaskStore"]
@@ -171,13 +174,19 @@ class SqliteTaskStore(ChangeMethods):
                  busy_timeout: float = BUSY_TIMEOUT, durable: bool = False,
                  recover: bool = True) -> None:
         self.path = os.fspath(path)
+        folder = os.path.dirname(os.path.abspath(self.path))
+        if self.path != ":memory:" and not os.path.isdir(folder):  # sqlite: "unable to open"
+            raise FileNotFoundError(errno.ENOENT, "no such directory for the task store", folder)
         self.max_live_per_owner = max_live_per_owner
         self.max_tasks = max_tasks
         self.max_bytes = max_bytes
         self.max_record_bytes = max_record_bytes
         self.max_ttl_ms = max_ttl_ms
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
+        self._lock = StoreLock(self.path, busy_timeout)
+        # Wakes this process's waiters after a write: its own lock, held for no wait, and a
+        # count of writes so a waiter cannot miss one made between its read and its wait.
+        self._changed = threading.Condition(threading.Lock())
+        self._writes = 0
         self._closed = False
         self._last_sweep = time.time()
         self._busy_timeout = busy_timeout
@@ -211,23 +220,7 @@ class SqliteTaskStore(ChangeMethods):
 
     def _open(self, durable: bool) -> None:
         conn = self._conn
-        # Several processes opening a new file at once (gunicorn workers starting together)
-        # race to switch it to WAL; SQLite answers the loser "database is locked" at once,
-        # without its busy handler (two readers upgrading would deadlock). So the switch is
-        # tried again, backing off, for as long as any write would wait (busy_timeout).
-        deadline = time.monotonic() + self._busy_timeout
-        delay = 0.002
-        while True:
-            try:
-                conn.execute("PRAGMA journal_mode=WAL")
-                break
-            except sqlite3.DatabaseError as exc:
-                locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
-                if not locked or time.monotonic() + delay > deadline:
-                    raise sqlite3.DatabaseError(
-                        f"{self.path} is not a usable task store: {exc}") from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.1)
+        switch_to_wal(conn, self.path, self._busy_timeout)
         conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
         with self._write():
             version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -244,17 +237,12 @@ class SqliteTaskStore(ChangeMethods):
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """A write transaction holding the file's write lock from its first read, under this
-        store's lock; waiters in this process are woken after it commits."""
-        with self._lock:
-            conn = self._db()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+        store's lock (both waited for within the budget); waiters in this process are woken
+        after it commits."""
+        with self._lock.writing(self._db) as conn:
+            yield conn
+        with self._changed:
+            self._writes += 1
             self._changed.notify_all()
 
     def _row(self, conn: sqlite3.Connection, task_id: str) -> _Row | None:
@@ -356,7 +344,7 @@ class SqliteTaskStore(ChangeMethods):
             self._register_runner(conn, record.runner)
 
     def get(self, task_id: str, owner: str | None = None) -> TaskRecord | None:
-        with self._lock:
+        with self._lock.reading():
             row = self._row(self._db(), task_id)
         if row is None or row.record.expired() or (owner is not None
                                                    and row.record.owner != owner):
@@ -414,29 +402,31 @@ class SqliteTaskStore(ChangeMethods):
         return taken
 
     def _version(self, task_id: str) -> tuple[int, float | None] | None:
-        """The task's version and expiry (a cheap read, for polling); ``None`` if absent.
-        Called with the lock held."""
-        found = self._db().execute("SELECT version, expires_at FROM tasks WHERE task_id = ?",
-                                   (task_id,)).fetchone()
+        """The task's version and expiry (a cheap read, for polling); ``None`` if absent."""
+        with self._lock.reading():
+            found = self._db().execute("SELECT version, expires_at FROM tasks "
+                                       "WHERE task_id = ?", (task_id,)).fetchone()
         return None if found is None else (found[0], found[1])
 
     def wait(self, task_id: str, after_version: int, timeout: float) -> TaskRecord | None:
         deadline = time.monotonic() + max(0.0, timeout)
         delay = POLL_FIRST
         slept = 0.0  # also counted, so a frozen clock (in tests) cannot make this endless
-        with self._lock:
-            while True:
-                seen = self._version(task_id)
-                if seen is None or seen[0] > after_version or (
-                        seen[1] is not None and seen[1] <= time.time()):
-                    break
-                remaining = min(deadline - time.monotonic(), timeout - slept)
-                if remaining <= 0:
-                    break
-                step = min(delay, remaining)
-                if not self._changed.wait(step):
+        while True:
+            with self._changed:
+                writes = self._writes
+            seen = self._version(task_id)  # the store's lock is not held while it sleeps
+            if seen is None or seen[0] > after_version or (
+                    seen[1] is not None and seen[1] <= time.time()):
+                break
+            remaining = min(deadline - time.monotonic(), timeout - slept)
+            if remaining <= 0:
+                break
+            step = min(delay, remaining)
+            with self._changed:
+                if writes == self._writes and not self._changed.wait(step):
                     slept += step
-                delay = min(delay * 2, POLL_MAX)
+            delay = min(delay * 2, POLL_MAX)
         return self.get(task_id)
 
     def expire(self, now: float | None = None) -> int:
@@ -447,7 +437,7 @@ class SqliteTaskStore(ChangeMethods):
         """Mark ``failed`` the live tasks whose runner (on this host) is no longer alive;
         how many. Runs on open; call it again to recover tasks of a worker that died
         while this process was running (a gunicorn worker restarted, say)."""
-        with self._lock:
+        with self._lock.reading():
             runners = self._db().execute(
                 f"SELECT DISTINCT t.runner, r.identity FROM tasks t LEFT JOIN runners r "
                 f"ON r.runner = t.runner WHERE t.{_LIVE}").fetchall()
@@ -475,11 +465,11 @@ class SqliteTaskStore(ChangeMethods):
         return failed
 
     def close(self) -> None:
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                if self._pid == os.getpid():
-                    self._conn.close()
+        """Close the connection once the calls in progress end (later ones fail at once)."""
+        self._closed = True
+        with self._lock.unbounded():
+            if self._pid == os.getpid():
+                self._conn.close()  # a second close does nothing
 
     def __enter__(self) -> SqliteTaskStore:
         return self
@@ -491,7 +481,7 @@ class SqliteTaskStore(ChangeMethods):
              limit: int = 50) -> tuple[builtins.list[TaskRecord], str | None]:
         after = parse_cursor(cursor)
         size = page_size(limit)
-        with self._lock:
+        with self._lock.reading():
             db = self._db()
             last = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'tasks'"
                                       ).fetchone()

@@ -195,3 +195,64 @@ def test_request_scopes_wrap_a_task_on_its_own_thread() -> None:
     finally:
         peer.close()
         server.close_tasks(WAIT)
+
+
+def test_a_failure_outside_the_tool_never_puts_its_text_on_the_wire() -> None:
+    """A request scope that fails (a database that refuses the connection, naming its DSN)
+    is an internal error: as a plain call it is answered "Internal error", and as a task it
+    must say no more. The runner used to write the exception's type and text into the
+    task's ``statusMessage`` and ``error`` for every client to read."""
+    import json
+    import threading
+
+    server = make_server()
+    secret = "postgresql://admin:hunter2@10.0.0.5/prod"
+    failed = threading.Event()
+
+    @server.request_scope
+    def database(ctx: Any) -> Any:
+        if ctx.method == "tools/call" and type(ctx).__name__ == "TaskContext":
+            failed.set()
+            raise ConnectionError(f"could not connect to {secret}")
+        yield
+
+    peer = Peer("memory", "modern", server=server)
+    try:
+        task_id = created(peer, "slow", seconds=0)
+        assert failed.wait(WAIT)
+        wait_until(lambda: status(peer, task_id) == "failed", timeout=WAIT)
+        seen = json.dumps(peer.result("tasks/get", {"taskId": task_id}))
+        record = server.task_store.get(task_id)
+        assert record is not None
+        stored = json.dumps([record.status_message, record.error])
+        for text in (seen, stored):
+            assert "hunter2" not in text and "ConnectionError" not in text, text
+        assert record.error == {"code": -32603, "message": "Internal error"}
+    finally:
+        peer.close()
+        server.close_tasks(WAIT)
+
+
+def test_a_result_the_store_cannot_hold_ends_the_task_failed(tmp_path: Any) -> None:
+    """SQLite cannot store a lone surrogate (JSON text can carry one). The runner's thread
+    used to die on the write and leave the task "working" until its TTL; the task now
+    fails, saying its outcome could not be stored (and nothing of the store's error)."""
+    from mcpsync.tasks import SqliteTaskStore
+
+    server = make_server(task_store=SqliteTaskStore(str(tmp_path / "tasks.db")))
+
+    @server.tool(task="optional")
+    def odd() -> str:
+        return "half of a pair: \ud800"
+
+    peer = Peer("memory", "modern", server=server)
+    try:
+        task_id = created(peer, "odd")
+        wait_until(lambda: status(peer, task_id) != "working", timeout=WAIT)
+        got = peer.result("tasks/get", {"taskId": task_id})
+        assert got["status"] == "failed", got
+        assert got["statusMessage"] == "the task's outcome could not be stored"
+        assert server.tasks.runner.running() == 0
+    finally:
+        peer.close()
+        server.close_tasks(WAIT)
