@@ -61,16 +61,22 @@ def mount(app: Any, mcp: Server | McpWsgiApp, prefix: str = "/mcp", **options: A
 def serve(server: Server, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp",
           ready: Any = None, timeout: float = 10.0, max_connections: int = 256,
           **options: Any) -> None:
-    """Serve ``server`` at ``http://host:port{path}`` on a threaded development server
-    (werkzeug's) until interrupted. For production use a WSGI server (see docs/wsgi.md).
+    """Serve ``server`` at ``http://host:port{path}`` on the development server
+    (:class:`mcpsync.http.devserver.DevServer`: one thread reads whole requests, a pool of
+    threads answers them) until SIGINT (Ctrl-C) or SIGTERM, either of which ends the
+    sessions and runs the server's shutdown (called on the main thread; elsewhere it
+    serves until the process ends). For production use a WSGI server (see
+    docs/wsgi.md).
 
     ``port`` is 1..65535, or 0 for any free port (``ready`` gets the real one).
-    ``timeout``: a request's line and headers must arrive within that many seconds (so an
-    idle connection lasts no longer), and a read or write that stalls that long ends the
-    connection; waiting for a tool or a quiet SSE stream is not limited.
-    ``max_connections``: connections served at once (a thread each); more are answered 503.
+    ``timeout``: a request's line, headers and body must all arrive within that many
+    seconds (else 408), an idle connection lasts no longer, and a response write that
+    stalls that long ends the connection; waiting for a tool or a quiet SSE stream is not
+    limited. ``max_connections``: requests served at once (a handler thread each; a
+    connection still sending its request holds none); more are answered 503.
     ``ready(url)`` is called once the socket listens.
     """
+    from ..server.signals import StopSignals
     from .devserver import DevServer
 
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
@@ -82,16 +88,17 @@ def serve(server: Server, host: str = "127.0.0.1", port: int = 8000, *, path: st
         app.close()
         raise
     url = f"http://{host}:{httpd.server_port}{path}"
-    if ready is not None:
-        ready(url)
-    try:
-        httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        httpd.server_close()
-        app.close()
-        httpd.join_connections(timeout)
+    # SIGTERM (docker stop, systemd) stops serving as SIGINT does, and neither can cut the
+    # shutdown below short: the lifespan's exit and the shutdown hooks always run.
+    with StopSignals() as signals:
+        try:
+            if ready is not None:
+                ready(url)
+            signals.run(httpd.serve_forever)
+        finally:
+            httpd.server_close()
+            app.close()
+            httpd.join_connections(timeout)
 
 
 __all__ = ["Bus", "Environ", "EventStore", "FileSessionStore", "HostPolicy", "InMemoryEventStore",

@@ -19,7 +19,11 @@ class EventStore(Protocol):
     """Where SSE events wait for a reconnecting client. Implementations must be thread-safe.
 
     The server calls :meth:`store_event` on the thread that sends the message, under the
-    session's write lock, so keep it quick.
+    session's write lock, so keep it quick, and bound every wait on a network: a store on
+    a network service should end each call within the ambient
+    :class:`~mcpsync.protocol.budget.Budget` (the waiting request's, spent through
+    :meth:`ResponseStream.spending <mcpsync.http.streams.ResponseStream.spending>`) or a
+    short limit of its own, as ``RedisEventStore`` does.
     """
 
     def store_event(self, stream_id: str, data: bytes) -> str:

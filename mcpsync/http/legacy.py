@@ -32,6 +32,7 @@ from .replies import (
     respond,
     sse_stream,
 )
+from .session_table import RETRY_AFTER, SessionTableFull
 from .sessions import HttpSession
 from .sse_body import _has_answer
 from .streams import ResponseStream, _seq
@@ -50,10 +51,22 @@ class _MethodNotAllowed(Exception):
 def initialize(app: McpWsgiApp, message: Request, environ: Environ, headers: dict[str, str],
                start_response: StartResponse) -> Iterable[bytes]:
     """An ``initialize`` without a session: mint one, answer with its ``Mcp-Session-Id``."""
-    session = app.sessions.create(owner=app.owner())
-    if session is None:
-        raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
-                         "Too many sessions", message.id)
+    remote = environ.get("REMOTE_ADDR")
+    try:
+        session = app.sessions.create(owner=app.owner(),
+                                      address=remote if isinstance(remote, str) else None)
+    except SessionTableFull as exc:
+        return app._plain_error(start_response, "503 Service Unavailable", INTERNAL_ERROR,
+                                f"Too many sessions: {exc}", message.id,
+                                extra=[("Retry-After", str(RETRY_AFTER))])
+    try:
+        return _initialize(app, session, message, environ, headers, start_response)
+    finally:
+        session.leave()
+
+
+def _initialize(app: McpWsgiApp, session: HttpSession, message: Request, environ: Environ,
+                headers: dict[str, str], start_response: StartResponse) -> Iterable[bytes]:
     stream = session.open_stream(message.id)
     assert stream is not None
     stream.attach()
@@ -81,6 +94,17 @@ def post(app: McpWsgiApp, session: HttpSession, items: list[Message | Invalid], 
          environ: Environ, headers: dict[str, str],
          start_response: StartResponse) -> Iterable[bytes]:
     """A POST to an existing session: one message or a batch (2025-03-26 only)."""
+    if not session.claim():  # ended, or evicted, since it was looked up
+        raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
+    try:
+        return _post(app, session, items, batch, environ, headers, start_response)
+    finally:
+        session.leave()  # its streams, if any, keep it busy from here
+
+
+def _post(app: McpWsgiApp, session: HttpSession, items: list[Message | Invalid], batch: bool,
+          environ: Environ, headers: dict[str, str],
+          start_response: StartResponse) -> Iterable[bytes]:
     version = headers.get("mcp-protocol-version")
     if version is not None and version not in app.server.legacy_versions:
         raise _HttpError("400 Bad Request", INVALID_REQUEST,
@@ -147,7 +171,7 @@ def _session_for(app: McpWsgiApp, headers: dict[str, str]) -> HttpSession:
     if not session_id or not app.legacy_sessions:
         raise _MethodNotAllowed()
     session = app.sessions.get(session_id, app.owner())
-    if session is None:
+    if session is None or not session.claim():  # (ended or evicted since the lookup)
         raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
     return session
 
@@ -159,6 +183,14 @@ def get(app: McpWsgiApp, headers: dict[str, str],
         session = _session_for(app, headers)
     except _MethodNotAllowed:
         return method_not_allowed(start_response)
+    try:
+        return _get(app, session, headers, start_response)
+    finally:
+        session.leave()  # an attached stream keeps it busy from here
+
+
+def _get(app: McpWsgiApp, session: HttpSession, headers: dict[str, str],
+         start_response: StartResponse) -> Iterable[bytes]:
     if not _accepts(headers)[1]:
         raise _HttpError("406 Not Acceptable", INVALID_REQUEST,
                          "Not acceptable: a GET stream needs Accept: text/event-stream")

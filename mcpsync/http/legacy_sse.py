@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
-from ..errors import INTERNAL_ERROR
 from ..protocol import jsonrpc
 from ..protocol import sse as sse_codec
 from .legacy import SESSION_NOT_FOUND
@@ -24,9 +23,9 @@ def open_stream(app: McpWsgiApp, environ: Environ, headers: dict[str, str],
                 start_response: StartResponse) -> Iterable[bytes]:
     """``POST {messages_path}?session_id=…``: messages whose answers go on the stream."""
     """``GET {sse_path}``: a new session whose stream first names its POST endpoint."""
-    session = app.sessions.create(legacy_sse=True, owner=app.owner())
-    if session is None:
-        raise _HttpError("503 Service Unavailable", INTERNAL_ERROR, "Too many sessions")
+    remote = environ.get("REMOTE_ADDR")
+    session = app.sessions.create(legacy_sse=True, owner=app.owner(),
+                                  address=remote if isinstance(remote, str) else None)
     stream = session.open_standalone()
     assert stream is not None
     stream.attach()

@@ -114,12 +114,17 @@ class Follower:
         self.cursor = after if after is not None else f"{key}_0"
         self.start = self.cursor
         self._lock = threading.Lock()
-        self._failing = False
+        #: The last read failed (the stream is being closed for it).
+        self.failing = False
 
     def pull(self, strict: bool = False) -> None:
         """Put what is new. A store failure raises ``StoreUnavailableError`` when
         ``strict`` (the first pull of a request: it gets a 503); later (an open stream's
-        tick) it is logged once and tried again at the next tick."""
+        tick) the stream is closed: a stream fed only from the store has nothing to carry
+        while the store is away, and each tick would wait on it again. The client resumes
+        with ``Last-Event-ID`` (answered 503 until the store is back), and loses nothing.
+        Each read is bounded by the store's own per-call budget (the request's, if one is
+        in force)."""
         with self._lock:
             try:
                 found = self.store.events_after(self.cursor)
@@ -130,14 +135,13 @@ class Follower:
             except Exception as exc:
                 if strict:
                     raise unavailable(exc) from exc
-                if not self._failing:
-                    logger.warning("relay: reading stream %s… from the event store failed: "
-                                   "%s (retrying at each tick)", self.key[:8], exc)
-                self._failing = True
+                logger.warning("relay: reading stream %s… from the event store failed: %s "
+                               "(closing it: the client resumes once the store is back)",
+                               self.key[:8], exc)
+                self.failing = True
+                self.stream.disconnect()
                 return
-            if self._failing:
-                logger.info("relay: the event store answers again")
-                self._failing = False
+            self.failing = False
             if found is None or found[0] != self.key:
                 return
             for event_id, data in found[1]:

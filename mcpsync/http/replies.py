@@ -104,17 +104,29 @@ def sse_stream(app: McpWsgiApp, start_response: StartResponse, stream: ResponseS
     tick = min(keepalive, _PEER_CHECK) if peer is not None else keepalive
 
     def chunks() -> Iterator[bytes]:
-        head = prelude
+        head, tail = prelude, b""
         if prime_id is not None:
-            head += sse_codec.encode_event(b"", id=prime_id, retry_ms=retry_ms)
+            priming = sse_codec.encode_event(b"", id=prime_id, retry_ms=retry_ms)
+            # Events taken before the answer began were stored first: their ids come before
+            # the priming event's. It goes after them, so that ids go out in order and a
+            # client resuming from any event it read misses none that follow it.
+            if any(message is not None for _, message in first):
+                tail = priming
+            else:
+                head += priming
         items, over = first, done
         while True:
             chunk = head + b"".join(
                 sse_codec.encode_event(_encode(message), id=event_id, event=event_name)
-                for event_id, message in items if message is not None)
+                for event_id, message in items if message is not None) + tail
             # The first chunk sends the headers: never hold it back; later, a quiet
             # interval gets a comment, which also finds out whether the client left.
             if over:
+                if peer is not None and peer():
+                    # The client left before its answer went out. A write would still
+                    # succeed (into the closed socket's buffer) and count as delivered,
+                    # dropping the stored events; kept, a resume replays them.
+                    return
                 try:
                     yield chunk or sse_codec.KEEPALIVE
                 finally:
@@ -128,7 +140,7 @@ def sse_stream(app: McpWsgiApp, start_response: StartResponse, stream: ResponseS
                             on_complete()
                 return
             yield chunk or sse_codec.KEEPALIVE
-            head = b""
+            head = tail = b""
             quiet = 0.0
             while True:
                 items, over = stream.take(tick, consumer)

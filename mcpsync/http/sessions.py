@@ -168,6 +168,12 @@ class HttpSession(RelayedSession):
             # Nothing was sent yet: from now on our requests name this worker.
             self.server_session.connection.use_id_prefix(self.relay.worker)
         self.ended = threading.Event()
+        #: Requests being served now, from :meth:`claim` until their streams are open or
+        #: their answer written (:meth:`leave`): busy meanwhile, so never evicted or
+        #: expired under a request that has found it but not yet opened its stream.
+        self._claims = 0
+        #: Evicted (see :meth:`retire`): no request may claim it any more.
+        self._retired = False
         self.priming = priming
         #: When the shared session store last confirmed this session (monotonic).
         self.confirmed = time.monotonic()
@@ -186,13 +192,45 @@ class HttpSession(RelayedSession):
             return len(set(map(id, self._streams.values())) | set(map(id, self._by_key.values())))
 
     def busy(self) -> bool:
-        """Requests in flight or a connected stream (a GET, or with a relay a stream this
-        worker follows for another): not idle, whatever the clock says."""
+        """Requests in flight or a connected stream (a GET, a resumed or, with a relay,
+        a followed stream): not idle, whatever the clock says."""
         with self._lock:
-            return bool(self._streams) or (
-                self._standalone is not None and self._standalone.attached) or (
-                self.relay is not None and any(
-                    s.attached and s.follower is not None for s in self._by_key.values()))
+            return self._busy()
+
+    def _busy(self) -> bool:
+        return bool(self._claims) or bool(self._streams) or (
+            self._standalone is not None and self._standalone.attached) or any(
+            s.attached for s in self._by_key.values())
+
+    def claim(self) -> bool:
+        """A request is about to be served on this session (it is busy until
+        :meth:`leave`); ``False`` if it has ended or was evicted: to that request it does
+        not exist."""
+        with self._lock:
+            if self._retired or self.ended.is_set():
+                return False
+            self._claims += 1
+            return True
+
+    def leave(self) -> None:
+        """The request that claimed the session has opened its streams or answered."""
+        with self._lock:
+            self._claims = max(0, self._claims - 1)
+
+    def evictable(self) -> bool:
+        """Whether the table may give this session's slot to another: never while it is
+        busy, nor a 2024-11-05 HTTP+SSE session (its life is its stream); always once ended."""
+        with self._lock:
+            return self.ended.is_set() or not (self.legacy_sse or self._retired or self._busy())
+
+    def retire(self) -> bool:
+        """Evict: from now on no request can claim the session (the caller ends it).
+        ``False``, and nothing changes, if it became busy since :meth:`evictable`."""
+        with self._lock:
+            if not self.ended.is_set() and (self.legacy_sse or self._busy()):
+                return False
+            self._retired = True
+            return True
 
     # -- inbound -------------------------------------------------------------------------
 
@@ -212,6 +250,10 @@ class HttpSession(RelayedSession):
         with self._lock:
             if request_id in self._streams:
                 return None
+            if self.ended.is_set():
+                # Ended (DELETE) after the request found it: no answer will ever come.
+                stream.end()
+                return stream
             self._streams[request_id] = stream
             if key is not None:
                 self._by_key[key] = stream
@@ -301,6 +343,10 @@ class HttpSession(RelayedSession):
         with self._lock:
             if self._standalone is not None and self._standalone.attached:
                 return None
+            if self.ended.is_set():  # ended since the GET found it: nothing will come
+                ended = ResponseStream()
+                ended.end()
+                return ended
             earlier = [k for k, s in self._by_key.items() if s.final_id is None]
             for old in earlier:
                 del self._by_key[old]
@@ -420,7 +466,8 @@ class HttpSession(RelayedSession):
             return None
         data = b"" if message is None else jsonrpc.encode(message)
         try:
-            return self.store.store_event(stream.key, data)
+            with stream.spending():  # the waiting request's store budget, if it waits
+                return self.store.store_event(stream.key, data)
         except OSError as exc:
             # The event store is down (Redis): the message still goes out on its stream,
             # only without an event id, so it cannot be resumed. Never lose the answer.

@@ -19,17 +19,29 @@ the event store instead of being fed by this process's producers: :meth:`follow`
 a ``refill`` that the consumer runs on each :meth:`take` (so at every keep-alive tick) and
 whenever :meth:`poke` says that new events were stored. The refill runs on the consumer's
 thread, never on the bus's.
+
+A stream also carries its consumer's store :class:`~mcpsync.protocol.budget.Budget` (the
+request's, taken at :meth:`~ResponseStream.attach`): a producer that stores the stream's
+events while that request waits for them spends the same budget (:meth:`spending`), so a
+request waiting on an answer whose event write hangs on Redis still ends within its one
+budget. Once the request has answered (an SSE body streams on after it), the budget is
+closed and producers bound each write by the store's own per-call budget.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 
+from ..protocol.budget import Budget, current_budget
 from ..protocol.jsonrpc import ErrorResponse, Message, Response
 from ..protocol.numerals import parse_decimal
+
+#: One shared no-op context (``nullcontext`` holds no state, so any thread may enter it).
+_NOTHING: contextlib.nullcontext[None] = contextlib.nullcontext()
 
 Item = tuple[str | None, Message | None]  # (event id, message); None message: priming event
 
@@ -61,6 +73,8 @@ class ResponseStream:
         #: Another worker follows this stream's key (it took a resume over): each event
         #: stored from now on rings the bus.
         self.followed_elsewhere = False
+        #: The store budget of the request that consumes this stream (see ``spending``).
+        self.budget: Budget | None = None
 
     # -- producers -----------------------------------------------------------------------
 
@@ -100,6 +114,14 @@ class ResponseStream:
             self._disconnect = True
             self._cond.notify_all()
 
+    def spending(self) -> contextlib.AbstractContextManager[object]:
+        """Around a producer's store call for this stream: spend the consuming request's
+        budget while that request is still being answered (nothing otherwise)."""
+        budget = self.budget
+        if budget is None or budget.closed or current_budget() is budget:
+            return _NOTHING  # no budget, or already in force (stored on the request's thread)
+        return budget.applied()
+
     def follow(self, refill: Callable[[], None]) -> None:
         """Fill this stream with ``refill()`` (which calls :meth:`put`), run by the consumer
         in :meth:`take`: at once, then whenever :meth:`poke` is called, and at least once
@@ -123,10 +145,12 @@ class ResponseStream:
         """Become the consumer, taking over from any current one; return this consumer's
         token. Queued items whose event sequence number is at most ``skip_through`` are
         dropped (they were just replayed from the event store); see :meth:`skip_through`."""
+        budget = current_budget()
         with self._cond:
             self._consumer += 1
             token = self._consumer
             self.attached = True
+            self.budget = budget
             self._disconnect = False
             self._gone = False
             if self._gone_event is not None:

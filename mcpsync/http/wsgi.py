@@ -42,6 +42,7 @@ from ..dispatch.inbound import InboundExecutor
 from ..dispatch.transport import Headers, TransportContext
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, StoreUnavailableError
 from ..protocol import envelope, jsonrpc
+from ..protocol.budget import Budget
 from ..protocol.envelope import is_stateless
 from ..protocol.jsonrpc import Invalid, Notification, Request
 from ..protocol.numerals import parse_decimal
@@ -114,6 +115,10 @@ class McpWsgiApp:
     ``session_idle_timeout``/``max_sessions``: handshake-era sessions (404 once expired).
     ``session_handshake_timeout``: how soon a session whose client never made a second
     request after ``initialize`` (normally ``notifications/initialized``) is dropped.
+    When ``max_sessions`` are held, the one idle the longest (no request in flight, no
+    open stream) is evicted for a newcomer; 503 only if none can be.
+    ``max_sessions_per_principal``/``max_sessions_per_address``: optional caps (``None``:
+    none) that apply first, the same way (see :mod:`mcpsync.http.session_table`).
     ``event_store``: resumability of handshake-era streams (``None`` disables it; the
     default is an :class:`~mcpsync.http.events.InMemoryEventStore` bounded to 16 MiB).
     ``session_store``: a :class:`~mcpsync.http.session_store.SessionStore` shared by
@@ -129,6 +134,10 @@ class McpWsgiApp:
     with a shared ``session_store`` and ``event_store``: the workers relay a session's
     answers, cancellations, GET stream, ``DELETE``, log level and subscriptions between
     them, so no sticky routing is needed (see :mod:`mcpsync.http.relay`).
+    ``store_budget``: seconds one request may spend waiting on its shared stores and bus
+    (Redis; a :class:`FileSessionStore`'s lock) in all, over every call it makes; past it
+    the request is answered ``503`` with ``Retry-After`` (``None``: each call bounded by
+    its own timeouts only).
     """
 
     def __init__(
@@ -144,6 +153,8 @@ class McpWsgiApp:
         session_idle_timeout: float = 1800.0,
         max_sessions: int = 1000,
         session_handshake_timeout: float = 10.0,
+        max_sessions_per_principal: int | None = None,
+        max_sessions_per_address: int | None = None,
         event_store: EventStore | object | None = _DEFAULT_STORE,
         session_store: SessionStore | None = None,
         retry_ms: int = 1000,
@@ -152,6 +163,7 @@ class McpWsgiApp:
         messages_path: str = "/messages",
         auth: ResourceServer | None = None,
         bus: Bus | None = None,
+        store_budget: float | None = 10.0,
     ) -> None:
         self.server = server
         self.path = path.rstrip("/") or "/" if path is not None else None
@@ -164,6 +176,9 @@ class McpWsgiApp:
         self.sse_path = sse_path
         self.messages_path = messages_path
         self.auth = auth
+        if store_budget is not None and not store_budget > 0:
+            raise ValueError("store_budget must be positive (or None)")
+        self.store_budget = store_budget
         store: EventStore | None = (InMemoryEventStore() if event_store is _DEFAULT_STORE
                                     else event_store)  # type: ignore[assignment]
         self.store = store
@@ -181,7 +196,9 @@ class McpWsgiApp:
         self.sessions = SessionRegistry(server, store, idle_timeout=session_idle_timeout,
                                         max_sessions=max_sessions, session_store=session_store,
                                         handshake_timeout=session_handshake_timeout,
-                                        pool=self._pool, relay=self.relay)
+                                        pool=self._pool, relay=self.relay,
+                                        max_per_principal=max_sessions_per_principal,
+                                        max_per_address=max_sessions_per_address)
         if self.relay is not None and self.sessions.shared is not None:
             server.resource_update_hooks.append(self.sessions.resource_updated)
         self._header_maps: dict[int, dict[str, tuple[str, ...]] | None] = {}
@@ -220,6 +237,12 @@ class McpWsgiApp:
     # -- WSGI entry ----------------------------------------------------------------------
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        # One budget for all the store work done on this thread for the request (an SSE
+        # body, written later, and handler threads bound their own calls).
+        with Budget(self.store_budget, "the store work of this request").scope():
+            return self._serve(environ, start_response)
+
+    def _serve(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         headers = request_headers(environ)
         host = headers.get("host") or environ.get("SERVER_NAME")
         if not self.policy.host_allowed(host):

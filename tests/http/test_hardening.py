@@ -423,10 +423,13 @@ def test_sessions_that_never_come_back_expire_quickly(serve):
         half_open = [_initialize_only(url) for _ in range(3)]
         assert all(r.status_code == 200 for r in half_open)
         real = LegacySession(url)  # fills the fourth slot, and comes back
-        assert _initialize_only(url).status_code == 503  # full
+        # Full: a half-open session makes room (issue 25), never the one that came back.
+        newcomer = _initialize_only(url)
+        assert newcomer.status_code == 200
+        assert real.call("ping")["result"] == {}
         frozen.tick(11)  # past the default handshake timeout (10 s), well before 30 min
         assert real.call("ping")["result"] == {}
-        for response in half_open:
+        for response in [*half_open, newcomer]:
             gone = requests.post(url, json={"jsonrpc": "2.0", "method":
                                             "notifications/initialized"},
                                  headers={"Accept": BOTH, "Mcp-Session-Id":

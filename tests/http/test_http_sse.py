@@ -65,7 +65,7 @@ def test_client_falls_back_to_http_sse(served):
     with Client.http(url, timeout=WAIT) as client:
         # The HTTP+SSE transport carries whatever version the handshake settles on.
         assert client.protocol_version == "2025-11-25"
-        sessions = list(served.app.sessions._sessions.values())
+        sessions = served.app.sessions.all()
         assert len(sessions) == 1 and sessions[0].legacy_sse
         assert "echo" in {tool.name for tool in client.list_tools()}
         assert client.call_tool("echo", {"text": "via sse"}).text == "via sse"
@@ -86,7 +86,7 @@ def test_sse_path_stays_the_old_transport_when_every_path_is_the_endpoint(serve)
     with Client.http(served.base + "/sse", protocol_version="2024-11-05",
                      timeout=WAIT) as client:
         assert client.protocol_version == "2024-11-05"
-        sessions = list(served.app.sessions._sessions.values())
+        sessions = served.app.sessions.all()
         assert len(sessions) == 1 and sessions[0].legacy_sse
         assert client.call_tool("echo", {"text": "a"}).text == "a"
         assert client.call_tool("echo", {"text": "b"}).text == "b"

@@ -144,3 +144,38 @@ def test_a_plain_second_get_is_still_refused(serve):
     assert second.status_code == 409
     second.close()
     first.close()
+
+
+def test_a_client_that_resumes_from_the_first_event_misses_nothing(serve):
+    """Events a handler sent before the SSE answer began were stored first, so their ids
+    come before the priming event's. The priming event used to be written ahead of them:
+    a client that read only it, dropped, and resumed from its id never got them (here a
+    log; had the answer been among them, the answer). Ids now go out in order."""
+    srv = Server("early-events")
+    go = threading.Event()
+
+    @srv.tool()
+    def early(ctx: HandlerContext) -> str:
+        ctx.log("info", "before the stream")
+        if not go.wait(WAIT):
+            raise TimeoutError("the test never let the tool finish")
+        return "done"
+
+    session = LegacySession(serve(srv, retry_ms=50, json_window=0.2).url)
+    request_id, first = session.request(
+        "tools/call", {"name": "early", "arguments": {}}, stream=True,
+        headers={"Accept": "text/event-stream, application/json"})
+    assert first.status_code == 200
+    event = SseReader(first).next_event()
+    assert event is not None
+    got = [json.loads(event["data"])] if event.get("data", "").strip() else []
+    first.close()  # the client drops after its first event
+    go.set()
+    resumed = session.get(headers={"Last-Event-ID": event["id"]})
+    assert resumed.status_code == 200, resumed.text
+    reader = SseReader(resumed)
+    while not any(message.get("id") == request_id for message in got):
+        got.append(_next_message(reader)[1])
+    resumed.close()
+    logs = [m["params"]["data"] for m in got if m.get("method") == "notifications/message"]
+    assert logs == ["before the stream"]
