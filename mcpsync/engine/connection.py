@@ -35,6 +35,7 @@ Anatomy (both directions use the same machinery):
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import threading
 import time
@@ -59,6 +60,7 @@ from ..errors import (
     UnencodableMessageError,
 )
 from ..protocol.bookkeeping import IdAllocator, InflightTable, cancelled_request_id
+from ..protocol.deadline import Deadline, DeadlineExceeded
 from ..protocol.jsonrpc import (
     ErrorResponse,
     Invalid,
@@ -70,7 +72,7 @@ from ..protocol.jsonrpc import (
     encode,
     unencodable_answer,
 )
-from ..transports.base import CallFailed, PolledTransport, Received, Transport
+from ..transports.base import CallControl, CallFailed, PolledTransport, Received, Transport
 from .inline import Readers
 from .notify_queue import Job, QueueBound, SerialJobs
 from .pending import Pending, PendingTable
@@ -87,6 +89,9 @@ DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES = 64 * 1024 * 1024
 
 #: Methods whose timeout must not send ``notifications/cancelled`` (the spec forbids it).
 _NOT_CANCELLABLE = frozenset({"initialize"})
+#: How long the ``notifications/cancelled`` for a call given up on may wait to be written
+#: (its turn, and room in a stdio pipe); past that it is not sent and the caller returns.
+CANCEL_GRACE = 1.0
 
 
 RequestHandler = Callable[[InboundRequest], dict[str, Any]]
@@ -125,6 +130,10 @@ class Connection:
         caller_reads: bool = False,
     ) -> None:
         self.transport = transport
+        #: The transport's per-call hooks (HTTP): each request goes with the deadline its
+        #: caller waits with, and a call given up on has its exchange ended at once.
+        self._calls: CallControl | None = (transport if isinstance(transport, CallControl)
+                                           else None)
         #: What every inbound message's TransportContext starts from (``None``: a client's
         #: connection, whose middleware and handlers see none).
         self.transport_context = transport_context
@@ -263,15 +272,17 @@ class Connection:
     # -- sending -----------------------------------------------------------------------
 
     def _send(self, message: Message, related_request_id: RequestId | None = None,
-              transport: TransportContext | None = None) -> None:
+              transport: TransportContext | None = None,
+              deadline: Deadline | None = None) -> None:
         """Send through the send middleware, ``transport`` bound for it (else the one of
-        the request this thread serves, else the connection's own)."""
+        the request this thread serves, else the connection's own). ``deadline``: the one
+        the caller of a request waits with (for :class:`CallControl` transports)."""
         if not self._executor.has_send_middleware:
-            self._write(message, related_request_id)
+            self._write(message, related_request_id, deadline)
             return
 
         def terminal(final: Message) -> None:
-            self._write(final, related_request_id)
+            self._write(final, related_request_id, deadline)
 
         if transport is None and current_transport() is None:
             transport = self._context_of(related_request_id)
@@ -295,17 +306,27 @@ class Connection:
             return ConnectionClosedError(f"{what}: connection closed" if suffix else what)
         return exited.retitled(f"{what}: {exited.reason}" if suffix else what)
 
-    def _write(self, message: Message, related_request_id: RequestId | None) -> None:
+    def _write(self, message: Message, related_request_id: RequestId | None,
+               deadline: Deadline | None = None) -> None:
         try:
             # Serialized before the lock (the bytes are kept on the message, and the
             # transport reuses them): writers hold it only for the write itself.
             encode(message)
         except UnencodableMessageError:
             pass  # the transport raises it again, under the lock, and it is answered below
+        lock = self._write_lock
+        if deadline is None:
+            lock.acquire()
+        elif not lock.acquire(False) and not lock.acquire(timeout=_lock_wait(deadline)):
+            # Its turn never came (another write holds the stream): nothing was written.
+            raise deadline.exceeded()
         try:
-            with self._write_lock:
+            try:
                 try:
-                    self.transport.send(message, related_request_id)
+                    if deadline is not None and self._calls is not None:
+                        self._calls.send_call(message, deadline, related_request_id)
+                    else:
+                        self.transport.send(message, related_request_id)
                 except UnencodableMessageError as exc:
                     # The fault of this one message, never of the transport. An answer is
                     # owed all the same: an encodable error for the same id. A request or
@@ -315,7 +336,9 @@ class Connection:
                     logger.error("%s: %s", self.name, exc)
                     self.transport.send(unencodable_answer(message, str(exc)),
                                         related_request_id)
-        except (ConnectionClosedError, UnencodableMessageError):
+            finally:
+                lock.release()
+        except (ConnectionClosedError, UnencodableMessageError, DeadlineExceeded):
             raise
         except (OSError, ValueError) as exc:
             raise ConnectionClosedError(f"transport failed: {exc}") from exc
@@ -351,20 +374,31 @@ class Connection:
         :class:`~mcpsync.errors.ConnectionClosedError` when the connection ends.
         ``KeyboardInterrupt`` while waiting cancels the request on the peer, then propagates.
         """
-        request_id, future = self.begin_request(
-            method, params, on_progress=on_progress, parent=parent,
-            related_request_id=related_request_id)
         wait = self.default_timeout if timeout is None else timeout
+        # One budget for the call: writing it (stdio: the pipe may be full), then its
+        # answer; the transport's exchange ends by the moment this caller stops waiting.
+        budget = Deadline(wait, method)
+        try:
+            request_id, future = self.begin_request(
+                method, params, on_progress=on_progress, parent=parent,
+                related_request_id=related_request_id,
+                deadline=budget if self._calls is not None else None)
+        except DeadlineExceeded:
+            # Not a byte of it was written: the peer never saw it, and is not told.
+            raise RequestTimeoutError(
+                f"{method} timed out after {wait} s: it could not be sent (the peer is "
+                f"not reading what it is sent)") from None
         try:
             role = self._role
-            if role is not None and role.take():
-                deadline = time.monotonic() + wait
+            if role is not None:
                 try:
-                    self._read_own(request_id, deadline)
+                    if role.take():
+                        self._read_own(request_id, budget.at)
                 finally:
+                    # Also when a KeyboardInterrupt landed just after take() succeeded
+                    # (the stream stayed held by nobody reading: every later call hung).
                     role.give_back(self._idle)
-                return future.result(max(0.0, deadline - time.monotonic()))
-            return future.result(wait)
+            return future.result(budget.remaining())
         except FutureTimeout:
             if self._pending.pop(request_id) is None:
                 # Answered just as the deadline passed: the result is on its way.
@@ -400,12 +434,15 @@ class Connection:
         parent: RequestId | None = None,
         related_request_id: RequestId | None = None,
         ordered: bool = False,
+        deadline: Deadline | None = None,
     ) -> tuple[RequestId, Future[dict[str, Any]]]:
         """Send a request without waiting: returns its id and the Future of its result.
 
         For requests that stay open (``subscriptions/listen``); end one early with
         :meth:`cancel_request`. With ``ordered``, the Future is resolved on the
         notification thread, after every notification that arrived before the answer.
+        ``deadline``: the moment the caller stops waiting for the Future (its exchange
+        ends then, on transports that carry each call apart); none for one that stays open.
         """
         if self._closing:
             raise self._closed_error(f"cannot send {method}")
@@ -430,7 +467,8 @@ class Connection:
         if not self._pending.add(request_id, entry):
             raise self._closed_error(f"cannot send {method}")
         try:
-            self._send(Request(request_id, method, params), related_request_id)
+            self._send(Request(request_id, method, params), related_request_id,
+                       deadline=deadline)
         except BaseException:
             self._pending.pop(request_id)
             raise
@@ -450,12 +488,23 @@ class Connection:
         return True
 
     def _cancel_outbound(self, request_id: RequestId, method: str, reason: str) -> None:
-        if method in _NOT_CANCELLABLE or self._closing:
+        if self._calls is not None:
+            # Whatever the peer is told (nothing, for initialize): the thread carrying the
+            # call is freed now, not when the peer answers or its read timeout runs out.
+            self._calls.abandon(request_id)
+        if method in _NOT_CANCELLABLE or self._closing or self._closed.is_set():
             return
+        # Within a grace, not the caller's own (which has passed, or was never there): a
+        # peer that can not take it by then is not reading, and the caller returns.
+        cancel = Notification("notifications/cancelled",
+                              {"requestId": request_id, "reason": reason})
         try:
-            self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+            self._send(cancel, deadline=Deadline(CANCEL_GRACE, "notifications/cancelled"))
         except ConnectionClosedError:
             pass
+        except DeadlineExceeded:
+            logger.debug("%s: the cancellation of %s could not be sent in %g s", self.name,
+                         request_id, CANCEL_GRACE)
 
     # -- receiving ---------------------------------------------------------------------
 
@@ -496,6 +545,11 @@ class Connection:
         if isinstance(exc, ServerExitedError):
             self._exited = exc
             return exc.reason
+        if isinstance(exc, ConnectionClosedError):
+            # The transport ended and says why (a stdio peer that stopped reading).
+            if not self._closing:
+                logger.warning("%s: connection ended: %s", self.name, exc)
+            return str(exc)
         if not self._closing:
             logger.warning("%s: receive failed: %s", self.name, exc)
         return f"receive failed: {exc}"
@@ -779,6 +833,12 @@ class PrefixedIds:
         value = self._next
         self._next = value + 1
         return f"{self.prefix}-{value}"
+
+
+def _lock_wait(deadline: Deadline) -> float:
+    """``Lock.acquire``'s ``timeout`` for a wait that ends with ``deadline``."""
+    left = deadline.remaining()
+    return -1 if left == math.inf else left
 
 
 def _resolve(entry: Pending, message: Response | ErrorResponse) -> None:

@@ -37,8 +37,7 @@ GRACE: Final = 0.01
 #: it checks again whether its call is still pending (cancelled by another thread, say).
 CALLER_SLICE: Final = 0.05
 
-_READER: Final = "reader"
-_CALLER: Final = "caller"
+_READER: Final = "reader"  # a caller holds it as its thread's ident (an int)
 
 
 class ReadRole:
@@ -51,7 +50,7 @@ class ReadRole:
         self.grace = grace
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
-        self._holder: str | None = _READER  # the reader thread reads from the start
+        self._holder: str | int | None = _READER  # the reader thread reads from the start
         self._takes = 0
         self._urgent = False
         self._closed = False
@@ -60,21 +59,24 @@ class ReadRole:
 
     def take(self) -> bool:
         """A caller's: hold the stream if nobody does (never waits). Then read until the
-        call is answered, and :meth:`give_back`."""
+        call is answered, and :meth:`give_back` (in a ``finally``, whatever :meth:`take`
+        returned or raised: a ``KeyboardInterrupt`` can land between any two bytecodes)."""
         if self._holder is not None:  # a hint without the lock; decided below
             return False
         with self._lock:
             if self._holder is not None or self._closed:
                 return False
-            self._holder = _CALLER
+            self._holder = threading.get_ident()
             self._takes += 1
             self.lent += 1
             return True
 
     def give_back(self, idle: Callable[[], bool]) -> None:
-        """A caller's, after :meth:`take`: stop reading. ``idle()`` (asked under the lock)
-        says whether nothing waits to be read: when something does, the reader thread
-        takes the stream at once."""
+        """A caller's: stop reading, if this thread holds the stream (else nothing).
+        ``idle()`` (asked under the lock) says whether nothing waits to be read: when
+        something does, the reader thread takes the stream at once."""
+        if self._holder != threading.get_ident():  # only this thread can make it so
+            return
         with self._lock:
             self._holder = None
             if not idle():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+from ..protocol.deadline import Deadline
 from ..protocol.jsonrpc import Invalid, Message, RequestId
 
 
@@ -65,6 +66,40 @@ class StreamControl(Protocol):
     def close_stream(self, request_id: RequestId) -> bool:
         """Drop the client's connection to ``request_id``'s stream (it resumes later with
         ``Last-Event-ID``); ``False`` when there is no such stream to resume."""
+        ...
+
+
+@runtime_checkable
+class CallControl(Protocol):
+    """What a transport that carries each outbound request on an exchange of its own (HTTP:
+    one POST, and maybe a stream, per call) adds, so that a call's end is its exchange's end.
+
+    A byte-stream transport whose writes can block (stdio: a pipe the peer stopped
+    reading) implements it too, so that writing a call ends by the caller's deadline; its
+    ``abandon`` has nothing to end. A transport that implements neither (memory) gets plain
+    :meth:`Transport.send` and is told nothing.
+    """
+
+    def send_call(self, message: Message, deadline: Deadline,
+                  related_request_id: RequestId | None = None) -> None:
+        """Send ``message`` as :meth:`Transport.send` does, bounded by ``deadline``: the
+        deadline its caller waits with. For a request, its whole exchange; the engine also
+        gives one to a ``notifications/cancelled`` (a short grace), so that telling the
+        peer can not hold the caller either.
+
+        A failure caused by that deadline passing is the caller's to report (it times out
+        at the same moment, and tells the peer), not the transport's. A transport that
+        writes the message on the caller's thread raises
+        :class:`~mcpsync.protocol.deadline.DeadlineExceeded` when not a byte of it was
+        written in time (nothing reached the peer), and ``ConnectionClosedError`` when it
+        had to end the connection."""
+        ...
+
+    def abandon(self, request_id: RequestId) -> None:
+        """Nobody waits for ``request_id`` any more (timed out, cancelled, interrupted):
+        end its exchange now, so the thread carrying it returns at once, and never reuse
+        its connection. A no-op for a request already finished or unknown, and for a
+        transport with no exchange per call."""
         ...
 
 

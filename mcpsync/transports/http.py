@@ -18,9 +18,11 @@ The era, session id and protocol version live in one lock-guarded
 :class:`~mcpsync.transports.http_state.SessionState` with a single-flight re-initialize;
 reading and bounding bytes is :mod:`mcpsync.transports.http_io`; long-lived SSE streams
 (resumption, the standalone GET stream, 2024-11-05 HTTP+SSE) are
-:mod:`mcpsync.transports.http_streams`; the tool-header map is
+:mod:`mcpsync.transports.http_streams`; what a JSON answer, a refusal or a re-initialize
+says is :mod:`mcpsync.transports.http_answers`; the tool-header map is
 :mod:`mcpsync.transports.http_tools`; the POST on the transport's own session, past
-``requests``' per-call machinery, is :mod:`mcpsync.transports.http_post`.
+``requests``' per-call machinery, is :mod:`mcpsync.transports.http_post`; the bound on a
+request sent with no caller's deadline is :mod:`mcpsync.transports.http_open`.
 
 The server is not trusted: an answer (a JSON body, one SSE event) larger than
 ``max_message_bytes`` fails its call with :class:`~mcpsync.errors.MessageTooLargeError`; a
@@ -29,7 +31,17 @@ server silent for ``read_timeout`` fails it with
 connection is :class:`~mcpsync.errors.ConnectionClosedError`. None of these is an
 ``MCPError``: that is for what the server said. Reconnecting a stream backs off.
 
-A caller's ``requests.Session`` is used as given and never modified. Thread-safe.
+A call's whole exchange (connect, head, body; for an SSE answer, until the call's own
+answer, resumptions included) ends by the deadline its caller waits with
+(:meth:`HttpTransport.send_call`), not only by per-read timeouts, and a call given up on
+(timed out, cancelled, interrupted, or the transport closed) has its exchange ended at once
+(:meth:`HttpTransport.abandon`): its socket is shut down, so its thread returns and the
+connection is never reused (:mod:`mcpsync.transports.http_calls`). That needs the
+transport's own session (mounted with
+:class:`~mcpsync.transports.http_deadline.DeadlineAdapter`): a caller's
+``requests.Session`` is used as given and never modified, so its calls get only their read
+timeouts lowered to what is left of the deadline, and an answer already under way aborted.
+Thread-safe.
 """
 
 from __future__ import annotations
@@ -46,11 +58,11 @@ import requests
 from ..engine.pool import WorkerPool
 from ..errors import ConnectionClosedError, TransportError
 from ..protocol import jsonrpc
+from ..protocol.deadline import Deadline
 from ..protocol.envelope import META_VERSION
 from ..protocol.http_headers import SESSION_ID, request_headers
 from ..protocol.jsonrpc import (
     ErrorResponse,
-    Invalid,
     Message,
     Notification,
     Request,
@@ -58,39 +70,44 @@ from ..protocol.jsonrpc import (
     Response,
 )
 from .base import CallFailed, Received
+from .http_answers import ACCEPT, ACK_TIMEOUT, Answers
+from .http_calls import CallExchanges
+from .http_deadline import exchange, timeouts, tracked
 from .http_io import (
     DEFAULT_MAX_MESSAGE_BYTES,
-    STREAM_ERRORS,
     abort,
-    chunks,
     local_error,
     own_session,
     read_body,
     read_some,
 )
+from .http_open import NO_DEADLINE, OpenRequests
 from .http_post import DirectPost
-from .http_state import LEGACY_SSE, MODERN, PROBING, NewSession, SessionState, Snapshot
-from .http_streams import SseStreams
+from .http_state import LEGACY_SSE, MODERN, PROBING, SessionState, Snapshot
+from .http_streams import GET_KEY, SseStreams
 from .http_tools import ToolHeaders
 
 logger = logging.getLogger("mcpsync.http.client")
 
 TRANSPORT_ERROR: Final = -32000
-_ACCEPT: Final = "application/json, text/event-stream"
-_ACK_TIMEOUT: Final = 30.0  # seconds for the 202 to a posted notification or response
+_DELETE_BUDGET: Final = 5.0  # seconds close() gives the session's DELETE, in all
 _GET_OPEN_WAIT: Final = 2.0  # seconds connect waits for the standalone GET's answer
 #: The read timeout when none is given: generous, since a server may think long before
 #: its first byte; mcpsync's own server sends an SSE keep-alive every 15 s.
 DEFAULT_READ_TIMEOUT: Final = 70.0
-_MODERN_CODES: Final = frozenset({-32020, -32021, -32022, -32601, -32602})
 
 
-class HttpTransport(SseStreams):
+class HttpTransport(Answers, SseStreams, OpenRequests):
     """The client end of Streamable HTTP. See the module docstring. Thread-safe.
 
     ``max_message_bytes`` bounds one answer (a JSON body, or one SSE event);
     ``read_timeout`` is the longest the server may stay silent on a request's answer
-    (seconds between bytes) before that call fails and its thread is freed. ``auth`` (e.g.
+    (seconds between bytes) before that call fails and its thread is freed.
+    ``head_timeout`` (default ``connect_timeout + read_timeout``) bounds, in all, the
+    beginning of what has no caller's deadline: the standalone GET stream's connect and
+    head, and a request sent with :meth:`send` (relayed by ``mcpsync run URL``, or a
+    ``subscriptions/listen``), whose connect, head and JSON body must come within it
+    (:mod:`~mcpsync.transports.http_open`). ``auth`` (e.g.
     :class:`mcpsync.auth.OAuth`) is set on the transport's own session; an
     :class:`~mcpsync.auth.AuthorizationError` it raises fails the call it concerns.
     """
@@ -106,6 +123,7 @@ class HttpTransport(SseStreams):
         max_in_flight: int = 256,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         auth: requests.auth.AuthBase | None = None,
+        head_timeout: float | None = None,
     ) -> None:
         if auth is not None and session is not None:
             # A caller's session is never modified: its own ``session.auth`` is the place.
@@ -123,6 +141,8 @@ class HttpTransport(SseStreams):
         self._headers = dict(headers or {})
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
+        self._head_timeout = (connect_timeout + read_timeout if head_timeout is None
+                              else head_timeout)
         self.max_message_bytes = max_message_bytes
         self._inbox: queue.SimpleQueue[Received | None] = queue.SimpleQueue()
         #: Where what arrives goes: the inbox the engine's reader thread takes from, or
@@ -139,6 +159,8 @@ class HttpTransport(SseStreams):
         self._cancelled: set[RequestId] = set()
         self._methods: dict[RequestId, str] = {}
         self._awaiting: set[RequestId] = set()  # 2024-11-05: answered on the GET stream
+        self._overdue: set[RequestId] = set()  # see http_open
+        self._exchanges = CallExchanges()  # each running exchange, to end it early
         self._init_request: Request | None = None
         self._post_url = url           # 2024-11-05: the endpoint event's URL
         self._endpoint_ready = threading.Event()
@@ -166,21 +188,13 @@ class HttpTransport(SseStreams):
     # -- Transport -----------------------------------------------------------------------
 
     def send(self, message: Message, related_request_id: RequestId | None = None) -> None:
+        if isinstance(message, Request):
+            self._send_open(message)  # no caller's deadline: see http_open
+            return
         if self._closed.is_set():
             raise ConnectionClosedError("the HTTP transport is closed")
         # Here, not on the thread that POSTs: the sender must get UnencodableMessageError.
         jsonrpc.encode(message)
-        if isinstance(message, Request):
-            with self._lock:
-                self._methods[message.id] = message.method
-            if message.method == "initialize":
-                self._init_request = message
-            try:
-                self._submit(lambda: self._exchange(message))
-            except BaseException:
-                self._forget(message.id)
-                raise
-            return
         if isinstance(message, Notification) and message.method == "notifications/cancelled":
             target = (message.params or {}).get("requestId")
             modern = self._cancel_response(target)
@@ -199,6 +213,37 @@ class HttpTransport(SseStreams):
             return
         self._submit(lambda: self._deliver(message))
 
+    def send_call(self, message: Message, deadline: Deadline,
+                  related_request_id: RequestId | None = None) -> None:
+        """:class:`~mcpsync.transports.base.CallControl`: POST a request on a worker
+        thread, its whole exchange ended by ``deadline`` (the caller's own). Any other
+        message (a cancellation) goes as :meth:`send` sends it: never waited for here."""
+        if not isinstance(message, Request):
+            self.send(message, related_request_id)
+            return
+        request = message
+        self._begin(request)
+        try:
+            self._submit(lambda: self._exchange(request, deadline))
+        except BaseException:
+            self._forget(request.id)
+            raise
+
+    def _begin(self, request: Request) -> None:
+        if self._closed.is_set():
+            raise ConnectionClosedError("the HTTP transport is closed")
+        jsonrpc.encode(request)  # here: the sender must get UnencodableMessageError
+        with self._lock:
+            self._methods[request.id] = request.method
+        if request.method == "initialize":
+            self._init_request = request
+
+    def abandon(self, request_id: RequestId) -> None:
+        """:class:`~mcpsync.transports.base.CallControl`: nobody waits for ``request_id``
+        any more. Its exchange is ended now (or, still queued, never started), so the
+        thread carrying it returns at once whatever the server does."""
+        self._cancel_response(request_id)
+
     def receive(self) -> Received | None:
         return self._inbox.get()
 
@@ -215,19 +260,25 @@ class HttpTransport(SseStreams):
         if self._closed.is_set():
             return
         self._closed.set()
+        self._exchanges.end_all("closed")
         with self._lock:
-            responses = list(self._open.values())
+            responses = list(self._open.items())
             self._open.clear()
-        for response in responses:
-            abort(response)
+        for key, response in responses:
+            # A call's answer was freed with its exchange (end_all): its own thread closes
+            # it. The GET stream's body has no exchange; nor has a caller's session.
+            if key == GET_KEY or not tracked(response):
+                abort(response)
         session_id = self._state.session_id
         if session_id is not None:
+            budget = Deadline(_DELETE_BUDGET, "DELETE of the HTTP session")
             try:
                 # stream=True, closed unread: no body of a server's is read whole.
-                self._http.delete(self._post_url, headers=self._session_headers(
-                    self._state.snapshot()), stream=True,
-                    timeout=(self._connect_timeout, 5.0)).close()
-            except requests.RequestException as exc:
+                with exchange(budget):
+                    self._http.delete(self._post_url, headers=self._session_headers(
+                        self._state.snapshot()), stream=True,
+                        timeout=timeouts(budget, self._connect_timeout, 5.0)).close()
+            except (requests.RequestException, OSError) as exc:
                 logger.debug("DELETE of the session failed: %s", exc)
         self._pool.shutdown(2.0)
         deadline = time.monotonic() + 2.0
@@ -274,8 +325,13 @@ class HttpTransport(SseStreams):
         self._put(message)
 
     def _gave_up(self, request_id: RequestId) -> bool:
+        """Whether nobody waits for ``request_id``'s outcome: cancelled, or its exchange
+        ended or past its deadline (a stream cut at the deadline is the caller's timeout,
+        not a broken stream)."""
         with self._lock:
-            return request_id in self._cancelled
+            if request_id in self._cancelled:
+                return True
+        return self._exchanges.over(request_id)
 
     def _fail(self, request_id: RequestId, text: str, code: int = TRANSPORT_ERROR,
               data: Any = None) -> None:
@@ -303,7 +359,7 @@ class HttpTransport(SseStreams):
         return headers
 
     def _headers_for(self, message: Message, snap: Snapshot) -> dict[str, str]:
-        headers = {**self._headers, "Content-Type": "application/json", "Accept": _ACCEPT}
+        headers = {**self._headers, "Content-Type": "application/json", "Accept": ACCEPT}
         wire = message.to_wire()
         params = wire.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
@@ -317,57 +373,74 @@ class HttpTransport(SseStreams):
         return headers
 
     def _cancel_response(self, target: Any) -> bool:
-        """Close the response of a cancelled request; True if it was a 2026-07-28 one."""
+        """End the exchange of a cancelled or abandoned request at once (its head may still
+        be arriving) and close its response; True if it was a 2026-07-28 one. Whoever
+        cancels (the engine, or the host ``mcpsync run URL`` relays for) waits no more."""
         with self._lock:
             response = self._open.pop(target, None)
+            ours = target in self._methods
             if target in self._awaiting:
                 # 2024-11-05: its answer would come on the GET stream; nobody waits now.
                 self._awaiting.discard(target)
                 self._methods.pop(target, None)
-            elif target in self._methods:
+            elif ours:
                 self._cancelled.add(target)  # its exchange is queued or running
+        if ours or response is not None:  # never another key's exchange (the GET stream)
+            self._exchanges.end(target, "cancelled")
         if response is None:
             return self._state.era in (PROBING, MODERN)
         modern = getattr(response, "_mcpsync_modern", False)
-        abort(response)
+        if not tracked(response):
+            # A caller's session: its exchange can not be ended otherwise. Ours was, just
+            # above; either way the thread reading the response closes it, never this one
+            # (see http_deadline: a connection given back twice is pooled twice).
+            abort(response)
         return bool(modern)
 
     # -- POST ----------------------------------------------------------------------------
 
-    def _post(self, message: Message, snap: Snapshot,
-              read_timeout: float | None = None) -> requests.Response:
+    def _post(self, message: Message, snap: Snapshot, read_timeout: float | None = None,
+              deadline: Deadline = NO_DEADLINE) -> requests.Response:
         if snap.era == LEGACY_SSE:
-            self._endpoint_ready.wait(self._connect_timeout)
+            self._endpoint_ready.wait(deadline.cap(self._connect_timeout))
         body = jsonrpc.encode(message)
-        timeouts = (self._connect_timeout,
-                    self._read_timeout if read_timeout is None else read_timeout)
+        bounds = timeouts(deadline, self._connect_timeout,
+                          self._read_timeout if read_timeout is None else read_timeout)
         headers = self._headers_for(message, snap)
         url = self._post_url
         if self._direct is not None and self._direct.usable(url):
-            return self._direct.post(url, body, headers, timeouts)
-        return self._http.post(url, data=body, headers=headers, stream=True, timeout=timeouts)
+            return self._direct.post(url, body, headers, bounds)
+        return self._http.post(url, data=body, headers=headers, stream=True, timeout=bounds)
 
     def _deliver(self, message: Message) -> None:
-        """POST a notification or a response to a server request (answered at once: 202)."""
+        """POST a notification or a response to a server request (answered at once: 202),
+        the whole exchange within ``ACK_TIMEOUT``."""
+        deadline = Deadline(ACK_TIMEOUT, f"sending {getattr(message, 'method', 'an answer')}")
         try:
-            response = self._post(message, self._state.snapshot(), read_timeout=_ACK_TIMEOUT)
-        except requests.RequestException as exc:
+            with self._exchanges.running(object(), deadline):
+                response = self._post(message, self._state.snapshot(),
+                                      read_timeout=ACK_TIMEOUT, deadline=deadline)
+                with response:
+                    if response.status_code >= 300:
+                        logger.warning("server refused %r: HTTP %d %s", message,
+                                       response.status_code, read_some(response, 200))
+        except (requests.RequestException, OSError) as exc:  # DeadlineExceeded is one
             logger.warning("could not send %r: %s", message, exc)
-            return
-        with response:
-            if response.status_code >= 300:
-                logger.warning("server refused %r: HTTP %d %s", message, response.status_code,
-                               read_some(response, 200))
 
-    def _exchange(self, request: Request) -> None:
+    def _exchange(self, request: Request, deadline: Deadline) -> None:
         """Run one request to its end. Whatever happens, the caller gets an answer or an
         error (a worker that died silently would leave it waiting for its whole timeout),
-        and the call's entries leave the per-call tables."""
+        and the call's entries leave the per-call tables. Past ``deadline`` the caller has
+        stopped waiting (it reports the timeout and tells the server): nothing to report."""
         awaiting = False
         try:
-            awaiting = self._attempt(request, retried=False)
+            # No watchdog: the caller waits with this deadline and, when it passes, gives
+            # the call up (abandon), which ends the exchange.
+            with self._exchanges.running(request.id, deadline, watch=False):
+                if not self._gave_up(request.id):  # abandoned while queued
+                    awaiting = self._attempt(request, False, deadline)
         except Exception as exc:
-            if not self._closed.is_set():
+            if not (self._closed.is_set() or deadline.expired()):
                 self._fail_local(request.id, local_error(
                     exc, f"{request.method} to {self._post_url} failed"))
         finally:
@@ -379,11 +452,12 @@ class HttpTransport(SseStreams):
             if not keep:
                 self._forget(request.id)
 
-    def _attempt(self, request: Request, retried: bool) -> bool:
+    def _attempt(self, request: Request, retried: bool, deadline: Deadline) -> bool:
         """One POST of ``request``; True when its answer is to come on the GET stream."""
-        self._state.wait_ready(self._connect_timeout + self._read_timeout)
+        self._state.wait_ready(min(self._connect_timeout + self._read_timeout,
+                                  deadline.remaining()))
         snap = self._state.snapshot()
-        response = self._post(request, snap)
+        response = self._post(request, snap, deadline=deadline)
         modern = snap.era in (PROBING, MODERN) and request.method != "initialize"
         response._mcpsync_modern = modern  # type: ignore[attr-defined]
         with self._lock:
@@ -396,7 +470,7 @@ class HttpTransport(SseStreams):
         try:
             if modern and response.status_code < 300:
                 self._state.answered_modern()
-            return self._handle(request, response, snap, retried)
+            return self._handle(request, response, snap, retried, deadline)
         finally:
             with self._lock:
                 if self._open.get(request.id) is response:
@@ -404,7 +478,7 @@ class HttpTransport(SseStreams):
             response.close()
 
     def _handle(self, request: Request, response: requests.Response, snap: Snapshot,
-                retried: bool) -> bool:
+                retried: bool, deadline: Deadline) -> bool:
         status = response.status_code
         if request.method == "initialize" and status < 300:
             self._state.initialized(response.headers.get(SESSION_ID), None)
@@ -416,10 +490,10 @@ class HttpTransport(SseStreams):
         if (status == 404 and snap.session_id is not None and request.method != "initialize"
                 and not retried and self._init_request is not None):
             response.close()
-            if self._state.reinitialize(snap, self._new_session,
-                                        self._connect_timeout + self._read_timeout):
+            if self._state.reinitialize(snap, self._new_session, min(
+                    self._connect_timeout + self._read_timeout, deadline.remaining())):
                 self._start_get_stream()  # the old one ended with the old session (404)
-                return self._attempt(request, retried=True)
+                return self._attempt(request, True, deadline)
             self._fail(request.id, "the HTTP session expired and re-initializing failed")
             return False
         content_type = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
@@ -429,85 +503,5 @@ class HttpTransport(SseStreams):
             self._feed_json(read_body(response, self.max_message_bytes), request)
             return False
         if not self._read_sse(request, response):
-            self._resume(request, response)
+            self._resume(request, response, deadline)
         return False
-
-    def _refused(self, request: Request, response: requests.Response) -> bool:
-        """An HTTP error: the server's JSON-RPC error if it sent one, else its status.
-        True when the server turned out to be a 2024-11-05 one (the answer is to come)."""
-        status = response.status_code
-        text = read_some(response)
-        error: Any = None
-        try:
-            body = jsonrpc.loads(text)
-            error = body.get("error") if isinstance(body, dict) else None
-        except ValueError:  # not JSON, or nested too deep
-            pass
-        if (request.method == "initialize" and status in (400, 404, 405)
-                and not (isinstance(error, dict) and error.get("code") in _MODERN_CODES)
-                and self._state.era != LEGACY_SSE and self._try_legacy_sse(request)):
-            return True
-        if isinstance(error, dict) and isinstance(error.get("code"), int):
-            self._fail(request.id, str(error.get("message", f"HTTP {status}")), error["code"],
-                       error.get("data"))
-            return False
-        self._fail(request.id, f"HTTP {status} from {self._post_url}: {text[:200]}")
-        return False
-
-    def _feed_json(self, body: bytes, request: Request) -> None:
-        answered = False
-        reasons: list[str] = []
-        for item in jsonrpc.decode(body):
-            if isinstance(item, Invalid):
-                reasons.append(item.reason)
-                continue
-            if isinstance(item, (Response, ErrorResponse)) and item.id == request.id:
-                answered = True
-            self._feed(item)
-        if not answered:
-            why = f": {reasons[0][:200]}" if reasons else ""
-            self._fail_local(request.id, TransportError(
-                f"the server's JSON answer to {request.method} is no answer to it{why}"))
-
-    # -- sessions ------------------------------------------------------------------------
-
-    def _new_session(self) -> NewSession:
-        """Initialize a new session like the first one (run by one thread at a time)."""
-        init = self._init_request
-        assert init is not None
-        probe = Request(f"mcpsync-reinit-{id(self)}", "initialize", init.params)
-        headers = {**self._headers, "Content-Type": "application/json", "Accept": _ACCEPT}
-        timeout = (self._connect_timeout, self._read_timeout)
-        try:
-            with self._http.post(self._post_url, data=jsonrpc.encode(probe), headers=headers,
-                                 stream=True, timeout=timeout) as response:
-                if response.status_code != 200:
-                    return None
-                session_id = response.headers.get(SESSION_ID)
-                body = self._first_message(response)
-            if not isinstance(body, Response):
-                return None
-            version = body.result.get("protocolVersion")
-            version = version if isinstance(version, str) else None
-            fresh = Snapshot(self._state.era, session_id, version, -1)
-            initialized = Notification("notifications/initialized")
-            self._http.post(self._post_url, data=jsonrpc.encode(initialized),
-                            headers=self._headers_for(initialized, fresh), stream=True,
-                            timeout=(self._connect_timeout, _ACK_TIMEOUT)).close()
-        except (*STREAM_ERRORS, TransportError) as exc:
-            logger.warning("re-initializing the expired session failed: %s", exc)
-            return None
-        logger.info("the HTTP session expired; re-initialized as a new session")
-        return session_id, version
-
-    def _first_message(self, response: requests.Response) -> Message | None:
-        if response.headers.get("Content-Type", "").startswith("text/event-stream"):
-            parser = self._parser()
-            for chunk in chunks(response):
-                for event in parser.feed(chunk):
-                    if event.data.strip():
-                        items = jsonrpc.decode(event.data)
-                        return items[0] if items and not isinstance(items[0], Invalid) else None
-            return None
-        items = jsonrpc.decode(read_body(response, self.max_message_bytes))
-        return items[0] if items and not isinstance(items[0], Invalid) else None

@@ -26,7 +26,9 @@ from ..errors import (
 )
 from ..protocol.framing import DEFAULT_MAX_LINE_BYTES
 from ..protocol.numerals import parse_decimal
+from ..protocol.redact import redact
 from ..protocol.sse import EventTooLarge
+from .http_deadline import tracked_session
 
 #: The bound on one HTTP answer (a JSON body, or one SSE event): the same as a stdio line.
 DEFAULT_MAX_MESSAGE_BYTES: Final = DEFAULT_MAX_LINE_BYTES
@@ -46,17 +48,51 @@ STREAM_ERRORS: Final = (requests.RequestException, urllib3.exceptions.HTTPError,
 
 
 def local_error(exc: BaseException, what: str) -> TransportError:
-    """The :class:`TransportError` for a failure to reach the server or read its answer."""
+    """The :class:`TransportError` for a failure to reach the server or read its answer.
+    Its message never quotes a credential: an endpoint URL with ``?api_key=`` in it (in
+    ``what``, or in the library's own text of ``exc``) is redacted."""
     if isinstance(exc, TransportError):
         return exc
     if isinstance(exc, EventTooLarge):
-        return MessageTooLargeError(f"{what}: {exc}")
+        return MessageTooLargeError(redact(f"{what}: {exc}"))
     if _is_timeout(exc):
-        return TransportTimeoutError(f"{what}: the server sent nothing in time ({exc})")
+        return TransportTimeoutError(
+            redact(f"{what}: the server sent nothing in time ({exc})"))
     if isinstance(exc, (requests.ConnectionError, urllib3.exceptions.ProtocolError,
                         ConnectionError)):
-        return ConnectionClosedError(f"{what}: {exc}")
-    return TransportError(f"{what}: {exc}")
+        reason = _no_connection(exc)
+        if reason is not None:
+            url = getattr(getattr(exc, "request", None), "url", None) or ""
+            # Redacted apart: the redaction of "?api_key=..." runs to the next space.
+            where = f"cannot connect to {redact(str(url))}" if url else redact(what)
+            return ConnectionClosedError(f"{where}: {reason}")
+        return ConnectionClosedError(redact(f"{what}: {exc}"))
+    return TransportError(redact(f"{what}: {exc}"))
+
+
+def _no_connection(exc: BaseException) -> str | None:
+    """Why no connection could be made, in a person's words ("connection refused"), when
+    that is what ``exc`` says somewhere in its chain (requests wraps urllib3's retry error,
+    which wraps the failed connection, which wraps the OSError); else None."""
+    chain: list[object] = [exc]
+    seen: set[int] = set()
+    connecting = False
+    while chain:
+        error = chain.pop()
+        if not isinstance(error, BaseException) or id(error) in seen:
+            continue
+        seen.add(id(error))
+        if isinstance(error, urllib3.exceptions.NameResolutionError | socket.gaierror):
+            return "the host name could not be resolved"
+        if isinstance(error, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(error, urllib3.exceptions.NewConnectionError):
+            connecting = True
+        elif connecting and isinstance(error, OSError) and error.strerror:
+            return error.strerror[:1].lower() + error.strerror[1:]  # "network is unreachable"
+        chain.extend([getattr(error, "reason", None), error.__cause__, error.__context__,
+                      *error.args])
+    return "the connection failed" if connecting else None
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -130,11 +166,9 @@ class Backoff:
 def own_session(url: str, pool_size: int) -> requests.Session:
     """A session for this endpoint. The environment's proxy and CA-bundle settings are read
     once, here: requests would otherwise rescan ``os.environ`` on every request, which
-    costs about a millisecond per call."""
-    session = requests.Session()
-    adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=pool_size)
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
+    costs about a millisecond per call. Its adapter tracks connections, so that a call's
+    exchange ends by its deadline or when the call is given up on (``http_deadline``)."""
+    session = tracked_session(pool_connections=4, pool_maxsize=pool_size)
     session.proxies.update(requests.utils.get_environ_proxies(url))
     bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
     if bundle:
@@ -144,9 +178,14 @@ def own_session(url: str, pool_size: int) -> requests.Session:
 
 
 def abort(response: requests.Response) -> None:
-    """Close a response that another thread may be reading. Its socket is shut down first:
-    that makes a blocked read return at once, where ``close()`` alone would wait for the
-    reader (it needs the buffered reader's lock) until the server sends something."""
+    """End a response that another thread is reading: its socket is shut down, so a
+    blocked read returns at once (``close()`` would wait for the reader: it needs the
+    buffered reader's lock) and the reader, which always closes what it reads, gives the
+    connection back. Not closed here: urllib3's ``release_conn`` is a check then a put, so
+    closing it from two threads can pool its connection twice, and two later requests
+    would share it (``CannotSendRequest('Request-sent')``). For a response of a tracked
+    session, ending its exchange is the safe way (``http_deadline.tracked``): this reads
+    the connection without a lock, and could shut one the reader has just given back."""
     connection = getattr(response.raw, "_connection", None)
     sock = getattr(connection, "sock", None)
     if not isinstance(sock, socket.socket):
@@ -159,4 +198,3 @@ def abort(response: requests.Response) -> None:
             sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-    response.close()

@@ -47,6 +47,8 @@ from urllib3.exceptions import ProxyError as Urllib3ProxyError
 from urllib3.exceptions import SSLError as Urllib3SSLError
 from urllib3.util import Timeout
 
+from .http_deadline import DeadlineAdapter
+
 #: Answers ``requests`` would follow (``requests.sessions.REDIRECT_STATI``).
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 #: The most endpoints whose pools are remembered (the POST URL, and a 2024-11-05 server's
@@ -125,14 +127,17 @@ class DirectPost:
 
     def _endpoint(self, url: str) -> _Endpoint | None:
         """``url``'s pool, worked out on first use; None when its adapter is not the stock
-        one or the URL is one ``requests`` refuses (it then says why, on the slow path)."""
+        one (or :class:`~mcpsync.transports.http_deadline.DeadlineAdapter`, which only
+        tracks its connections so that a call's exchange can be ended) or the URL is one
+        ``requests`` refuses (it then says why, on the slow path)."""
         with self._lock:
             known = self._pools.get(url)
         if known is not None:
             return known
         try:
             adapter = self._session.get_adapter(url)
-            if type(adapter) is not HTTPAdapter:
+            if (type(adapter) not in (HTTPAdapter, DeadlineAdapter)
+                    or not isinstance(adapter, HTTPAdapter)):
                 return None
             prepared = requests.Request("POST", url).prepare()
             pool = adapter.get_connection_with_tls_context(

@@ -20,16 +20,21 @@ import requests
 
 from ..errors import ConnectionClosedError, TransportError
 from ..protocol import jsonrpc
+from ..protocol.deadline import Deadline
 from ..protocol.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from ..protocol.sse import SseParser
 from .base import Received
-from .http_io import STREAM_ERRORS, Backoff, chunks, local_error
+from .http_calls import CallExchanges
+from .http_deadline import timeouts
+from .http_io import STREAM_ERRORS, Backoff, abort, chunks, local_error
 from .http_state import LEGACY_SSE, SessionState, Snapshot
 
 logger = logging.getLogger("mcpsync.http.client")
 
 _MAX_RESUMES: Final = 5
-_GET_KEY: Final = "mcpsync-get"
+#: The key of the standalone GET stream (or 2024-11-05 stream) in ``_open`` and among the
+#: exchanges: only its head is an exchange, its body lives as long as the session.
+GET_KEY: Final = "mcpsync-get"
 
 
 class SseStreams:
@@ -42,6 +47,7 @@ class SseStreams:
     _headers: dict[str, str]
     _connect_timeout: float
     _read_timeout: float
+    _head_timeout: float  # connect_timeout + read_timeout unless given
     _inbox: queue.SimpleQueue[Received | None]
     _state: SessionState
     _lock: threading.Lock
@@ -53,6 +59,7 @@ class SseStreams:
     _started: list[threading.Thread]
     _get_ready: threading.Event
     _closed: threading.Event
+    _exchanges: CallExchanges
 
     if TYPE_CHECKING:
         def _feed(self, message: Message) -> None: ...
@@ -88,8 +95,11 @@ class SseStreams:
                             return True
         return False
 
-    def _resume(self, request: Request, response: requests.Response) -> None:
-        """A handshake-era stream broke before its answer: reconnect with Last-Event-ID."""
+    def _resume(self, request: Request, response: requests.Response,
+                deadline: Deadline) -> None:
+        """A handshake-era stream broke before its answer: reconnect with Last-Event-ID,
+        until the answer, the call's ``deadline``, or the caller giving up (whose exchange
+        then ends: each GET fails at once, and the loop sees it gave up)."""
         parser: SseParser = getattr(response, "_mcpsync_parser", None) or self._parser()
         if self._gave_up(request.id) or self._closed.is_set():
             return
@@ -99,13 +109,17 @@ class SseStreams:
             return
         backoff = Backoff()
         for _ in range(_MAX_RESUMES):
-            if self._closed.wait(backoff.next_delay(parser.retry_ms)):
-                return
+            delay = backoff.next_delay(parser.retry_ms)
+            if delay >= deadline.remaining():
+                return  # the caller stops waiting first: it reports the timeout
+            if self._exchanges.pause(request.id, delay) or self._gave_up(request.id):
+                return  # given up on, or the transport closed, meanwhile
             headers = {**self._session_headers(self._state.snapshot()),
                        "Accept": "text/event-stream", "Last-Event-ID": parser.last_event_id}
             try:
                 resumed = self._http.get(self._post_url, headers=headers, stream=True,
-                                         timeout=(self._connect_timeout, self._read_timeout))
+                                         timeout=timeouts(deadline, self._connect_timeout,
+                                                          self._read_timeout))
             except requests.RequestException as exc:
                 logger.debug("resuming %s failed: %s", request.method, exc)
                 continue
@@ -123,6 +137,19 @@ class SseStreams:
             f"the stream of {request.method} broke and could not be resumed"))
 
     # -- the standalone GET stream and 2024-11-05 HTTP+SSE ------------------------------
+
+    def _head_deadline(self, what: str) -> Deadline:
+        """The bound on a long-lived stream's connect and head (not on its body, which
+        lives as long as the session does)."""
+        return Deadline(self._head_timeout, f"opening the {what}")
+
+    def _keep_open(self, response: requests.Response) -> None:
+        """Register the stream for close() to abort; abort it now if close() already
+        swept (it would otherwise be read until its read timeout)."""
+        with self._lock:
+            self._open[GET_KEY] = response
+        if self._closed.is_set():
+            abort(response)
 
     def _start_get_stream(self) -> None:
         snap = self._state.snapshot()
@@ -163,16 +190,19 @@ class SseStreams:
             try:
                 # A read timeout here too: a server that accepts the GET and never answers
                 # would otherwise hold this thread past close(). A quiet healthy stream
-                # is just reopened (with Last-Event-ID), at the base delay.
-                response = self._http.get(self._post_url, headers=headers, stream=True,
-                                          timeout=(self._connect_timeout, self._read_timeout))
-            except requests.RequestException as exc:
+                # is just reopened (with Last-Event-ID), at the base delay. Its head has a
+                # deadline (a trickle of header lines resets every read timeout), and
+                # close() ends it at once.
+                with self._exchanges.running(GET_KEY, self._head_deadline("GET stream")):
+                    response = self._http.get(self._post_url, headers=headers, stream=True,
+                                              timeout=(self._connect_timeout,
+                                                       self._read_timeout))
+            except (requests.RequestException, OSError) as exc:  # DeadlineExceeded too
                 failures += 1
                 logger.debug("GET stream failed: %s", exc)
                 self._get_ready.set()
             else:
-                with self._lock:
-                    self._open[_GET_KEY] = response
+                self._keep_open(response)
                 self._get_ready.set()
                 with response:
                     if response.status_code in (404, 405):
@@ -202,18 +232,21 @@ class SseStreams:
     def _try_legacy_sse(self, request: Request) -> bool:
         """Try the 2024-11-05 transport: GET the URL, wait for the ``endpoint`` event."""
         try:
-            response = self._http.get(self.url, headers={**self._headers,
-                                                         "Accept": "text/event-stream"},
-                                      stream=True, timeout=(self._connect_timeout, None))
-        except requests.RequestException:
+            # The one stream of the connection, read on a thread of its own: not a part of
+            # this call's exchange (which ends when the call does). Its head has a deadline
+            # of its own; close() ends it at once.
+            with self._exchanges.running(GET_KEY, self._head_deadline("HTTP+SSE stream")):
+                response = self._http.get(self.url, headers={**self._headers,
+                                                             "Accept": "text/event-stream"},
+                                          stream=True, timeout=(self._connect_timeout, None))
+        except (requests.RequestException, OSError):  # DeadlineExceeded too
             return False
         if response.status_code != 200 or not response.headers.get(
                 "Content-Type", "").startswith("text/event-stream"):
             response.close()
             return False
         self._state.set_era(LEGACY_SSE)
-        with self._lock:
-            self._open[_GET_KEY] = response
+        self._keep_open(response)
 
         def read() -> None:
             with response:

@@ -8,11 +8,24 @@ fails here as it would over stdio.
 from __future__ import annotations
 
 import queue
+from typing import Protocol
 
 from ..errors import ConnectionClosedError
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import Message, RequestId
-from .base import Received
+from .base import Received, Transport
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
+
+
+class InProcessServer(Protocol):
+    """What a client needs of a server in its own process (a ``mcpsync.Server``): to
+    connect it to one end of a :func:`memory_pair`. A protocol, so that the client and a
+    proxy name it without importing the server package (which imports them)."""
+
+    def connect(self, transport: Transport, *, name: str) -> Closable: ...
 
 _EOF = object()
 

@@ -5,6 +5,11 @@ reads a child process's stdout and writes its stdin. Reads use ``os.read`` on th
 descriptor (whatever bytes the pipe has, up to 64 KiB) and the sans-IO
 :class:`~mcpsync.protocol.framing.LineDecoder`, so a burst of small messages costs one
 system call, not one per line.
+
+Writes go through :class:`~mcpsync.transports.pipe_writer.PipeWriter`: each message by a
+deadline, the caller's (:meth:`StreamTransport.send_call`, the engine's
+:class:`~mcpsync.transports.base.CallControl` seam) or ``write_timeout``; a stream whose
+peer stopped reading ends instead of blocking for ever.
 """
 
 from __future__ import annotations
@@ -12,22 +17,34 @@ from __future__ import annotations
 import collections
 import os
 import select
+import threading
 import time
 from typing import IO
 
 from ..errors import INVALID_REQUEST, ConnectionClosedError
 from ..protocol import jsonrpc
+from ..protocol.deadline import Deadline
 from ..protocol.framing import DEFAULT_MAX_LINE_BYTES, OVERSIZED, LineDecoder
 from ..protocol.jsonrpc import ErrorResponse, Invalid, Message, RequestId
 from .base import Received
+from .pipe_writer import WRITE_TIMEOUT, PipeWriter
 
 _READ_SIZE = 65536
+#: How much of the first line that is not a JSON-RPC message is kept (see ``first_invalid``).
+_INVALID_SAMPLE_BYTES = 200
+#: How long close() waits for a write in progress to leave the descriptor (it is woken).
+_CLOSE_WAIT = 1.0
 
 
 class StreamTransport:
     """Messages over ``read_fd`` (in) and ``writer`` (out). ``receive`` and
     :meth:`receive_within` are for one thread at a time (the engine's reader, or a caller
-    it lends the stream to: ``engine/read_role.py``)."""
+    it lends the stream to: ``engine/read_role.py``); ``send``, ``send_call`` and ``close``
+    are thread-safe.
+
+    ``write_timeout``: how long a message sent without a caller's deadline may take to be
+    written before ``peer`` (who reads ``writer``: named in the errors) is treated as gone.
+    """
 
     def __init__(
         self,
@@ -36,18 +53,27 @@ class StreamTransport:
         *,
         max_message_bytes: int = DEFAULT_MAX_LINE_BYTES,
         allow_batches: bool = False,
+        write_timeout: float = WRITE_TIMEOUT,
+        peer: str = "the peer",
     ) -> None:
         self._fd = read_fd
-        self._writer = writer
         self._decoder = LineDecoder(max_message_bytes)
         self._ready: collections.deque[Received] = collections.deque()
         self._eof = False
-        self._closed = False
+        self._closed = False  # by close() or by a write that ran out of time
+        self._released = False  # close() has run
         #: Set while bytes read from the descriptor are not yet decoded: an exception raised
         #: into the reading thread then (KeyboardInterrupt, a signal handler's) loses them,
         #: and the stream can not be trusted again.
         self._torn = False
         self.allow_batches = allow_batches
+        #: The start of the first line read that was not a JSON-RPC message (bounded), or
+        #: None: when the peer then ends, it says what the peer was (``echo hello`` is a
+        #: program, not an MCP server).
+        self.first_invalid: bytes | None = None
+        self._ended = threading.Event()  # set at the end of input, and by close()
+        #: Held while reading: the one reader (see the class) against :meth:`read_to_end`.
+        self._reading = threading.Lock()
         # A self-pipe lets close() wake a reader blocked on a descriptor it does not own.
         self._wake_r, self._wake_w = os.pipe() if hasattr(select, "poll") else (-1, -1)
         self._poller: select.poll | None = None
@@ -55,16 +81,50 @@ class StreamTransport:
             self._poller = select.poll()
             self._poller.register(self._fd, select.POLLIN | select.POLLHUP | select.POLLERR)
             self._poller.register(self._wake_r, select.POLLIN)
+        self._out = PipeWriter(writer, self._wake_r, write_timeout=write_timeout,
+                               on_stall=self._stall, peer=peer)
 
     def send(self, message: Message, related_request_id: RequestId | None = None) -> None:
-        if self._closed:
-            raise ConnectionClosedError("stream is closed")
-        data = jsonrpc.encode(message) + b"\n"
-        try:
-            self._writer.write(data)
-            self._writer.flush()
-        except (OSError, ValueError) as exc:
-            raise ConnectionClosedError(f"cannot write: {exc}") from exc
+        """Write ``message`` within ``write_timeout``; ``ConnectionClosedError`` when the
+        stream is closed, or ends because the peer did not take it in time."""
+        self._out.write(jsonrpc.encode(message) + b"\n", None, message)
+
+    def send_call(self, message: Message, deadline: Deadline,
+                  related_request_id: RequestId | None = None) -> None:
+        """:class:`~mcpsync.transports.base.CallControl`: write ``message`` by the caller's
+        ``deadline``. ``DeadlineExceeded`` when not a byte of it could be written in time
+        (the stream lives on); ``ConnectionClosedError`` when it was cut short (the stream
+        ends: the rest can not be taken back)."""
+        self._out.write(jsonrpc.encode(message) + b"\n", deadline, message)
+
+    def abandon(self, request_id: RequestId) -> None:
+        """:class:`~mcpsync.transports.base.CallControl`: nothing to end, a byte stream
+        has no exchange per call."""
+
+    @property
+    def write_timeout(self) -> float:
+        """The bound of a write without a caller's deadline (seconds); settable."""
+        return self._out.write_timeout
+
+    @write_timeout.setter
+    def write_timeout(self, seconds: float) -> None:
+        self._out.write_timeout = seconds
+
+    @property
+    def writer(self) -> PipeWriter:
+        """The write side (a wrapping transport may write through it directly)."""
+        return self._out
+
+    @property
+    def stalled(self) -> str | None:
+        """Why the stream ended itself (its peer stopped reading), or ``None``."""
+        return self._out.stalled
+
+    def _stall(self) -> None:
+        """A write ran out of time: no more messages either way, and the reader (blocked
+        in ``poll``) is told, so that the connection ends with the reason."""
+        self._closed = True
+        self._wake()
 
     def receive(self) -> Received | None:
         return self._next(None)
@@ -86,30 +146,60 @@ class StreamTransport:
         return bool(self._ready)
 
     def _next(self, deadline: float | None) -> Received | None:
-        while not self._ready:
-            if self._eof or self._closed:
-                return None
-            if self._torn:
-                raise ConnectionClosedError(
-                    "a read of the stream was interrupted part-way (an exception raised in "
-                    "the reading thread, such as KeyboardInterrupt): its bytes are lost")
-            ready = self._wait_readable(deadline)
-            if ready is None:
-                raise TimeoutError("no message within the time given")
-            if not ready:
-                return None
-            self._torn = True
+        with self._reading:
+            while not self._ready:
+                if self._eof or self._closed:
+                    if self._out.stalled is not None:
+                        raise ConnectionClosedError(self._out.stalled)
+                    return None
+                if self._torn:
+                    raise ConnectionClosedError(
+                        "a read of the stream was interrupted part-way (an exception raised "
+                        "in the reading thread, such as KeyboardInterrupt): its bytes are lost")
+                ready = self._wait_readable(deadline)
+                if ready is None:
+                    raise TimeoutError("no message within the time given")
+                if not ready:
+                    return None
+                self._read_chunk()
+            return self._ready.popleft()
+
+    def _read_chunk(self) -> None:
+        """One read, decoded into ``_ready``; the end of input when it is empty."""
+        self._torn = True
+        try:
+            chunk = os.read(self._fd, _READ_SIZE)
+        except OSError:
+            chunk = b""
+        frames = self._decoder.feed(chunk) if chunk else self._decoder.finish()
+        for frame in frames:
+            self._ready.extend(self._decode(frame))
+        self._torn = False
+        if not chunk:
+            self._eof = True
+            self._ended.set()
+
+    def read_to_end(self, timeout: float) -> None:
+        """Once the peer is gone: read what it wrote before it went, up to the end of input
+        (at most ``timeout`` seconds), until ``first_invalid`` is known. The messages read
+        wait to be taken as usual. While another thread reads, leaves the reading to it (it
+        may be blocked on the writer that called this: never wait for it long). Not for a
+        live peer."""
+        deadline = time.monotonic() + timeout
+        while self.first_invalid is None and not self._ended.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0 or self._poller is None:  # no poll(): a read could block for good
+                return
+            if not self._reading.acquire(timeout=min(left, 0.01)):
+                continue
             try:
-                chunk = os.read(self._fd, _READ_SIZE)
-            except OSError:
-                chunk = b""
-            frames = self._decoder.feed(chunk) if chunk else self._decoder.finish()
-            if not chunk:
-                self._eof = True
-            for frame in frames:
-                self._ready.extend(self._decode(frame))
-            self._torn = False
-        return self._ready.popleft()
+                while not (self._eof or self._closed or self._torn or
+                           self.first_invalid is not None):
+                    if not self._wait_readable(deadline):
+                        return  # out of time (a grandchild holds the pipe open), or closed
+                    self._read_chunk()
+            finally:
+                self._reading.release()
 
     def _decode(self, frame: bytes | object) -> list[Received]:
         if frame is OVERSIZED:
@@ -121,7 +211,11 @@ class StreamTransport:
             reason = "Invalid request: JSON-RPC batches are not supported on this transport"
             return [Invalid(reason, ErrorResponse(None, {"code": INVALID_REQUEST,
                                                           "message": reason}))]
-        return list(jsonrpc.decode(frame))
+        received: list[Received] = list(jsonrpc.decode(frame))
+        if self.first_invalid is None and any(
+                isinstance(item, Invalid) and item.answer_to is None for item in received):
+            self.first_invalid = frame[:_INVALID_SAMPLE_BYTES]
+        return received
 
     def _wait_readable(self, deadline: float | None) -> bool | None:
         """Block until input is ready (True), :meth:`close` woke us (False) or ``deadline``
@@ -146,11 +240,19 @@ class StreamTransport:
             return not any(fd == self._wake_r for fd, _ in events)
 
     def close(self) -> None:
-        """Stop: a blocked :meth:`receive` returns ``None``. Does not close the descriptors
-        it was given (the caller owns them)."""
-        if self._closed:
+        """Stop: a blocked :meth:`receive` returns ``None``, a write waiting for room
+        raises ``ConnectionClosedError``. Once it returns no write touches ``writer`` (the
+        caller may close it). Does not close the descriptors it was given (the caller owns
+        them), and gives ``writer``'s back in the blocking mode it had."""
+        if self._released:
             return
+        self._released = True
         self._closed = True
+        self._ended.set()
+        self._wake()
+        self._out.close(_CLOSE_WAIT)
+
+    def _wake(self) -> None:
         if self._wake_w >= 0:
             try:
                 os.write(self._wake_w, b"x")
@@ -164,3 +266,4 @@ class StreamTransport:
                     os.close(fd)
                 except OSError:
                     pass
+

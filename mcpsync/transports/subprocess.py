@@ -6,6 +6,12 @@ before answering stalled the call) and split into lines for the ``mcpsync.server
 logger (or a file you pass). A chatty server can never block on a full stderr pipe, and
 nothing needs ``sys.stderr.fileno()``, which Jupyter does not have.
 
+A server's stderr is where it says what went wrong, so it must be visible without any
+setup: while the application has configured no handler for that logger (none on it, its
+ancestors or the root), the lines are written to ``sys.stderr`` as ``[server.py] line``,
+the way Python's own last-resort handler shows warnings. The check is made for each batch,
+not once, so that logging configured later takes over at once and no line is printed twice.
+
 The last lines of stderr are kept (bounded) so that when the child ends on its own, the
 error says what was run, how it ended and what it said: an import error, a syntax error or
 a wrong interpreter otherwise shows up only as "peer closed the connection". Closing
@@ -25,6 +31,8 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from ..errors import ConnectionClosedError, ServerExitedError
+from ..protocol import jsonrpc
+from ..protocol.deadline import Deadline
 from ..protocol.jsonrpc import Message, RequestId
 from .base import Received
 from .stream import StreamTransport
@@ -69,6 +77,7 @@ class SubprocessTransport:
         self.command = list(command)
         self.close_timeout = close_timeout
         self._stderr_sink = stderr
+        self._label = server_label(self.command)
         self._tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._tail_lock = threading.Lock()
         self._exit_error: ServerExitedError | None = None
@@ -93,8 +102,9 @@ class SubprocessTransport:
         if max_message_bytes is not None:
             options["max_message_bytes"] = max_message_bytes
         self._stream = StreamTransport(
-            self.process.stdout.fileno(), self.process.stdin, **options
-        )
+            self.process.stdout.fileno(), self.process.stdin, peer="the stdio server",
+            **options)
+        self._out = self._stream.writer
         self._close_lock = threading.Lock()
         self._closed = False
         name = os.path.basename(self.command[0])
@@ -108,13 +118,45 @@ class SubprocessTransport:
         return self.process.pid
 
     def send(self, message: Message, related_request_id: RequestId | None = None) -> None:
+        """Write ``message`` to the child's stdin within ``write_timeout``."""
         try:
-            self._stream.send(message, related_request_id)
-        except ConnectionClosedError:
-            # A broken pipe: the child is gone. Say how it went, unless we closed it.
-            if self._closed:
-                raise
-            raise self._exited("the stdio server") from None
+            self._stream.send(message)
+        except ConnectionClosedError as exc:
+            raise self._write_failed(exc) from None
+
+    def send_call(self, message: Message, deadline: Deadline,
+                  related_request_id: RequestId | None = None) -> None:
+        """:class:`~mcpsync.transports.base.CallControl`: write ``message`` by the caller's
+        ``deadline`` (see :meth:`StreamTransport.send_call`)."""
+        try:
+            # Straight to the writer: one frame less on every call.
+            self._out.write(jsonrpc.encode(message) + b"\n", deadline, message)
+        except ConnectionClosedError as exc:
+            raise self._write_failed(exc) from None
+
+    def abandon(self, request_id: RequestId) -> None:
+        """:class:`~mcpsync.transports.base.CallControl`: nothing to end (one stream)."""
+
+    def _write_failed(self, failure: ConnectionClosedError) -> ConnectionClosedError:
+        """A broken pipe means the child is gone: say how it went, unless it stopped
+        reading (it still runs: close() ends it) or we closed it first (the reader may have
+        seen the child end first and the connection closed us: then the end it saw is
+        still the reason, not "stream is closed")."""
+        if self._stream.stalled is not None:
+            return failure
+        if self._closed and self._exit_error is None:
+            return failure
+        return self._exited("the stdio server")
+
+    @property
+    def write_timeout(self) -> float:
+        """How long a write without a caller's deadline (a notification, an answer to the
+        server's request) may take before the server is treated as gone; settable."""
+        return self._stream.write_timeout
+
+    @write_timeout.setter
+    def write_timeout(self, seconds: float) -> None:
+        self._stream.write_timeout = seconds
 
     def receive(self) -> Received | None:
         """The next message; ``None`` once closed by us. When the child's stdout ends
@@ -160,11 +202,16 @@ class SubprocessTransport:
             pass
         returncode = self.process.poll()
         if returncode is not None:
-            # Its stderr ends with it (unless a grandchild holds it open: bounded).
+            # Its stderr ends with it (unless a grandchild holds it open: bounded), and so
+            # does its stdout: a write to a child that already exited fails before the
+            # reader has seen what it printed (``echo hello``), which the error quotes.
             self._stderr_thread.join(_EXIT_WAIT)
+            self._stream.read_to_end(_EXIT_WAIT)
+        stray = self._stream.first_invalid
         return ServerExitedError(
             f"{what} {ServerExitedError.describe(returncode)}", command=self.command,
-            returncode=returncode, stderr_tail=self.stderr_tail)
+            returncode=returncode, stderr_tail=self.stderr_tail,
+            stray_output=None if stray is None else stray.decode("utf-8", "replace"))
 
     def _drain_stderr(self) -> None:
         stream = self.process.stderr
@@ -197,6 +244,8 @@ class SubprocessTransport:
                 self._stderr_sink.flush()
             except (OSError, ValueError):
                 pass
+        elif not stderr_logger.hasHandlers():
+            _echo(self._label, lines)
         elif stderr_logger.isEnabledFor(logging.INFO):
             for line in lines:
                 stderr_logger.info("[%s] %s", self.process.pid, line)
@@ -209,6 +258,9 @@ class SubprocessTransport:
             self._closed = True
         process = self.process
         assert process.stdin is not None
+        # First: a write waiting for room in the pipe is woken and leaves the descriptor,
+        # so that closing it can not pull it from under the write (or a reused number).
+        self._stream.close()
         try:
             process.stdin.close()
         except OSError:
@@ -224,7 +276,6 @@ class SubprocessTransport:
                 break
             except subprocess.TimeoutExpired:
                 continue
-        self._stream.close()
         self._stderr_thread.join(self.close_timeout)
         for pipe in (process.stdout, process.stderr):
             if pipe is not None:
@@ -257,6 +308,32 @@ def _check_executable(program: str, env: Mapping[str, str] | None,
     if shutil.which(program, path=search) is None:
         raise FileNotFoundError(f"stdio server command not found: {program!r} is not on "
                                 f"PATH ({search or 'empty'})")
+
+
+def server_label(command: Sequence[str]) -> str:
+    """A short name for a server's lines: its script or module (``server.py``,
+    ``-m weather``) after an interpreter, else its program (``uvx``); never the later
+    arguments, which may hold a credential."""
+    program = os.path.basename(str(command[0]))
+    rest = [str(arg) for arg in command[1:3]]
+    if rest[:1] == ["-m"] and len(rest) == 2:
+        return f"{program} -m {rest[1]}"
+    if rest and not rest[0].startswith("-"):
+        return f"{program} {os.path.basename(rest[0])}"
+    return program
+
+
+def _echo(label: str, lines: list[str]) -> None:
+    """Lines of a server's stderr onto this process's stderr, when nothing else shows them
+    (in a notebook ``sys.stderr`` is the cell's output)."""
+    stream = sys.stderr
+    if stream is None:  # pythonw, a daemon with stderr closed: nowhere to show them
+        return
+    try:
+        stream.write("".join(f"[{label}] {line}\n" for line in lines))
+        stream.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _clip(line: str) -> str:

@@ -140,16 +140,34 @@ def test_eight_threads_share_the_stream_and_every_answer_reaches_its_caller():
 
 def test_ctrl_c_while_the_caller_reads_leaves_the_stream_whole(tmp_path):
     marker = tmp_path / "started"
+    reading = tmp_path / "reading"
     script = tmp_path / "caller.py"
+    # The call's caller says when it took the stream (a file), so that the signal is sent
+    # while it reads: the server seeing the call is not enough, as under load the caller
+    # may not have reached take() yet (CI once sent the signal before it did).
     script.write_text(
-        "import sys\n"
+        "import threading\n"
         "from mcpsync import Client\n"
+        "from mcpsync.engine.read_role import ReadRole\n"
+        "armed = threading.Event()\n"
+        "real_take = ReadRole.take\n"
+        "def take(role):\n"
+        "    taken = real_take(role)\n"
+        "    if taken and armed.is_set():\n"
+        f"        open({str(reading)!r}, 'w').close()\n"
+        "    return taken\n"
+        "ReadRole.take = take\n"
         f"with Client.stdio({SERVER!r}) as c:\n"
+        # Once idle, the reader thread leaves the stream to callers for 60 s, not 10 ms,
+        # so that the call below finds it free even on a loaded machine.
+        "    c._connection._role.grace = 60\n"
         "    c.call_tool('echo', {'text': 'warm'})\n"
         "    print('ready', c._connection._role.lent, flush=True)\n"
+        "    armed.set()\n"
         "    try:\n"
         f"        c.call_tool('silent', {{'marker': {str(marker)!r}}}, timeout=60)\n"
         "    except KeyboardInterrupt:\n"
+        "        armed.clear()\n"
         "        print('interrupted', c._connection._role.lent, flush=True)\n"
         "        print(c.call_tool('echo', {'text': 'whole'}).text, flush=True)\n"
     )
@@ -158,10 +176,11 @@ def test_ctrl_c_while_the_caller_reads_leaves_the_stream_whole(tmp_path):
     try:
         ready, before = proc.stdout.readline().split()
         assert ready == "ready"
-        # The call arrived, and its caller waits in poll() (nothing will answer it).
-        wait_until(lambda: marker.exists(), timeout=WAIT, message="the call never arrived")
+        # The call arrived, and its caller took the stream to read its answer.
+        wait_until(lambda: marker.exists() and reading.exists(), timeout=WAIT,
+                   message="the call never arrived, or its caller never read")
         proc.send_signal(signal.SIGINT)
-        # ... and it was that caller who read (and was interrupted in poll()).
+        # ... and it was that caller who read (and was interrupted while reading).
         assert proc.stdout.readline().split() == ["interrupted", str(int(before) + 1)]
         assert proc.stdout.readline().strip() == "whole"
         assert proc.wait(WAIT) == 0
@@ -212,3 +231,30 @@ def test_receive_within_times_out_and_then_reads():
             transport.close()
             os.close(read_fd)
             os.close(write_fd)
+
+
+def test_ctrl_c_just_after_a_caller_took_the_stream_gives_it_back(monkeypatch):
+    """A KeyboardInterrupt that lands after ``take()`` succeeded but before the read began
+    (a signal handler runs between any two bytecodes) must not leave the stream held by
+    nobody that reads: the stream used to stay "lent" for ever, and every later call
+    waited out its timeout."""
+    from mcpsync.engine.read_role import ReadRole
+
+    real_take = ReadRole.take
+    armed = threading.Event()
+
+    def take_then_interrupted(role: ReadRole) -> bool:
+        taken = real_take(role)
+        if taken and armed.is_set():
+            armed.clear()
+            raise KeyboardInterrupt
+        return taken
+
+    with Client.stdio(SERVER, timeout=WAIT) as client:
+        client.call_tool("echo", {"text": "warm"})
+        monkeypatch.setattr(ReadRole, "take", take_then_interrupted)
+        armed.set()
+        with pytest.raises(KeyboardInterrupt):
+            while armed.is_set():  # until a call took the stream (the reader may hold it)
+                client.call_tool("echo", {"text": "interrupted"})
+        assert client.call_tool("echo", {"text": "whole"}, timeout=5).text == "whole"

@@ -80,6 +80,34 @@ class RawRequest:
 Script = Callable[[RawRequest], None]
 
 
+def trickle_body(body: bytes = b"", *, count: int = 200, pause: float = 0.1) -> Script:
+    """A 200 answer whose body is ``count`` spaces sent one at a time, ``pause`` seconds
+    apart, then ``body`` (valid JSON once it ends): per-read timeouts never fire on it."""
+
+    def script(request: RawRequest) -> None:
+        request.send_head(200, length=count + len(body))
+        for _ in range(count):
+            if request.server.stopping.wait(pause):
+                return
+            request.sock.sendall(b" ")
+        request.sock.sendall(body)
+
+    return script
+
+
+def trickle_head(status: str = "200 OK", *, count: int = 200, pause: float = 0.1) -> Script:
+    """An answer whose head never ends: ``count`` header lines sent ``pause`` seconds apart."""
+
+    def script(request: RawRequest) -> None:
+        request.sock.sendall(f"HTTP/1.1 {status}\r\n".encode())
+        for _ in range(count):
+            if request.server.stopping.wait(pause):
+                return
+            request.sock.sendall(b"X-Slow: 1\r\n")
+
+    return script
+
+
 def modern_script(tools: Script) -> Script:
     """A 2026-07-28 server: answers ``server/discover``; ``tools(request)`` the rest."""
 
