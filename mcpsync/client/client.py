@@ -6,10 +6,12 @@ the same Client at once: requests are correlated by id, each caller waits on its
 Future. Ctrl-C while a call waits cancels that call on the server, then raises
 ``KeyboardInterrupt`` as usual. Thread-safe.
 
-This module is the API: the constructors, the calls and their request path (envelope,
-cache, multi round-trip). The era probe and handshake are in ``negotiate.py``; what the
-server sends the client (its requests, notifications, input requests) is dispatched in
-``inbound.py``; how ``listen`` opens a subscription in each era is in ``subscribe.py``.
+This module is the API. ``Client`` composes collaborators that own their state and never
+see the ``Client``: :class:`~.negotiate.Negotiation` (the era, its envelope, what the
+server said), :class:`~.calls.Calls` (the request path: envelope, cache, multi round-trip),
+:class:`~.inbound.Inbound` (what the server sends: its requests, notifications, input
+requests), :class:`~.subscribe.Subscriptions` (``listen`` in each era) and
+:class:`~.task_calls.ClientTasks`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO, TYPE_CHECKING, Any, Union
+from typing import IO, Any
 
 from .._version import __version__
 from ..codec import from_wire
@@ -35,18 +37,17 @@ from ..engine.connection import (
 )
 from ..errors import ConnectionClosedError, ProtocolStateError
 from ..protocol import levels
-from ..protocol.envelope import META_LOG_LEVEL
+from ..protocol.jsonrpc import Notification
+from ..protocol.redact import redact
 from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS
 from ..transports.base import Transport
-from ..transports.memory import memory_pair
+from ..transports.memory import InProcessServer, memory_pair
 from ..types import (
     CallToolResult,
     Completion,
     GetPromptResult,
     Implementation,
     InitializeResult,
-    LogMessage,
-    Progress,
     Prompt,
     ReadResourceResult,
     Resource,
@@ -54,30 +55,28 @@ from ..types import (
     Tool,
 )
 from .cache import ResponseCache
-from .calls import _raw, _typed, all_pages, send_request
+from .calls import CallOptions, Calls, ProgressHandler, raw, typed
 from .host import ClientMethodHandler, ClientNotificationHandler
-from .inbound import answer_input, dispatch_notification, install_builtin_methods, on_request
+from .inbound import (
+    ElicitationHandler,
+    HostHandlers,
+    Inbound,
+    LogHandler,
+    NotificationCallback,
+    RootsSource,
+    SamplingHandler,
+)
 from .listen import Listens, Subscription, SubscriptionCallback
 from .mrtr import INPUT_MODES
-from .negotiate import initialize
-from .subscribe import listen_handshake, listen_modern
+from .negotiate import Negotiation
+from .subscribe import Subscriptions
 from .task_calls import ClientTasks
 from .tasks import TaskHandle
 
-if TYPE_CHECKING:
-    from ..server.server import Server
-    from ..server.session import ServerSession
-
 logger = logging.getLogger("mcpsync.client")
 
-ProgressHandler = Callable[[Progress], None]
-#: ``fn(params)`` or ``fn(params, request)``: gets the typed params, returns the typed result
-#: or a dict in wire shape. ``request`` (a :class:`HostRequest`) tells of cancellation.
-ElicitationHandler = Callable[..., Any]
-SamplingHandler = Callable[..., Any]
-RootsSource = Union[Sequence[Any], Callable[[], Sequence[Any]]]  # noqa: UP007
-LogHandler = Callable[[LogMessage], None]
-NotificationCallback = Callable[[str, dict[str, Any]], None]
+__all__ = ["Client", "ConnectionClosedError", "ElicitationHandler", "LogHandler",
+           "NotificationCallback", "ProgressHandler", "RootsSource", "SamplingHandler"]
 
 
 class Client:
@@ -135,45 +134,24 @@ class Client:
         known = (*LEGACY_VERSIONS, *MODERN_VERSIONS, "auto")
         if protocol_version is not None and protocol_version not in known:
             raise ValueError(f"protocol_version {protocol_version!r} is not one of {known}")
-        self.requested_version = protocol_version or LATEST_LEGACY
         if log_level is not None and not levels.is_level(log_level):
             raise ValueError(f"log_level {log_level!r} is not one of {levels.LEVELS}")
-        #: What the client asked for; the level sent in 2026-07-28 is :attr:`log_level`.
-        self._log_level_asked = log_level
-        self._log_level: str | None = log_level or ("debug" if on_log is not None else None)
-        #: The per-request ``_meta`` envelope when speaking 2026-07-28, else ``None``.
-        self._envelope: dict[str, Any] | None = None
-        #: Bound on 2026-07-28 multi round-trip rounds for one call.
-        self.max_input_rounds = max_input_rounds
         if input_mode not in INPUT_MODES:
             raise ValueError(f"input_mode {input_mode!r} is not one of {INPUT_MODES}")
-        #: "auto": host handlers answer MRTR questions; "manual": calls raise
-        #: :class:`~mcpsync.client.mrtr.InputRequiredError` (see :mod:`mcpsync.client.mrtr`).
-        self.input_mode = input_mode
-        #: Declared on top of what the handlers serve (e.g. for manual-mode answers).
-        self._extra_capabilities = dict(extra_capabilities or {})
+        #: ``timeout``, ``input_mode`` and ``max_input_rounds``, read by every call.
+        self._options = CallOptions(timeout, input_mode, max_input_rounds)
         #: The response cache for ``ttlMs`` hints (None when turned off with cache=False).
         self.cache: ResponseCache | None = (
             cache if isinstance(cache, ResponseCache) else ResponseCache() if cache else None)
-        self._listens = Listens()
-        #: Held across a handshake-era subscribe/unsubscribe and the count change that
-        #: called for it, so that the server applies them in the order the counts changed.
-        self._subscribe_lock = threading.Lock()
-        self.timeout = timeout
-        self._on_log = on_log
-        self._on_notification = on_notification
-        self._elicitation_handler = elicitation_handler
-        self._sampling_handler = sampling_handler
-        self._sampling_tools = sampling_tools
-        self._roots = roots
-        self._roots_lock = threading.Lock()
+        listens = Listens()
         self._cleanup: list[Callable[[], None]] = []
         #: Tasks (v1 and the v2 extension): see :mod:`mcpsync.client.task_calls`.
         self._tasks = ClientTasks(
             request=lambda method, params, wait: self.request(method, params, timeout=wait,
                                                               cache=False),
-            answer=self._answer_input,
-            capabilities=lambda: (self.server_capabilities, self._envelope is not None),
+            answer=lambda method, params: self._inbound.answer_input(method, params),
+            capabilities=lambda: (self.server_capabilities,
+                                  self._negotiation.envelope is not None),
             list_tools=self.list_tools, default_timeout=lambda: self.timeout,
             listen=lambda task_id, wait: self.listen(
                 tools=False, prompts=False, resources=False, task_ids=[task_id],
@@ -182,20 +160,24 @@ class Client:
         #: (``ping`` and the host handlers given above), then custom ones.
         self.methods: MethodRegistry[ClientMethodHandler, ClientNotificationHandler] = (
             MethodRegistry(f"client {name!r}"))
-        install_builtin_methods(self)
+        self._inbound = Inbound(self.methods, HostHandlers(
+            elicitation=elicitation_handler, sampling=sampling_handler,
+            sampling_tools=sampling_tools, roots=roots, on_log=on_log,
+            on_notification=on_notification, extra_capabilities=extra_capabilities),
+            cache=self.cache, listens=listens, tasks=self._tasks)
         for method, handler in (method_handlers or {}).items():
             self.methods.add_request(method, handler)
         for method, handlers in (notification_handlers or {}).items():
             for one in [handlers] if callable(handlers) else handlers:
                 self.methods.add_notification(method, one)
-        # The connection's threads reach the client only through a weak reference, so that
-        # a client dropped without close() can be collected and its finalizer end the
-        # connection (and a stdio server): a notebook cell run again leaks no processes.
-        this = weakref.ref(self)
+        # The connection's threads reach what answers them only through a weak reference,
+        # so that a client dropped without close() can be collected and its finalizer end
+        # the connection (and a stdio server): a notebook cell run again leaks no processes.
+        inbound = weakref.ref(self._inbound)
         self._connection = Connection(
             transport,
-            on_request=lambda inbound: on_request(_alive(this), inbound),
-            on_notification=lambda message: _if_alive(this, dispatch_notification, message),
+            on_request=lambda request: _alive(inbound).on_request(request),
+            on_notification=lambda message: _if_alive(inbound, message),
             send_middleware=send_middleware,
             recv_middleware=recv_middleware,
             max_handlers=max_handlers,
@@ -208,12 +190,20 @@ class Client:
         deliver_to = getattr(transport, "deliver_to", None)
         if callable(deliver_to):
             deliver_to(self._connection.deliver)
-        self._init: InitializeResult | None = None
+        self._negotiation = Negotiation(
+            self._connection, requested_version=protocol_version or LATEST_LEGACY,
+            client_info=self.client_info, capabilities=self.capabilities,
+            log_level=log_level, logs_wanted=on_log is not None,
+            timeout=lambda: self.timeout)
+        self._calls = Calls(self._connection, self._negotiation, self.cache, self._options,
+                            self._inbound.answer_input)
+        self._subscriptions = Subscriptions(self._connection, listens, self._calls,
+                                            self._negotiation)
         self._finalizer = weakref.finalize(self, _dropped, _describe(transport), self._connection,
                                            self._cleanup)
         self._connection.start()
         try:
-            initialize(self)
+            self._negotiation.connect()
         except BaseException:
             self.close()
             raise
@@ -250,10 +240,10 @@ class Client:
             raise
 
     @classmethod
-    def memory(cls, server: Server, **options: Any) -> Client:
+    def memory(cls, server: InProcessServer, **options: Any) -> Client:
         """Connect to ``server`` in this process (for tests and embedding)."""
         client_end, server_end = memory_pair()
-        session: ServerSession = server.connect(server_end, name="mcpsync-memory-server")
+        session = server.connect(server_end, name="mcpsync-memory-server")
         try:
             client = cls(client_end, **options)
         except BaseException:
@@ -314,15 +304,42 @@ class Client:
 
     def capabilities(self) -> dict[str, Any]:
         """The client capabilities declared at ``initialize``: those given handlers serve."""
-        caps: dict[str, Any] = {}
-        if self._elicitation_handler is not None:
-            caps["elicitation"] = {"form": {}, "url": {}}
-        if self._sampling_handler is not None:
-            caps["sampling"] = {"tools": {}} if self._sampling_tools else {}
-        if self._roots is not None:
-            caps["roots"] = {"listChanged": True}
-        caps.update(self._extra_capabilities)
-        return caps
+        return self._inbound.capabilities()
+
+    @property
+    def timeout(self) -> float:
+        """The default deadline (seconds) of every request; settable."""
+        return self._options.timeout
+
+    @timeout.setter
+    def timeout(self, value: float) -> None:
+        self._options.timeout = value
+
+    @property
+    def input_mode(self) -> str:
+        """"auto": host handlers answer MRTR questions; "manual": calls raise
+        :class:`~mcpsync.client.mrtr.InputRequiredError` (see :mod:`mcpsync.client.mrtr`)."""
+        return self._options.input_mode
+
+    @input_mode.setter
+    def input_mode(self, value: str) -> None:
+        if value not in INPUT_MODES:
+            raise ValueError(f"input_mode {value!r} is not one of {INPUT_MODES}")
+        self._options.input_mode = value
+
+    @property
+    def max_input_rounds(self) -> int:
+        """Bound on 2026-07-28 multi round-trip rounds for one call; settable."""
+        return self._options.max_input_rounds
+
+    @max_input_rounds.setter
+    def max_input_rounds(self, value: int) -> None:
+        self._options.max_input_rounds = value
+
+    @property
+    def requested_version(self) -> str:
+        """The revision asked for (settled to one revision once connected)."""
+        return self._negotiation.requested_version
 
     def method_handler(
         self, method: str, *, replace: bool = False
@@ -366,10 +383,7 @@ class Client:
 
     def set_roots(self, roots: RootsSource) -> None:
         """Replace the roots and tell the server (``notifications/roots/list_changed``)."""
-        if self._roots is None:
-            raise ProtocolStateError("roots were not declared at connect time (pass roots=)")
-        with self._roots_lock:
-            self._roots = roots
+        self._inbound.set_roots(roots)
         self.notify("notifications/roots/list_changed")
 
     def close(self) -> None:
@@ -380,8 +394,7 @@ class Client:
         """
         self._finalizer.detach()
         _close_parts(self._connection, self._cleanup)
-        for subscription in self._listens.all():
-            subscription._finish(ConnectionClosedError("the client was closed"))
+        self._subscriptions.close_all(ConnectionClosedError("the client was closed"))
 
     def __enter__(self) -> Client:
         return self
@@ -402,9 +415,10 @@ class Client:
 
     @property
     def initialize_result(self) -> InitializeResult:
-        if self._init is None:
+        init = self._negotiation.init
+        if init is None:
             raise ProtocolStateError("not initialized")
-        return self._init
+        return init
 
     @property
     def protocol_version(self) -> str:
@@ -447,20 +461,9 @@ class Client:
         cached result is returned without asking (``cache=False`` always asks), and
         ``input_required`` results are followed (``input_mode``, default the client's).
         """
-        result: dict[str, Any] = self._request(method, params, timeout, on_progress,
-                                               input_mode, cache, _raw)
+        result: dict[str, Any] = self._calls.send(method, params, timeout, on_progress,
+                                                  input_mode, cache, raw)
         return result
-
-    def _request(self, method: str, params: dict[str, Any] | None, timeout: float | None,
-                 on_progress: ProgressHandler | str | None, input_mode: str | None,
-                 use_cache: bool, convert: Callable[[dict[str, Any]], Any]) -> Any:
-        return send_request(self, method, params, timeout, on_progress, input_mode,
-                            use_cache, convert)
-
-    def _answer_input(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Answer one 2026-07-28 input request with the registered handler (see
-        :func:`~mcpsync.client.inbound.answer_input`)."""
-        return answer_input(self, method, params)
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send any notification."""
@@ -471,18 +474,15 @@ class Client:
 
         2026-07-28 has no ``ping``: ``server/discover`` serves as the liveness check.
         """
-        self.request("ping" if self._envelope is None else "server/discover", timeout=timeout,
-                     cache=False)
+        modern = self._negotiation.envelope is not None
+        self.request("server/discover" if modern else "ping", timeout=timeout, cache=False)
 
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every tool the server offers (all pages), as a :class:`~mcpsync.display.ToolList`:
         a list a notebook shows as a table."""
-        items = self._all_pages("tools/list", "tools", timeout)
+        items = self._calls.all_pages("tools/list", "tools", timeout)
         self._tasks.support.learn(items)
         return ToolList(from_wire(Tool, item) for item in items)
-
-    def _all_pages(self, method: str, key: str, timeout: float | None) -> list[dict[str, Any]]:
-        return all_pages(self, method, key, timeout)
 
     def call_tool(
         self,
@@ -514,8 +514,8 @@ class Client:
         if meta:
             params["_meta"] = dict(meta)
         convert = self._tasks.converter(self._tasks.prepare_call(name, params), timeout)
-        result: CallToolResult = self._request("tools/call", params, timeout, on_progress,
-                                               input_mode, True, convert)
+        result: CallToolResult = self._calls.send("tools/call", params, timeout, on_progress,
+                                                  input_mode, True, convert)
         return result
 
     def start_task(self, name: str, arguments: Mapping[str, Any] | None = None, *,
@@ -528,8 +528,8 @@ class Client:
         :class:`~mcpsync.errors.ProtocolStateError` when the server offers no tasks.
         """
         params = self._tasks.start_params(name, arguments, ttl, meta)
-        raw = self._request("tools/call", params, timeout, None, None, False, _raw)
-        return self._tasks.started(raw)
+        answer = self._calls.send("tools/call", params, timeout, None, None, False, raw)
+        return self._tasks.started(answer)
 
     def task(self, task_id: str, *, timeout: float | None = None) -> TaskHandle:
         """Re-attach to a task by id (made by this or any other client of the server,
@@ -540,19 +540,20 @@ class Client:
     def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
         """Every resource with a fixed URI (all pages)."""
         return [from_wire(Resource, item)
-                for item in self._all_pages("resources/list", "resources", timeout)]
+                for item in self._calls.all_pages("resources/list", "resources", timeout)]
 
     def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
         """Every resource template (all pages)."""
         return [from_wire(ResourceTemplate, item) for item in
-                self._all_pages("resources/templates/list", "resourceTemplates", timeout)]
+                self._calls.all_pages("resources/templates/list", "resourceTemplates", timeout)]
 
     def read_resource(self, uri: str, *, timeout: float | None = None,
                       input_mode: str | None = None) -> ReadResourceResult:
-        """Read a resource; a missing one raises :class:`~mcpsync.errors.MCPError`."""
-        result: ReadResourceResult = self._request(
+        """Read a resource; a missing one raises :class:`~mcpsync.errors.ResourceNotFoundError`
+        (in either era: see docs/client.md, "Errors")."""
+        result: ReadResourceResult = self._calls.send(
             "resources/read", {"uri": uri}, timeout, None, input_mode, True,
-            _typed(ReadResourceResult))
+            typed(ReadResourceResult))
         return result
 
     def subscribe(self, uri: str, *, timeout: float | None = None) -> None:
@@ -565,7 +566,7 @@ class Client:
     def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
         """Every prompt (all pages)."""
         return [from_wire(Prompt, item)
-                for item in self._all_pages("prompts/list", "prompts", timeout)]
+                for item in self._calls.all_pages("prompts/list", "prompts", timeout)]
 
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *,
@@ -575,8 +576,8 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = dict(arguments)
-        result: GetPromptResult = self._request("prompts/get", params, timeout, None,
-                                                input_mode, True, _typed(GetPromptResult))
+        result: GetPromptResult = self._calls.send("prompts/get", params, timeout, None,
+                                                   input_mode, True, typed(GetPromptResult))
         return result
 
     def complete(
@@ -605,7 +606,7 @@ class Client:
     def log_level(self) -> str | None:
         """The least severe log message the server is asked for (None: the server's
         default in the handshake era, no logs at all in 2026-07-28)."""
-        return self._log_level
+        return self._negotiation.log_level
 
     def set_logging_level(self, level: str, *, timeout: float | None = None) -> None:
         """Ask the server to send only log messages at ``level`` or above.
@@ -614,16 +615,7 @@ class Client:
         2026-07-28 has no such method: ``level`` becomes the ``logLevel`` of every request
         sent from now on (no request is made; ``timeout`` is unused).
         """
-        envelope = self._envelope
-        if envelope is None:
-            self.request("logging/setLevel", {"level": level}, timeout=timeout)
-            self._log_level = level
-            return
-        if not levels.is_level(level):
-            raise ValueError(f"log level {level!r} is not one of {levels.LEVELS}")
-        self._log_level = level
-        # A new dict, never one mutated in place: other threads copy the envelope unlocked.
-        self._envelope = {**envelope, META_LOG_LEVEL: level}
+        self._negotiation.set_logging_level(level, timeout)
 
     # -- subscriptions -------------------------------------------------------------------
 
@@ -657,13 +649,23 @@ class Client:
         if task_ids:
             wanted["taskIds"] = list(dict.fromkeys(task_ids))
         wait = self.timeout if timeout is None else timeout
-        if self._envelope is None:
-            return listen_handshake(self, wanted, on_notification, wait)
-        return listen_modern(self, self._envelope, wanted, on_notification, wait)
+        return self._subscriptions.open(wanted, on_notification, wait)
 
     def __repr__(self) -> str:
-        state = "closed" if self.closed else "open"
-        return f"<Client {state} protocol={self._init.protocol_version if self._init else None}>"
+        """Which server, over what, in which era: ``<Client 'weather' 1.0.0 over stdio:
+        python server.py, 2025-11-25>``. Never a credential (headers are not shown, a URL's
+        credentials are redacted); server strings are shown escaped."""
+        connection = getattr(self, "_connection", None)
+        target = _target(connection.transport) if connection is not None else "?"
+        negotiation = getattr(self, "_negotiation", None)
+        init = negotiation.init if negotiation is not None else None
+        if connection is None or init is None:
+            state = "closed" if connection is None or connection.closed else "connecting"
+            return f"<Client ({state}) {target}>"
+        info = init.server_info
+        version = "".join(ch for ch in str(info.version)[:40] if ch.isprintable())
+        era = "closed" if connection.closed else init.protocol_version
+        return f"<Client {str(info.name)[:80]!r} {version} {target}, {era}>"
 
 
 #: How long a finalizer waits for a dropped client's connection to close (and a stdio
@@ -673,24 +675,42 @@ _FINALIZE_WAIT = 15.0
 
 def _describe(transport: Transport) -> str:
     """Which connection a warning is about: the server command or URL."""
+    kind, where = _where(transport)
+    return {"stdio": f"stdio to {where}", "http": f"HTTP to {where}"}.get(kind, kind)
+
+
+def _target(transport: object) -> str:
+    """What a client is connected to, for its repr: ``over stdio: <command>``, ``over http:
+    <url>`` or ``in memory``."""
+    kind, where = _where(transport)
+    return f"over {kind}: {where}" if where else (
+        "in memory" if kind == "MemoryTransport" else f"over {kind}")
+
+
+def _where(transport: object) -> tuple[str, str]:
+    """What kind of connection ``transport`` is (``"stdio"``, ``"http"``, else its class
+    name) and to where (the command or URL, fit to print: credentials redacted, at most
+    200 characters; empty when it has neither)."""
     command = getattr(transport, "command", None)
     if isinstance(command, list):
-        return "stdio to " + " ".join(map(str, command))
+        return "stdio", redact(" ".join(map(str, command)))[:200]
     url = getattr(transport, "url", None)
-    return f"HTTP to {url}" if isinstance(url, str) else type(transport).__name__
+    if isinstance(url, str):
+        return "http", redact(url)[:200]
+    return type(transport).__name__, ""
 
 
-def _alive(ref: weakref.ref[Client]) -> Client:
-    client = ref()
-    if client is None:  # collected: its finalizer is closing the connection
+def _alive(ref: weakref.ref[Inbound]) -> Inbound:
+    inbound = ref()
+    if inbound is None:  # collected with its client: the finalizer is closing the connection
         raise ConnectionClosedError("the client was dropped without close()")
-    return client
+    return inbound
 
 
-def _if_alive(ref: weakref.ref[Client], fn: Callable[[Client, Any], None], arg: Any) -> None:
-    client = ref()
-    if client is not None:
-        fn(client, arg)
+def _if_alive(ref: weakref.ref[Inbound], message: Notification) -> None:
+    inbound = ref()
+    if inbound is not None:
+        inbound.dispatch_notification(message)
 
 
 def _close_parts(connection: Connection, cleanup: list[Callable[[], None]]) -> None:
@@ -719,5 +739,3 @@ def _dropped(transport: str, connection: Connection,
     if not threading.current_thread().name.startswith(connection.name):
         closer.join(_FINALIZE_WAIT)
 
-
-__all__ = ["Client", "ConnectionClosedError"]

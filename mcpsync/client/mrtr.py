@@ -20,7 +20,9 @@ from typing import Any, Final
 
 from ..codec import from_wire, to_wire
 from ..errors import MCPSyncError, ProtocolStateError
+from ..protocol.deadline import Deadline
 from ..types.client_features import CreateMessageRequestParams, ElicitRequestParams
+from .budget import left
 
 INPUT_MODES: Final = ("auto", "manual")
 
@@ -116,8 +118,10 @@ def _retry_params(params: dict[str, Any], result: dict[str, Any],
 
 def resolve(method: str, params: dict[str, Any], result: dict[str, Any], *, send: Send,
             answer: Answer | None, max_rounds: int, convert: Callable[[dict[str, Any]], Any],
-            retries: int = 0) -> Any:
-    """Follow ``result`` to a complete one. ``answer=None`` is manual mode."""
+            retries: int = 0, deadline: Deadline | None = None) -> Any:
+    """Follow ``result`` to a complete one. ``answer=None`` is manual mode. In auto mode
+    every retry takes what is left of the call's ``deadline``: the rounds are one call, as
+    the handshake era's server requests happen inside one call whose deadline runs on."""
     while True:
         kind = result.get("resultType", "complete")
         if kind == "complete" or (kind == "task" and method == "tools/call"):
@@ -133,7 +137,8 @@ def resolve(method: str, params: dict[str, Any], result: dict[str, Any], *, send
                 method, result, questions, retries + 1,
                 _manual_retry(method, params, result, send, max_rounds, convert, retries))
         answers = {key: answer(q.method, q.params) for key, q in questions.items()}
-        result = send(_retry_params(params, result, answers), None)
+        result = send(_retry_params(params, result, answers),
+                      None if deadline is None else left(deadline))
         retries += 1
 
 

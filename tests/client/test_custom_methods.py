@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +27,7 @@ from mcpsync import (
 )
 from tests.client.custom_methods_server import server
 from tests.client.scripted import Scripted
-from tests.serving import RunningServer
+from tests.serving import client_over
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
@@ -38,23 +36,10 @@ WAIT = 10.0
 TRANSPORTS = ("memory", "stdio", "http")
 
 
-@contextlib.contextmanager
-def connect(kind: str, version: str = LEGACY, **options: Any) -> Iterator[Client]:
+def connect(kind: str, version: str = LEGACY,
+            **options: Any) -> contextlib.AbstractContextManager[Client]:
     """A client of the custom-methods server over ``kind``."""
-    options.setdefault("timeout", 30)
-    if kind == "memory":
-        with Client.memory(server, protocol_version=version, **options) as client:
-            yield client
-    elif kind == "stdio":
-        command = [sys.executable, "-m", "tests.client.custom_methods_server"]
-        with Client.stdio(command, cwd=ROOT, protocol_version=version, **options) as client:
-            yield client
-    else:
-        app = server.wsgi_app(path="/mcp")
-        with (RunningServer(app, on_stop=app.close) as running,
-              Client.http(running.base + "/mcp", protocol_version=version,
-                          **options) as client):
-            yield client
+    return client_over(kind, server, "tests.client.custom_methods_server", version, **options)
 
 
 def echo(request: HostRequest, params: dict[str, Any]) -> dict[str, Any]:

@@ -137,23 +137,23 @@ def test_protocol_errors_display(client):
 def test_structured_content_is_shown_as_json():
     result = CallToolResult(content=[], structured_content={"a": "<b>"})
     assert "&quot;a&quot;: &quot;&lt;b&gt;&quot;" in result._repr_html_()
-    assert '```json\n{\n  "a": "<b>"\n}\n```' in result._repr_markdown_()
+    assert ('<pre><code class="language-json">{\n  &quot;a&quot;: &quot;&lt;b&gt;&quot;\n}'
+            "</code></pre>") in result._repr_markdown_()
 
 
 def test_a_markdown_fence_in_text_cannot_close_the_block():
+    """JSON goes into Markdown as escaped HTML, not as a fence its text could close."""
     result = CallToolResult(content=[], structured_content={"x": "```\n<script>"})
-    assert result._repr_markdown_().count("```") == 2
+    markdown = result._repr_markdown_()
+    assert "<script>" not in markdown and markdown.count("</pre>") == 1
 
 
 def test_on_progress_bar_draws_a_text_bar_on_stderr(client, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm", None)  # as if tqdm were not installed
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
     assert client.call_tool("steps", on_progress="bar").text == "done"
-    err = capsys.readouterr().err
-    frames = err.split("\r")[1:]
-    assert len(frames) == 4
-    assert frames[-1].startswith("steps: [" + "#" * 30 + "] 100% 4/4 step 4")
-    assert err.endswith("\n")
+    err = capsys.readouterr().err  # not a terminal: one whole line per update
+    assert err.splitlines() == [f"steps: {i}/4 ({i * 25}%) step {i}" for i in range(1, 5)]
     with pytest.raises(ValueError, match="'spinner'"):
         client.call_tool("steps", on_progress="spinner")
 
@@ -169,7 +169,7 @@ def test_the_text_bar_without_a_total_shows_the_count(capsys):
     bar = TextBar("work")
     bar(type("P", (), {"progress": 7, "total": None, "message": "files\x1b[2J"})())
     bar.close()
-    assert capsys.readouterr().err == "\rwork: 7 files [2J\x1b[K\n"
+    assert capsys.readouterr().err == "work: 7 files [2J\n"
     assert isinstance(progress_bar(use_tqdm=False), TextBar)
 
 

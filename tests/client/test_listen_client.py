@@ -95,13 +95,13 @@ def test_handshake_era_maps_onto_session_notifications_and_subscribe():
         assert sub.acknowledged == {"toolsListChanged": True, "resourcesListChanged": True,
                                     "resourceSubscriptions": ["notes://a"]}
         (session,) = server.sessions()
-        assert "notes://a" in session._subscriptions
+        assert server.subscribers.has(session, "notes://a")
         server.add_tool(lambda: 1, name="one")
         assert sub.get(WAIT).method == "notifications/tools/list_changed"
         server.notify_resource_updated("notes://a")
         assert sub.get(WAIT).uri == "notes://a"
         sub.close()
-        assert "notes://a" not in session._subscriptions
+        assert not server.subscribers.has(session, "notes://a")
 
 
 def test_an_unread_subscription_holds_a_bounded_backlog(caplog):

@@ -104,8 +104,8 @@ def test_modern_requests_carry_the_level_in_meta():
 def test_without_on_log_or_level_modern_requests_ask_for_no_logs():
     with Client.memory(fixture_server, protocol_version="2026-07-28") as client:
         assert client.log_level is None
-        assert client._envelope is not None
-        assert "io.modelcontextprotocol/logLevel" not in client._envelope
+        assert client._negotiation.envelope is not None
+        assert "io.modelcontextprotocol/logLevel" not in client._negotiation.envelope
 
 
 def test_a_bad_level_is_refused_at_once():
