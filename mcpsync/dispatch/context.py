@@ -15,7 +15,6 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import (
@@ -29,6 +28,7 @@ from ..protocol import levels
 from ..protocol.jsonrpc import RequestId
 from ..transports.base import StreamControl
 from .outbound import OutboundChannel
+from .session_info import SessionInfo
 from .transport import TransportContext
 
 if TYPE_CHECKING:
@@ -39,27 +39,6 @@ if TYPE_CHECKING:
     from ..types.resources import ReadResourceResult, Root
 
 logger = logging.getLogger("mcpsync.context")
-
-
-@dataclass
-class SessionInfo:
-    """What is known about the peer on the other end of a request.
-
-    In the handshake era it comes from ``initialize`` and lasts the session; in the
-    stateless era it comes from each request's ``_meta``.
-    """
-
-    protocol_version: str | None = None
-    client_info: dict[str, Any] | None = None
-    client_capabilities: dict[str, Any] = field(default_factory=dict)
-    session_id: str | None = None
-
-    def supports(self, capability: str, sub: str | None = None) -> bool:
-        """Whether the client declared ``capability`` (and ``sub`` inside it)."""
-        value = self.client_capabilities.get(capability)
-        if not isinstance(value, dict):
-            return False
-        return sub is None or bool(value.get(sub))
 
 
 class SessionHandle(Protocol):
@@ -150,8 +129,9 @@ class ServerSideMixin:
     @property
     def state(self) -> Any:
         """What the server's ``lifespan`` yielded (or the namespace its ``on_startup``
-        hooks filled): ``server.state``, shared by every request of this process."""
-        return server_of(self._session).state
+        hooks filled): ``server.state``, shared by every request of this process. In a
+        mounted server's handler, the mounted server's (see ``Server.mount``)."""
+        return self.server.state
 
     def debug(self, data: Any, logger: str | None = None) -> None:
         """``log("debug", data, logger)``."""
@@ -187,7 +167,7 @@ class ServerSideMixin:
         from ..codec import from_wire
         from ..types.resources import ReadResourceResult
 
-        raw = server_of(self._session).resources.read_uri(uri, self)
+        raw = self.server.resources.read_uri(uri, self)
         return from_wire(ReadResourceResult, raw)
 
 
@@ -471,6 +451,11 @@ class DetachedContext(ServerSideMixin):
         self.transport = origin.transport
         self.request_id = origin.request_id
         self.method = origin.method
+
+    @property
+    def server(self) -> Any:
+        """The server of the request it was cut from (a mounted one's, in its handler)."""
+        return self._origin.server
 
     @property
     def session(self) -> SessionInfo:

@@ -19,7 +19,11 @@ def principal_key(auth: Any) -> str:
     """``""`` for no principal; else a hex key that two workers derive alike.
 
     An :class:`~mcpsync.auth.server.AccessToken` is identified by its ``principal``
-    (issuer, subject, client id). Any other auth object by its first identifying field
+    (issuer, subject, client id; for a token accepted with
+    ``anonymous_principal="per-token"``, issuer and the token's own key, a tuple of
+    another length, so it never equals a named principal's key). A token naming nobody
+    at all never gets here from the resource server: it is refused, since every such
+    token of an issuer would have the one key. Any other auth object by its first identifying field
     among ``subject``, ``sub``, ``client_id``, ``principal``, ``name`` (attribute or mapping
     key), else by its ``str``, which must then be stable across requests."""
     if auth is None:

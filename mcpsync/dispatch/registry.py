@@ -29,7 +29,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator, MutableMapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
+
+#: The attribute a default (built-in-like) handler sets to say it answers for names no
+#: registry holds (a proxy's forwarders): a server that mounts its server routes every name
+#: under the mount's prefix to it (see :mod:`mcpsync.server.mount`).
+SERVES_EVERY_NAME: Final = "serves_every_name"
 
 logger = logging.getLogger("mcpsync.dispatch")
 

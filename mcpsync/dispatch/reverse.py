@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..codec import from_wire, to_wire
 from ..errors import MISSING_CLIENT_CAPABILITY, MCPError, ProtocolStateError
@@ -18,14 +18,24 @@ from ..protocol.versions import features
 from ..types.client_features import CreateMessageResult, ElicitResult, SamplingMessage
 from ..types.resources import Root
 from .schema import SchemaBuilder
-
-if TYPE_CHECKING:
-    from .context import HandlerContext
+from .session_info import SessionInfo
 
 _PRIMITIVE = {"string", "number", "integer", "boolean"}
 
 
-def _require(ctx: HandlerContext, capability: str, sub: str | None = None) -> None:
+class Asker(Protocol):
+    """What these functions need of a context: who the client is and a way to ask it.
+    A request's context, a detached one and a task's all are one (each routes ``request``
+    its own way: on the request, on the session, through the task store)."""
+
+    @property
+    def session(self) -> SessionInfo: ...
+
+    def request(self, method: str, params: dict[str, Any] | None = None, *,
+                timeout: float | None = None) -> dict[str, Any]: ...
+
+
+def _require(ctx: Asker, capability: str, sub: str | None = None) -> None:
     info = ctx.session
     declared = info.supports(capability) and (
         sub is None or isinstance(info.client_capabilities[capability].get(sub), dict))
@@ -56,7 +66,7 @@ def elicitation_schema(schema: dict[str, Any] | type) -> tuple[dict[str, Any], t
 
 
 def elicit(
-    ctx: HandlerContext,
+    ctx: Asker,
     message: str,
     schema: dict[str, Any] | type,
     *,
@@ -91,7 +101,7 @@ def elicit(
 
 
 def elicit_url(
-    ctx: HandlerContext, message: str, url: str, *, elicitation_id: str | None = None,
+    ctx: Asker, message: str, url: str, *, elicitation_id: str | None = None,
     timeout: float | None = None,
 ) -> ElicitResult:
     """Ask the user to open ``url`` (see :meth:`HandlerContext.elicit_url`)."""
@@ -121,7 +131,7 @@ def _messages(messages: str | Sequence[Any]) -> list[Any]:
 
 
 def sample(
-    ctx: HandlerContext,
+    ctx: Asker,
     messages: str | Sequence[Any],
     *,
     max_tokens: int,
@@ -152,7 +162,7 @@ def sample(
     return from_wire(CreateMessageResult, raw)
 
 
-def list_roots(ctx: HandlerContext, *, timeout: float | None = None) -> list[Root]:
+def list_roots(ctx: Asker, *, timeout: float | None = None) -> list[Root]:
     """The client's roots (see :meth:`HandlerContext.list_roots`)."""
     _require(ctx, "roots")
     raw = ctx.request("roots/list", None, timeout=timeout)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..dispatch.context import HandlerContext
-from ..errors import InvalidParamsError
+from ..errors import InvalidParamsError, MethodNotFoundError
 from .prompts import complete
 from .session import ServerSession
 
@@ -103,6 +103,10 @@ def _share(session: ServerSession, kind: str, value: str) -> bool:
 
 def subscribe(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
     session, uri = _session_of(ctx, "resources/subscribe"), _uri_param(params)
+    if not session.server.subscribers.offered:  # not declared: not served either
+        raise MethodNotFoundError("Method not found: resources/subscribe (this server "
+                                  "offers no resource subscriptions)",
+                                  data={"method": "resources/subscribe"})
     if not _share(session, "subscribe", uri):
         session.subscribe(uri)
     return {}

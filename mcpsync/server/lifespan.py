@@ -70,6 +70,14 @@ class Lifespan:
     def has_hooks(self) -> bool:
         return self._factory is not None or bool(self.on_startup or self.on_shutdown)
 
+    @property
+    def started(self) -> bool:
+        """Whether startup has run (and succeeded) in this process and not stopped since."""
+        with self._lock:
+            done = self._done
+            return (self._pid == os.getpid() and done is not None and done.is_set()
+                    and self._failure is None)
+
     def start(self) -> Any:
         """Run startup if this process has not; return the state. Raises StartupError."""
         pid = os.getpid()

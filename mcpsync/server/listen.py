@@ -49,6 +49,7 @@ from ..protocol.envelope import (
     uri_covers,
 )
 from ..protocol.versions import features
+from .subscribers import ResourceSubscribers
 
 if TYPE_CHECKING:
     from ..dispatch.context import HandlerContext
@@ -214,13 +215,17 @@ class ListenRegistry:
     the lock guards only the set; nothing is sent by the callers of this class.
 
     ``max_subscriptions`` bounds the set: :meth:`add` refuses one more (-32603, "Server
-    busy") rather than let listens pile up threads without limit.
+    busy") rather than let listens pile up threads without limit. The resource URIs of
+    each open listen are recorded in ``subscribers``, the server's one record of resource
+    subscriptions (shared with its handshake-era sessions).
     """
 
-    def __init__(self, max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS) -> None:
+    def __init__(self, max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS,
+                 subscribers: ResourceSubscribers | None = None) -> None:
         if max_subscriptions < 0:
             raise ValueError("max_subscriptions must not be negative")
         self.max_subscriptions = max_subscriptions
+        self.subscribers = ResourceSubscribers() if subscribers is None else subscribers
         self._lock = threading.Lock()
         self._gone = threading.Condition(self._lock)
         self._listeners: set[Listener] = set()
@@ -231,7 +236,8 @@ class ListenRegistry:
 
     def add(self, listener: Listener) -> None:
         """Register ``listener``, or raise :class:`~mcpsync.errors.MCPError` (-32603) when
-        ``max_subscriptions`` are open already."""
+        ``max_subscriptions`` are open already, or what a watcher of ``subscribers``
+        raised on being told of its resource URIs (then it is not registered)."""
         with self._lock:
             if len(self._listeners) >= self.max_subscriptions:
                 limit = self.max_subscriptions
@@ -240,11 +246,18 @@ class ListenRegistry:
                     "allows (max_subscriptions); close one and retry",
                     code=INTERNAL_ERROR, data={"maxSubscriptions": limit})
             self._listeners.add(listener)
+        if listener.uris:
+            try:
+                self.subscribers.add(listener, listener.uris)
+            except BaseException:
+                self.discard(listener)
+                raise
 
     def discard(self, listener: Listener) -> None:
         with self._lock:
             self._listeners.discard(listener)
             self._gone.notify_all()
+        self.subscribers.drop(listener)
 
     def wait_ended(self, owners: Iterable[object] | None = None,
                    timeout: float | None = None, *, at_most: int = 0) -> bool:

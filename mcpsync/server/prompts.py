@@ -145,12 +145,26 @@ def _message(item: Any) -> dict[str, Any]:
     if isinstance(item, str):
         return {"role": "user", "content": {"type": "text", "text": item}}
     if isinstance(item, PromptMessage):
-        return to_wire(item)  # type: ignore[no-any-return]
+        return _checked_message(item.role, item.content)
     if isinstance(item, CONTENT_TYPES):
         return {"role": "user", "content": to_wire(item)}
     if isinstance(item, dict) and "role" in item and "content" in item:
-        return {"role": item["role"], "content": to_wire(item["content"])}
+        return _checked_message(item["role"], item["content"])
     raise TypeError(f"a prompt cannot return {type(item).__name__}")
+
+
+def _checked_message(role: Any, content: Any) -> dict[str, Any]:
+    """A message the spec allows: role "user" or "assistant", content a block (a plain
+    string is a text block; it used to go out as a bare string, which clients reject)."""
+    if role not in ("user", "assistant"):
+        raise TypeError(f"a prompt message's role is 'user' or 'assistant', not {role!r}")
+    if isinstance(content, str):
+        return {"role": role, "content": {"type": "text", "text": content}}
+    wire = to_wire(content)
+    if not (isinstance(wire, dict) and isinstance(wire.get("type"), str)):
+        raise TypeError(f"a prompt message's content is a content block (or a string), "
+                        f"not {type(content).__name__}")
+    return {"role": role, "content": wire}
 
 
 def complete(completer: Completer, value: str, context: dict[str, str]) -> dict[str, Any]:

@@ -108,10 +108,6 @@ class ResourceRegistry:
         self.has_scoped = any(r.scopes for table in (self._fixed, self._templates)
                               for r in table.values())
 
-    @property
-    def has_templates(self) -> bool:
-        return bool(self._templates)
-
     def __len__(self) -> int:
         return len(self._fixed) + len(self._templates)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
@@ -31,17 +31,21 @@ from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, features
 from ..tasks.bounds import DEFAULT_TTL_MS
 from ..tasks.wire import EXTENSION
 from ..transports.base import Transport
+from ..transports.pipe_writer import WRITE_TIMEOUT
 from ..types import Icon, ToolAnnotations
 from .builtins import install_core_methods
 from .lifespan import Lifespan
 from .listen import DEFAULT_MAX_SUBSCRIPTIONS, ListenRegistry, serve_listen
+from .mount import Mounts, mount
 from .prompts import Completer, PromptRegistry, describe_prompt
 from .relay import EventRelay
 from .resources import ResourceRegistry, describe_resource
 from .scopes import as_scopes, reader
 from .scopes import check as check_scopes
 from .session import ServerSession
+from .state_key import resolve_state_key
 from .stdio import serve_stdio
+from .subscribers import ResourceSubscribers
 from .tools import RegisteredTool, ToolRegistry, describe
 
 if TYPE_CHECKING:
@@ -114,6 +118,9 @@ class Server:
         self.max_concurrent_handlers = max_concurrent_handlers
         self.request_timeout = request_timeout
         self.page_size = page_size
+        if not legacy_versions and not modern_versions:
+            raise ValueError("legacy_versions and modern_versions are both empty: the server "
+                             "would speak no revision")
         self.legacy_versions = legacy_versions
         #: Stateless revisions served beside the handshake era (empty: handshake only).
         self.modern_versions = modern_versions
@@ -129,10 +136,10 @@ class Server:
         #: session takes a copy when it connects: change these before serving.
         self.send_middleware: list[Middleware] = []
         self.recv_middleware: list[Middleware] = []
-        self.tools = ToolRegistry(on_change=lambda: self._broadcast_list_changed("tools"))
+        self.tools = ToolRegistry(on_change=lambda: self.notify_list_changed("tools"))
         self.resources = ResourceRegistry(
-            on_change=lambda: self._broadcast_list_changed("resources"))
-        self.prompts = PromptRegistry(on_change=lambda: self._broadcast_list_changed("prompts"))
+            on_change=lambda: self.notify_list_changed("resources"))
+        self.prompts = PromptRegistry(on_change=lambda: self.notify_list_changed("prompts"))
         self._completers: dict[tuple[str, str, str], Completer] = {}
         #: Every method this server answers and notification it hears (built-ins, custom
         #: methods, extensions): see :meth:`method_handler`, :meth:`notification_handler`.
@@ -147,15 +154,19 @@ class Server:
         self.request_scopes: list[ScopeFactory] = []
         self._sessions: set[ServerSession] = set()
         self._sessions_lock = threading.Lock()
+        self.subscribers = ResourceSubscribers()  #: who subscribes to what, either era
         #: Open ``subscriptions/listen`` streams (2026-07-28), across sessions.
-        self.listeners = ListenRegistry(max_subscriptions)
+        self.listeners = ListenRegistry(max_subscriptions, self.subscribers)
         #: Called with each URI given to :meth:`notify_resource_updated`: an HTTP app that
         #: relays between workers tells the subscribed sessions held elsewhere.
         self.resource_update_hooks: list[Callable[[str], None]] = []
+        #: Called with the kind ("tools", "resources", "prompts") of each list change.
+        self.list_changed_hooks: list[Callable[[str], None]] = []
+        self._mounts: Mounts | None = None  # what mount() put here
         self.listeners.fetch_task = self._fetch_task
         #: Where this server's events go to (and come from) the other workers.
         self._relay = EventRelay(self.listeners)
-        self._install_core_methods()
+        install_core_methods(self)
         self._task_store = task_store
         self._task_options = (max_running_tasks, task_ttl_ms, task_poll_interval_ms)
         self._tasks: TaskSurfaces | None = None
@@ -220,7 +231,7 @@ class Server:
         per-process key that only works while every retry reaches this process."""
         with self._state_key_lock:
             if not isinstance(self._request_state_key, bytes):
-                self._request_state_key = _state_key(self._request_state_key)
+                self._request_state_key = resolve_state_key(self._request_state_key)
             return self._request_state_key
 
     # -- lifespan ------------------------------------------------------------------------
@@ -270,6 +281,21 @@ class Server:
         ``ctx.state``."""
         return self._lifespan.state
 
+    @classmethod
+    def proxy(cls, target: str | list[str] | tuple[str, ...] | Server, *, name: str | None = None,
+              server_options: Mapping[str, Any] | None = None, **client_options: Any) -> Server:
+        """A server whose tools, resources, templates, prompts and completions are those
+        of ``target``: an http(s) URL, a command line (a list, or a string split as a shell
+        would) or a ``Server`` (in this process). ``client_options`` (``headers``, ``auth``,
+        ``protocol_version`` — ``"auto"`` by default —, ``timeout``, ``env``…) make its
+        :class:`~mcpsync.Client`; ``server_options`` the proxy (``Server(name, ...)``).
+        It connects at startup and closes at shutdown; see docs/server.md, "Proxies"."""
+        from ..proxy import build_proxy
+
+        client_options.setdefault("protocol_version", "auto")
+        return build_proxy(cls, target, name=name, client_options=client_options,
+                           server_options=server_options or {})
+
     # -- identity ------------------------------------------------------------------------
 
     def info_for(self, version: str | None) -> dict[str, Any]:
@@ -299,7 +325,8 @@ class Server:
         """
         caps: dict[str, Any] = {"tools": {"listChanged": True}}
         if self._provides("resources"):
-            caps["resources"] = {"subscribe": True, "listChanged": True}
+            caps["resources"] = {"subscribe": True, "listChanged": True} if (
+                self.subscribers.offered) else {"listChanged": True}
         if self._provides("prompts"):
             caps["prompts"] = {"listChanged": True}
         if self._provides("completions"):
@@ -314,7 +341,7 @@ class Server:
                       "completions": len(self._completers)}[kind]
         return bool(registered) or any(
             self.methods.request_handler(m) is not None and not self.methods.is_default(m)
-            for m in _DERIVED[kind])
+            for m in _DERIVED[kind]) or (self._mounts is not None and self._mounts.provides(kind))
 
     def capabilities_for(self, version: str) -> dict[str, Any]:
         """Capabilities as ``version`` can honour them.
@@ -632,8 +659,14 @@ class Server:
 
         return register
 
-    def _install_core_methods(self) -> None:
-        install_core_methods(self)
+    def mount(self, other: Server, prefix: str | None = None) -> None:
+        """Serve ``other``'s tools, prompts, resources and templates as this server's own:
+        tools and prompts as ``{prefix}_{name}``, URIs as ``scheme://{prefix}/rest``, live,
+        through ``other``'s method handlers (so a proxy mounts too). Thread-safe. The rules
+        (clashes, lifespan, cycles): :mod:`mcpsync.server.mount`, docs/server.md."""
+        if not isinstance(other, Server):
+            raise TypeError(f"mount() takes a Server, not {type(other).__name__}")
+        mount(self, other, prefix)
 
     # -- serving -------------------------------------------------------------------------
 
@@ -664,11 +697,20 @@ class Server:
         with self._sessions_lock:
             self._sessions.discard(session)
 
-    def _broadcast_list_changed(self, kind: str) -> None:
+    def notify_list_changed(self, kind: str) -> None:
+        """Tell every client that the list of ``kind`` (``"tools"``, ``"resources"``,
+        ``"prompts"``) changed: sessions, ``subscriptions/listen`` streams, the other
+        workers, and servers this one is mounted in. Registering or removing an item does
+        this already; call it when a list is made by your own method handler (a proxy's
+        is)."""
+        if kind not in ("tools", "resources", "prompts"):
+            raise ValueError(f"kind must be 'tools', 'resources' or 'prompts', not {kind!r}")
         for session in self.sessions():
             session.send_list_changed(kind)
         self.listeners.list_changed(kind)
         self._relay.list_changed(kind)
+        for hook in list(self.list_changed_hooks):
+            hook(kind)
 
     def _task_status(self, task_id: str, owner: str, version: int,
                      params: dict[str, Any]) -> None:
@@ -694,14 +736,17 @@ class Server:
         return serve_listen(self.listeners, self.capabilities(), ctx, params,
                             principal=owner_of(ctx), may_read=reader(self, ctx.auth))
 
-    def run_stdio(self, *, drain_timeout: float = 2.0) -> None:
+    def run_stdio(self, *, drain_timeout: float = 2.0,
+                  write_timeout: float = WRITE_TIMEOUT) -> None:
         """Serve one client over this process's stdin/stdout until EOF or SIGINT/SIGTERM.
 
         While serving, ``sys.stdout`` (and file descriptor 1) point at stderr, so a stray
         ``print`` can not corrupt the protocol stream. At EOF, running handlers get
-        ``drain_timeout`` seconds to answer before they are cancelled.
+        ``drain_timeout`` seconds to answer before they are cancelled. A message the client
+        does not take within ``write_timeout`` seconds (it stopped reading our stdout) ends
+        the session the same way.
         """
-        serve_stdio(self, drain_timeout=drain_timeout)
+        serve_stdio(self, drain_timeout=drain_timeout, write_timeout=write_timeout)
 
     def wsgi_app(self, **options: Any) -> Any:
         """This server as a WSGI application speaking Streamable HTTP (both eras); see
@@ -711,8 +756,8 @@ class Server:
         return McpWsgiApp(self, **options)
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
-        """Serve over HTTP on werkzeug's threaded development server (see
-        :func:`mcpsync.http.serve`)."""
+        """Serve over HTTP on mcpsync's development server: one reader reads each request
+        whole under a deadline, then a bounded pool runs it (see :func:`mcpsync.http.serve`)."""
         from ..http import serve
 
         serve(self, host, port, **options)
@@ -729,20 +774,3 @@ _DERIVED: dict[str, tuple[str, ...]] = {
     "completions": ("completion/complete",),
 }
 
-
-def _state_key(key: bytes | str | None) -> bytes:
-    import os
-    import secrets
-    import warnings
-
-    if key is None:
-        key = os.environ.get("MCPSYNC_REQUEST_STATE_KEY")
-    if key is None:
-        warnings.warn(
-            "no request_state_key: using a random per-process key, so multi round-trip "
-            "requests only work when every retry reaches this process. Set "
-            "Server(request_state_key=...) or MCPSYNC_REQUEST_STATE_KEY for several workers.",
-            stacklevel=2,
-        )
-        return secrets.token_bytes(32)
-    return key.encode("utf-8") if isinstance(key, str) else key

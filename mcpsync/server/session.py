@@ -14,13 +14,15 @@ import threading
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
-from ..dispatch.context import HandlerContext, SessionInfo
+from ..dispatch.context import HandlerContext
+from ..dispatch.session_info import SessionInfo
 from ..dispatch.transport import TransportContext
 from ..engine.connection import Connection
 from ..engine.pool import WorkerPool
 from ..engine.requests import InboundRequest
 from ..errors import (
     INVALID_REQUEST,
+    UNSUPPORTED_PROTOCOL_VERSION,
     ConnectionClosedError,
     InvalidParamsError,
     MCPError,
@@ -57,7 +59,6 @@ class ServerSession:
         self._state_lock = threading.Lock()
         self._log_level: str | None = None
         self._ended = threading.Event()
-        self._subscriptions: set[str] = set()
         #: The kinds whose capability this session's ``initialize`` declared: only those
         #: get ``list_changed`` notifications (None: not initialized here, all of them).
         self._declared: frozenset[str] | None = None
@@ -132,6 +133,7 @@ class ServerSession:
             self._state = lifecycle.advance(self._state, lifecycle.Event.CLOSED)
         self._ended.set()
         self.server._forget(self)
+        self.server.subscribers.drop(self)
 
     # -- sending to the client --------------------------------------------------------------
 
@@ -151,19 +153,22 @@ class ServerSession:
             pass
 
     def subscribe(self, uri: str) -> None:
-        """Record ``resources/subscribe``: updates of ``uri`` are sent to this session."""
-        with self._state_lock:
-            self._subscriptions.add(uri)
+        """Record ``resources/subscribe``: updates of ``uri`` are sent to this session
+        until it unsubscribes or ends (in the server's
+        :class:`~mcpsync.server.subscribers.ResourceSubscribers`, whose watchers may refuse
+        it: their error is raised)."""
+        if self._ended.is_set():
+            return
+        self.server.subscribers.add(self, (uri,))
+        if self._ended.is_set():  # it ended meanwhile: _on_closed may have dropped it first
+            self.server.subscribers.drop(self)
 
     def unsubscribe(self, uri: str) -> None:
-        with self._state_lock:
-            self._subscriptions.discard(uri)
+        self.server.subscribers.remove(self, (uri,))
 
     def send_resource_updated(self, uri: str) -> None:
         """Send ``notifications/resources/updated`` if this session subscribed to ``uri``."""
-        with self._state_lock:
-            subscribed = uri in self._subscriptions
-        if subscribed:
+        if self.server.subscribers.has(self, uri):
             try:
                 self.notify("notifications/resources/updated", {"uri": uri})
             except ConnectionClosedError:
@@ -200,6 +205,15 @@ class ServerSession:
         if capabilities is not None and not isinstance(capabilities, dict):
             raise InvalidParamsError('Invalid params: "capabilities" must be an object')
         client_info = params.get("clientInfo")
+        if not self.server.legacy_versions:
+            # A 2026-07-28-only server: the handshake is a revision it does not speak. The
+            # answer names what it does, as a stateless request naming an unknown revision
+            # is answered, so a client can fall back (the spec's -32022 data shape).
+            modern = list(self.server.modern_versions)
+            raise MCPError(f"Unsupported protocol version: {requested} (this server speaks "
+                           f"only {', '.join(modern)}, without the initialize handshake)",
+                           code=UNSUPPORTED_PROTOCOL_VERSION,
+                           data={"supported": modern, "requested": requested})
         version = negotiate_legacy(requested, self.server.legacy_versions)
         self._info = SessionInfo(
             protocol_version=version,

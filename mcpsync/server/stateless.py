@@ -23,11 +23,12 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from ..dispatch.context import HandlerContext, SessionInfo
+from ..dispatch import mrtr_answers
+from ..dispatch.context import HandlerContext
+from ..dispatch.mrtr_answers import MRTR_METHODS
 from ..dispatch.outbound import OutboundChannel
-from ..dispatch.principal import principal_key
 from ..dispatch.questions import INPUT_REQUEST_METHODS, InputRequired
-from ..dispatch.transport import current_transport
+from ..dispatch.session_info import SessionInfo
 from ..engine.requests import InboundRequest
 from ..errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -45,7 +46,7 @@ from ..protocol.envelope import (
     META_VERSION,
 )
 from ..protocol.jsonrpc import RequestId
-from ..protocol.request_state import InvalidRequestState, RequestState, seal, unseal
+from ..protocol.request_state import seal
 
 if TYPE_CHECKING:
     from .server import Server
@@ -78,7 +79,6 @@ CACHEABLE_METHODS: Final = frozenset({
 
 
 #: The only methods whose result may be an InputRequiredResult.
-MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 
 class _Rounds:
@@ -207,7 +207,8 @@ def serve(session: StatelessHost, inbound: InboundRequest) -> dict[str, Any]:
         handler = server.method_handlers.get(method)
         if handler is None:
             raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
-        rounds = _Rounds(_answers(server, method, params)) if method in MRTR_METHODS else None
+        rounds = (_Rounds(mrtr_answers.answers(server.request_state_key, method, params))
+                  if method in MRTR_METHODS else None)
         ctx = HandlerContext(inbound, RequestScope(session, info, log_level, rounds))
         try:
             result = dict(server.run_handler(handler, ctx, params))
@@ -216,7 +217,8 @@ def serve(session: StatelessHost, inbound: InboundRequest) -> dict[str, Any]:
             asked = {key: str(request.get("method"))
                      for key, request in question.requests.items()}
             state = seal(server.request_state_key, method, params, rounds.answers, asked,
-                         time.time() + server.request_state_ttl, principal=_principal())
+                         time.time() + server.request_state_ttl,
+                         principal=mrtr_answers.request_principal())
             return {"resultType": "input_required", "inputRequests": question.requests,
                     "requestState": state,
                     "_meta": {META_SERVER_INFO: server.info_for(version)}}
@@ -232,43 +234,6 @@ def serve(session: StatelessHost, inbound: InboundRequest) -> dict[str, Any]:
 
 
 def verified_answers(server: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """The answers a 2026-07-28 retry carries, by question key: each the client's result
-    object for a question this server asked (as its ``requestState`` proves). For handlers
-    that name their own questions instead of going through ``ctx.elicit`` and friends.
-    -32602 (:class:`~mcpsync.errors.InvalidParamsError`) for a bad ``requestState``."""
-    return {key: entry["result"] for key, entry in _answers(server, method, params).items()
-            if isinstance(entry, dict) and isinstance(entry.get("result"), dict)}
-
-
-def _principal() -> str:
-    """Who is asking (the auth layer's principal in this request's transport context), as
-    the one opaque key of :func:`~mcpsync.dispatch.principal.principal_key`: a
-    ``requestState`` is bound to it, so another caller cannot replay it."""
-    transport = current_transport()
-    return principal_key(transport.auth if transport is not None else None)
-
-
-def _answers(server: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """Answers from earlier rounds (the verified state) plus this retry's responses to the
-    questions that state says were asked; any other ``inputResponses`` key is ignored.
-
-    Without a ``requestState`` no question was asked, so nothing counts as an answer: a
-    client can not skip a question by answering it up front.
-    """
-    state = RequestState()
-    raw_state = params.get("requestState")
-    if raw_state is not None:
-        try:
-            state = unseal(server.request_state_key, raw_state, method, params, time.time(),
-                           principal=_principal())
-        except InvalidRequestState as exc:
-            raise InvalidParamsError(f"Invalid params: {exc}") from None
-    responses = params.get("inputResponses")
-    if responses is not None and not isinstance(responses, dict):
-        raise InvalidParamsError('Invalid params: "inputResponses" must be an object')
-    answers = dict(state.answers)
-    for key, asked_method in state.asked.items():
-        value = (responses or {}).get(key)
-        if isinstance(value, dict):
-            answers[key] = {"method": asked_method, "result": value}
-    return answers
+    """The answers a 2026-07-28 retry carries, by question key (see
+    :func:`mcpsync.dispatch.mrtr_answers.verified_answers`), for ``server``'s key."""
+    return mrtr_answers.verified_answers(server.request_state_key, method, params)

@@ -6,7 +6,9 @@ entry the real stdout is duplicated to a private descriptor for protocol message
 or a child process — lands in the host's log instead of corrupting the stream.
 
 The server stops at EOF on stdin, on SIGINT or SIGTERM, and when its parent process exits
-(checked twice a second), so a crashed host leaves no orphaned server behind.
+(checked twice a second), so a crashed host leaves no orphaned server behind. It also stops
+when the host stops reading its stdout: a message that can not be written within
+``write_timeout`` (30 s) ends the session, instead of every handler blocking on its answer.
 """
 
 from __future__ import annotations
@@ -15,12 +17,11 @@ import logging
 import os
 import signal
 import sys
-import threading
-from collections.abc import Callable
-from types import FrameType
 from typing import TYPE_CHECKING, BinaryIO, TextIO
 
+from ..transports.pipe_writer import WRITE_TIMEOUT
 from ..transports.stream import StreamTransport
+from .signals import StopSignals
 
 if TYPE_CHECKING:
     from .server import Server
@@ -33,58 +34,11 @@ logger = logging.getLogger("mcpsync.server")
 _AT_IMPORT = (os.getpid(), os.getppid())
 
 
-class _Stop(Exception):
-    """Raised in the main thread by :class:`_Signals`, only where it is caught."""
-
-
-class _Signals:
-    """SIGINT and SIGTERM while serving, in the main thread.
-
-    A signal raises :class:`_Stop` only while *armed*, that is inside a block that catches
-    it; anywhere else it is only noted. So a signal can never escape serve_stdio with a
-    traceback (nor skip giving stdout back), whenever it comes: while serving it stops the
-    server; during the final drain (the spec's shutdown: close stdin, wait, then SIGTERM)
-    it cuts the drain short; after that it is ignored.
-    """
-
-    def __init__(self) -> None:
-        self.armed = False
-        self.pending = False
-        self._previous: dict[int, object] = {}
-
-    def install(self) -> None:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            if signum == signal.SIGINT and signal.getsignal(signum) is signal.SIG_IGN:
-                continue  # a host that made us ignore Ctrl-C keeps it that way
-            self._previous[signum] = signal.signal(signum, self._handle)
-
-    def restore(self) -> None:
-        for signum, previous in self._previous.items():
-            if previous is not None:  # None: not installed from Python; nothing to put back
-                signal.signal(signum, previous)  # type: ignore[arg-type]  # signal() gave it
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        self.pending = True
-        if self.armed:
-            self.armed = False
-            raise _Stop()
-
-    def run(self, step: Callable[[], object]) -> bool:
-        """Run ``step()``; False when a signal (now, or one noted before) cut it short."""
-        try:
-            self.armed = True
-            if self.pending:
-                raise _Stop()
-            step()
-            self.armed = False
-            return True
-        except (_Stop, KeyboardInterrupt):
-            self.armed = False
-            return False
-
-
-def serve_stdio(server: Server, *, drain_timeout: float = 2.0) -> None:
-    """Block serving one client on stdin/stdout; return at EOF, SIGINT or SIGTERM."""
+def serve_stdio(server: Server, *, drain_timeout: float = 2.0,
+                write_timeout: float = WRITE_TIMEOUT) -> None:
+    """Block serving one client on stdin/stdout; return at EOF, SIGINT or SIGTERM, or when
+    a message to the client could not be written in ``write_timeout`` seconds (it stopped
+    reading our stdout: its handlers would otherwise wait for ever to answer)."""
     sys.stdout.flush()
     protocol_fd = os.dup(1)
     saved_stdout_fd = os.dup(1)
@@ -102,10 +56,10 @@ def serve_stdio(server: Server, *, drain_timeout: float = 2.0) -> None:
     # The handlers go in before the session starts reading: once a client has had an
     # answer, a SIGTERM must find them (it used to land in between and kill the process
     # without its shutdown). One that arrives before serving starts is noted and served.
-    signals = _Signals()
-    if threading.current_thread() is threading.main_thread():
-        signals.install()
-    transport = StreamTransport(0, writer)
+    # A host that made us ignore Ctrl-C keeps it that way; SIGTERM always stops us.
+    signals = StopSignals(honour_ignored=(signal.SIGINT,))
+    signals.install()
+    transport = StreamTransport(0, writer, write_timeout=write_timeout, peer="the client")
     try:
         session = server.connect(transport, name="mcpsync-stdio", drain_timeout=drain_timeout)
     except BaseException:
@@ -127,6 +81,8 @@ def serve_stdio(server: Server, *, drain_timeout: float = 2.0) -> None:
     try:
         if not signals.run(serve):
             logger.info("stdio server stopping on signal")
+        elif transport.stalled is not None:
+            logger.warning("stdio server stopping: %s", transport.stalled)
         signals.pending = False  # that signal is served by the shutdown below, not cut by it
         if not signals.run(lambda: session.close(timeout=drain_timeout + 1.0)):
             # Handlers still running were cancelled; their threads do not hold the exit.

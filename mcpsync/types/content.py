@@ -7,6 +7,7 @@ from typing import Any
 
 from ..codec import from_wire, meta_field, optional, to_wire, wire_type
 from ..display import Displayable
+from ..display_text import elided_repr
 from .common import Annotations, Icon
 
 
@@ -32,6 +33,9 @@ class ImageContent(Displayable):
     annotations: Annotations | None = optional()
     meta: dict[str, Any] | None = meta_field()
 
+    def __repr__(self) -> str:
+        return elided_repr(self, "data")  # never megabytes of base64 in a log line
+
 
 @wire_type
 @dataclass
@@ -43,6 +47,9 @@ class AudioContent(Displayable):
     type: str = "audio"
     annotations: Annotations | None = optional()
     meta: dict[str, Any] | None = meta_field()
+
+    def __repr__(self) -> str:
+        return elided_repr(self, "data")  # never megabytes of base64 in a log line
 
 
 @wire_type
@@ -82,6 +89,9 @@ class BlobResourceContents:
     blob: str
     mime_type: str | None = optional()
     meta: dict[str, Any] | None = meta_field()
+
+    def __repr__(self) -> str:
+        return elided_repr(self, "blob")  # never megabytes of base64 in a log line
 
 
 ResourceContents = TextResourceContents | BlobResourceContents

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..codec import custom, meta_field, optional, to_wire, wire_type
+from ..display import DisplayablePrompt
 from .common import Icon
 from .content import content_from_wire
 
@@ -45,7 +46,7 @@ class PromptMessage:
 
 @wire_type
 @dataclass
-class GetPromptResult:
+class GetPromptResult(DisplayablePrompt):
     """What ``prompts/get`` returns."""
 
     messages: list[PromptMessage] = field(default_factory=list)

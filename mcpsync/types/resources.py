@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..codec import custom, meta_field, optional, to_wire, wire_type
+from ..display import DisplayableContents
 from .common import Annotations, Icon
 from .content import resource_contents_from_wire
 
@@ -49,7 +50,7 @@ def _contents_from_wire(data: Any) -> list[Any]:
 
 @wire_type
 @dataclass
-class ReadResourceResult:
+class ReadResourceResult(DisplayableContents):
     """What ``resources/read`` returns: one or more text or blob contents."""
 
     contents: list[Any] = custom(

@@ -178,3 +178,35 @@ def test_client_raises_resource_not_found_error(client):
 
     with pytest.raises(ResourceNotFoundError):
         client.read_resource("test://missing")
+
+
+def test_a_prompt_message_with_plain_string_content_is_a_text_block():
+    """``{"role": "user", "content": "text"}`` (and a PromptMessage with a string) went
+    out with a bare string as ``content``, which the spec's PromptMessage does not allow
+    (a client validating the answer refuses it). A wrong role or content is the server's
+    error, answered -32603, never sent."""
+    from mcpsync import Client, InternalError, PromptMessage, Server
+
+    server = Server("prompts")
+
+    @server.prompt()
+    def plain() -> list:
+        return [{"role": "user", "content": "plain"},
+                PromptMessage("assistant", "reply")]  # type: ignore[arg-type]
+
+    @server.prompt()
+    def wrong_role() -> list:
+        return [{"role": "system", "content": "x"}]
+
+    @server.prompt()
+    def wrong_content() -> list:
+        return [{"role": "user", "content": 42}]
+
+    with Client.memory(server) as client:
+        raw = client.request("prompts/get", {"name": "plain"})
+        assert raw["messages"] == [
+            {"role": "user", "content": {"type": "text", "text": "plain"}},
+            {"role": "assistant", "content": {"type": "text", "text": "reply"}}]
+        for name in ("wrong_role", "wrong_content"):
+            with pytest.raises(InternalError):
+                client.get_prompt(name)

@@ -368,3 +368,40 @@ def test_ask_all_puts_several_questions_in_one_round():
         attempts.clear()
         assert c.call_tool("survey", {}).text == "Ada/hi/file:///r"
         assert len(attempts) == 2  # one question round, then the answer: not four attempts
+
+
+def test_the_handshake_era_can_be_turned_off():
+    """A 2026-07-28-only server answers ``initialize`` with -32022 naming what it speaks
+    (it raised IndexError inside the handler: "Internal error"), on every transport, and
+    a client asked for the handshake says so clearly; ``auto`` finds 2026-07-28."""
+    import requests
+
+    from mcpsync import Client, UnsupportedProtocolVersionError
+    from tests.serving import RunningServer
+
+    server = Server("modern-only", legacy_versions=())
+
+    @server.tool
+    def echo(text: str) -> str:
+        return text
+
+    with pytest.raises(UnsupportedProtocolVersionError) as caught:
+        Client.memory(server, protocol_version="2025-11-25")
+    assert caught.value.data == {"supported": [MODERN], "requested": "2025-11-25"}
+    assert "2026-07-28" in str(caught.value)
+    with Client.memory(server, protocol_version="auto") as client:
+        assert client.protocol_version == MODERN
+        assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+    with RunningServer(server.wsgi_app()) as running:
+        answer = requests.post(f"{running.base}/mcp", json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}},
+            headers={"Accept": "application/json, text/event-stream"}, timeout=10)
+        assert answer.json()["error"]["code"] == -32022, answer.text
+        assert "mcp-session-id" not in answer.headers
+
+
+def test_a_server_must_speak_some_revision():
+    with pytest.raises(ValueError, match="legacy_versions"):
+        Server("mute", legacy_versions=(), modern_versions=())

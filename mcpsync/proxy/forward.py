@@ -1,0 +1,147 @@
+"""The method handlers of a proxy: each forwards its request to the remote server.
+
+A forwarded request keeps what the caller sent, minus what belongs to the hop
+(``_meta``'s protocol keys and progress token, a 2026-07-28 retry's ``inputResponses`` and
+``requestState``, a task request); the remote's result comes back as it was, minus what
+belongs to the other hop (``resultType``, caching hints, the remote's ``serverInfo``),
+which the proxy's own serving adds again for its caller's era. Cursors pass through
+untouched: a page of the proxy's list is a page of the remote's.
+
+What the remote says comes back as it said it: an error keeps its code, message and data
+(a -32602 stays -32602), a tool result with ``isError`` is a result. Failures of the hop
+itself are -32603 naming the remote: unreachable, dead, silent past the timeout.
+Progress is passed on to the caller (when it asked for progress); cancelling the request
+cancels the remote call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
+
+from ..client.tracking import CallTracker
+from ..dispatch.context import HandlerContext
+from ..dispatch.questions import InputRequired
+from ..dispatch.registry import SERVES_EVERY_NAME
+from ..engine.requests import CancelEvent
+from ..errors import (
+    INTERNAL_ERROR,
+    MCPError,
+    MCPSyncError,
+    RequestCancelledError,
+    RequestTimeoutError,
+    TransportError,
+)
+from ..protocol.envelope import META_SERVER_INFO
+from ..types import Progress
+from .calls import CallTable, ForwardedCall
+from .link import RemoteLink
+
+if TYPE_CHECKING:
+    from .host import Handler, ProxyHost
+
+#: The methods a proxy forwards.
+FORWARDED: Final = ("tools/list", "tools/call", "resources/list", "resources/templates/list",
+                    "resources/read", "prompts/list", "prompts/get", "completion/complete")
+#: Request params that belong to the hop from the caller to the proxy.
+_HOP_PARAMS: Final = frozenset({"_meta", "inputResponses", "requestState", "task"})
+#: Result fields that belong to the hop from the proxy to the remote.
+_HOP_RESULT: Final = frozenset({"resultType", "ttlMs", "cacheScope"})
+_PROTOCOL_META: Final = "io.modelcontextprotocol/"
+
+
+def install(server: ProxyHost, link: RemoteLink, calls: CallTable, tracker: CallTracker) -> None:
+    """Make ``server`` forward :data:`FORWARDED` through ``link``: installed as built-ins,
+    so that a ``method_handler`` of the same name still replaces one (to filter, say)."""
+    for method in FORWARDED:
+        server.methods.set_default(method, _forwarder(method, link, calls, tracker))
+
+
+def _forwarder(method: str, link: RemoteLink, calls: CallTable,
+               tracker: CallTracker) -> Handler:
+    def forward(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+        return _forward(method, ctx, params, link, calls, tracker)
+
+    # Every name is the remote's to judge: a server that mounts the proxy routes them all.
+    setattr(forward, SERVES_EVERY_NAME, True)
+    return forward
+
+
+def _forward(method: str, ctx: HandlerContext, params: dict[str, Any], link: RemoteLink,
+             calls: CallTable, tracker: CallTracker) -> dict[str, Any]:
+    ctx.check_cancelled()
+    client = link.client()
+    with tracker.tracking(client) as tracked:
+        call = ForwardedCall(ctx, tracked)
+        cancelled = ctx.cancelled
+        if isinstance(cancelled, CancelEvent):
+            cancelled.add_callback(lambda: tracked.cancel("cancelled by the proxy's client"))
+        with calls.entered(call):
+            try:
+                # A progress callback always: the client then hands over every notification
+                # that came before the answer (a log line too) before the call returns.
+                result = client.request(method, _outbound(params),
+                                        on_progress=_progress_to(ctx), cache=False)
+            except RequestTimeoutError as exc:
+                raise MCPError(f"the proxied server {link.target} did not answer {method} in "
+                               f"time: {exc}", code=INTERNAL_ERROR) from None
+            except RequestCancelledError:
+                _after_cancel(call, method, link)
+                raise
+            except MCPError:
+                raise  # the remote's own error: its code, message and data
+            except TransportError as exc:
+                link.lost(client)
+                raise MCPError(f"the proxied server {link.target} is unreachable: {exc}",
+                               code=INTERNAL_ERROR) from None
+            except MCPSyncError as exc:  # a protocol breach (e.g. endless input rounds)
+                raise MCPError(f"the proxied server {link.target}: {exc}",
+                               code=INTERNAL_ERROR) from None
+    return _inbound(result)
+
+
+def _after_cancel(call: ForwardedCall, method: str, link: RemoteLink) -> None:
+    """A cancelled remote call: a question for the caller (2026-07-28), the caller's own
+    cancel (no answer: re-raised), or the remote's doing."""
+    if call.question is not None:
+        raise InputRequired(call.question) from None
+    if call.ctx.cancelled.is_set():
+        return
+    raise MCPError(f"the proxied server {link.target} cancelled {method}",
+                   code=INTERNAL_ERROR) from None
+
+
+def _progress_to(ctx: HandlerContext) -> Callable[[Progress], None]:
+    if ctx.progress_token is None:
+        return lambda progress: None
+
+    def forward(progress: Progress) -> None:
+        try:
+            ctx.progress(progress.progress, progress.total, progress.message)
+        except MCPSyncError:
+            pass  # the request ended meanwhile: the spec forbids progress after it
+
+    return forward
+
+
+def _outbound(params: dict[str, Any]) -> dict[str, Any]:
+    out = {key: value for key, value in params.items() if key not in _HOP_PARAMS}
+    meta = params.get("_meta")
+    if isinstance(meta, dict):
+        kept = {key: value for key, value in meta.items()
+                if key != "progressToken" and not key.startswith(_PROTOCOL_META)}
+        if kept:
+            out["_meta"] = kept
+    return out
+
+
+def _inbound(result: dict[str, Any]) -> dict[str, Any]:
+    out = {key: value for key, value in result.items() if key not in _HOP_RESULT}
+    meta = out.get("_meta")
+    if isinstance(meta, dict) and META_SERVER_INFO in meta:
+        meta = {key: value for key, value in meta.items() if key != META_SERVER_INFO}
+        if meta:
+            out["_meta"] = meta
+        else:
+            del out["_meta"]
+    return out

@@ -1,0 +1,35 @@
+"""What a proxy needs of the server it fills: :class:`ProxyHost`.
+
+A protocol, not ``mcpsync.Server``: ``Server.proxy`` builds proxies, so this package must
+not import the server module back (not even for types: that would close an import
+circle through the client, which imports neither).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from ..dispatch.context import HandlerContext
+from ..dispatch.registry import MethodRegistry
+from ..server.subscribers import ResourceSubscribers
+
+#: A request handler as a server registers it.
+Handler = Callable[[HandlerContext, dict[str, Any]], dict[str, Any]]
+
+
+class ProxyHost(Protocol):
+    """The server a proxy forwards for (a ``mcpsync.Server``)."""
+
+    methods: MethodRegistry[Any, Any]
+    declare: frozenset[str]
+    instructions: str | None
+    subscribers: ResourceSubscribers
+
+    def notify_list_changed(self, kind: str) -> None: ...
+
+    def notify_resource_updated(self, uri: str) -> None: ...
+
+    def on_startup(self, fn: Callable[[], Any]) -> Callable[[], Any]: ...
+
+    def on_shutdown(self, fn: Callable[[], Any]) -> Callable[[], Any]: ...

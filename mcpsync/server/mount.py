@@ -1,0 +1,352 @@
+"""Composition: ``parent.mount(child, prefix="weather")`` serves ``child``'s tools,
+resources, templates and prompts as ``parent``'s own, under a prefix.
+
+Why through method handlers: the parent never copies the child's registries. Each of the
+eight surface methods (the lists, ``tools/call``, ``resources/read``, ``prompts/get``,
+``completion/complete``) of the parent becomes a merging handler that asks its own former
+handler and each mounted server's *handler* of that method, at the time of the request.
+So a child whose surface is defined by method handlers (``Server.proxy``) mounts like any
+other, and mounting is live: what the child registers later is served at once.
+
+The rules (names and URIs cross the mount as :mod:`.mounted` says):
+
+* **Lists** collect every page of the parent's own list and of each mount's, in mount
+  order, and page the merged list with the parent's ``page_size`` and cursors.
+* **Clashes**: the parent's own item wins (its call is never routed); between mounts, the
+  one mounted first. A name the parent lists is the one a call reaches.
+* **Routing**: a name the parent's own registry holds is the parent's; otherwise the first
+  mount whose prefix it carries and which knows the un-prefixed name gets it (a server
+  whose method is a custom handler, or a default one marked :data:`SERVES_EVERY_NAME`
+  as a proxy's are, is taken to know every name). Anything
+  else is answered by the parent's own handler: an unknown prefixed name fails exactly as
+  an unknown name of the parent's own.
+* **Results**: resource contents' ``uri`` and the URIs of resource links and embedded
+  resources in tool results and prompt messages are prefixed again; a mounted server's
+  "unknown" error is told about the name the client sent.
+* **Changes**: a list change of a mounted server (its registries, or its own mounts) is
+  a list change of the parent, sent to the parent's clients; a mounted server's
+  ``notify_resource_updated(uri)`` reaches the parent's subscribers of the prefixed URI.
+* **Capabilities**: the parent declares resources, prompts or completions when a mounted
+  server provides them.
+* **Lifespan**: the parent's startup starts each mounted server (a server mounted into
+  a started parent starts at once), its shutdown stops them. A mounted server's handler
+  sees the mounted server's state as ``ctx.state``.
+* **Subscriptions** to resources are the parent's (its sessions and listen streams, with
+  the prefixed URI); while a URI has subscribers, the mounted server a read of it reaches
+  records the parent as a subscriber of its own URI, so a mounted proxy subscribes on
+  its remote (:meth:`Mounts.subscription_changed`).
+* **Not routed**: tasks (mounted tools are listed without ``execution`` and run as plain
+  calls) and a mount's custom methods.
+
+Mounting a server into itself, or into a server it mounts (however deep), or twice into
+the same parent is a ``ValueError``. Register the parent's own custom handlers of the
+eight methods before mounting: one registered after replaces the merging handler.
+Thread-safe: mounting may happen while serving.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from ..dispatch.context import HandlerContext
+from ..dispatch.pagination import listing
+from ..dispatch.registry import SERVES_EVERY_NAME
+from ..errors import MCPError, MethodNotFoundError
+from .mounted import call_mounted, content_out, error_out, name_in, name_out, uri_in, uri_out
+
+if TYPE_CHECKING:
+    from .server import MethodHandler, Server
+
+_PREFIX = re.compile(r"[A-Za-z0-9_.-]+")
+#: Guards every parent's list of mounts: a cycle check spans servers.
+_GRAPH = threading.Lock()
+#: Pages read of one list before giving up on a server whose cursors never end.
+MAX_PAGES = 1000
+
+#: The list methods: the key of their items and the field that names an item.
+_LISTS = {"tools/list": ("tools", "name"), "prompts/list": ("prompts", "name"),
+          "resources/list": ("resources", "uri"),
+          "resources/templates/list": ("resourceTemplates", "uriTemplate")}
+def _own(server: Server, kind: str, key: str) -> bool:
+    """Whether ``server``'s own registry holds ``key`` (a "tool", "prompt", "resource"
+    URI or resource "template")."""
+    if kind == "tool":
+        return server.tools.get(key) is not None
+    if kind == "prompt":
+        return server.prompts.get(key) is not None
+    if kind == "resource":
+        return server.resources.resolve(key) is not None
+    return server.resources.template(key) is not None
+
+
+@dataclass(frozen=True)
+class Mount:
+    """One mounted server and its prefix (None: names unchanged). Immutable, so
+    thread-safe."""
+
+    server: Server
+    prefix: str | None
+
+    def key_in(self, kind: str, key: str) -> str | None:
+        if kind in ("tool", "prompt"):
+            return name_in(self.prefix, key)
+        return uri_in(self.prefix, key)
+
+    def item_out(self, field: str, item: Any) -> Any:
+        if not self.prefix or not isinstance(item, dict) or not isinstance(
+                item.get(field), str):
+            return item
+        value = item[field]
+        renamed = name_out(self.prefix, value) if field == "name" else uri_out(
+            self.prefix, value)
+        return {**item, field: renamed}
+
+
+def knows(server: Server, method: str, kind: str, key: str) -> bool:
+    """Whether ``server`` serves ``key`` (of ``kind``) through ``method``: its registry or
+    its own mounts when the method is its built-in; always, for a custom handler."""
+    handler = server.methods.request_handler(method)
+    if handler is None:
+        return False
+    if (not server.methods.is_default(method) or getattr(handler, SERVES_EVERY_NAME, False)
+            or _own(server, kind, key)):
+        return True
+    mounts = server._mounts
+    return mounts is not None and mounts.find(method, kind, key) is not None
+
+
+class Mounts:
+    """The servers mounted into one parent, and its merging handlers. Thread-safe: the
+    tuple of mounts is replaced, never changed, so requests read it without a lock."""
+
+    def __init__(self, parent: Server) -> None:
+        self._parent = parent
+        self.mounts: tuple[Mount, ...] = ()
+        self._own: dict[str, MethodHandler | None] = {}
+        for method in (*_LISTS, "tools/call", "prompts/get", "resources/read",
+                       "completion/complete"):
+            self._install(method)
+        #: The parent's subscribed URIs passed on to a mount: its server and its URI.
+        self._passed: dict[str, tuple[Server, str]] = {}
+        self._passing = threading.Lock()  # held while a mounted server records one
+        parent.subscribers.watchers.append(self.subscription_changed)
+
+    def _install(self, method: str) -> None:
+        registry = self._parent.methods
+        own = registry.request_handler(method)
+        self._own[method] = own
+        if method in _LISTS:
+            key, field = _LISTS[method]
+            handler: MethodHandler = _bound(self.merged_list, method, key, field)
+        else:
+            handler = _bound(self.routed, method)
+        if own is None or registry.is_default(method):
+            registry.set_default(method, handler)
+        else:
+            registry.add_request(method, handler, replace=True)
+
+    def provides(self, kind: str) -> bool:
+        return any(m.server._provides(kind) for m in self.mounts)
+
+    def find(self, method: str, kind: str, key: str) -> tuple[Mount, str] | None:
+        """The first mount that serves the parent's ``key``, and its name for it."""
+        for mount in self.mounts:
+            inner = mount.key_in(kind, key)
+            if inner is not None and knows(mount.server, method, kind, inner):
+                return mount, inner
+        return None
+
+    def subscription_changed(self, uri: str) -> None:
+        """The watcher of the parent's subscribers: while the parent has subscribers of
+        ``uri``, the mounted server a read of it reaches has one too (the parent, of its
+        un-prefixed URI), so that a mounted proxy is subscribed on its remote. What that
+        server's watchers raise fails the parent's subscription."""
+        parent = self._parent
+        with self._passing:
+            passed = self._passed.get(uri)
+            if parent.subscribers.watched(uri) and passed is None:
+                found = (None if _own(parent, "resource", uri)
+                         else self.find("resources/read", "resource", uri))
+                if found is not None:
+                    found[0].server.subscribers.add(parent, (found[1],))
+                    self._passed[uri] = (found[0].server, found[1])
+            elif not parent.subscribers.watched(uri) and passed is not None:
+                del self._passed[uri]
+                passed[0].subscribers.remove(parent, (passed[1],))
+
+    # -- the merging handlers ------------------------------------------------------------
+
+    def merged_list(self, method: str, key: str, field: str, ctx: HandlerContext,
+                    params: dict[str, Any]) -> dict[str, Any]:
+        own = self._own[method]
+        items: list[Any] = []
+        private = False
+        if own is not None:
+            items, private = _all_pages(lambda p: own(ctx, p), key)
+        seen = {item.get(field) for item in items if isinstance(item, dict)}
+        for mount in self.mounts:
+            if mount.server.methods.request_handler(method) is None:
+                continue
+            theirs, hidden = _all_pages(partial(call_mounted, mount.server, method, ctx=ctx),
+                                        key)
+            private = private or hidden
+            for item in theirs:
+                item = mount.item_out(field, item)
+                if isinstance(item, dict) and method == "tools/list":
+                    item = {k: v for k, v in item.items() if k != "execution"}
+                name = item.get(field) if isinstance(item, dict) else None
+                if name in seen:
+                    continue
+                seen.add(name)
+                items.append(item)
+        result = listing(key, items, params.get("cursor"), self._parent.page_size)
+        if private:
+            result["cacheScope"] = "private"  # some part differs by principal
+        return result
+
+    def routed(self, method: str, ctx: HandlerContext,
+               params: dict[str, Any]) -> dict[str, Any]:
+        kind, key, field = _target(method, params)
+        found = None
+        if isinstance(key, str) and not _own(self._parent, kind, key):
+            found = self.find(method, kind, key)
+        if found is None:
+            own = self._own[method]
+            if own is None:
+                raise MethodNotFoundError(f"Method not found: {method}",
+                                          data={"method": method})
+            return own(ctx, params)
+        mount, inner = found
+        assert isinstance(key, str)
+        try:
+            result = call_mounted(mount.server, method, _renamed(method, params, inner), ctx)
+        except MCPError as exc:
+            raise error_out(exc, field, inner, key) from None
+        return _result_out(method, mount.prefix, result)
+
+
+def _bound(fn: Callable[..., dict[str, Any]], *front: Any) -> MethodHandler:
+    def handler(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+        return fn(*front, ctx, params)
+
+    return handler
+
+
+def _all_pages(call: Callable[[dict[str, Any]], dict[str, Any]],
+               key: str) -> tuple[list[Any], bool]:
+    """Every item of a paginated list, and whether a page was ``cacheScope: private``."""
+    items: list[Any] = []
+    private = False
+    cursors: set[str] = set()
+    params: dict[str, Any] = {}
+    for _ in range(MAX_PAGES):
+        result = call(params)
+        page = result.get(key)
+        if isinstance(page, list):
+            items.extend(page)
+        private = private or result.get("cacheScope") == "private"
+        cursor = result.get("nextCursor")
+        if not isinstance(cursor, str) or cursor in cursors:
+            break
+        cursors.add(cursor)
+        params = {"cursor": cursor}
+    return items, private
+
+
+def _target(method: str, params: dict[str, Any]) -> tuple[str, Any, str]:
+    """What a routed request names: its kind, the parent's key and the error data field."""
+    if method == "tools/call":
+        return "tool", params.get("name"), "name"
+    if method == "prompts/get":
+        return "prompt", params.get("name"), "name"
+    if method == "resources/read":
+        return "resource", params.get("uri"), "uri"
+    ref = params.get("ref")
+    if not isinstance(ref, dict):
+        return "tool", None, "name"  # malformed: the parent's own handler refuses it
+    if ref.get("type") == "ref/prompt":
+        return "prompt", ref.get("name"), "name"
+    if ref.get("type") == "ref/resource":
+        return "template", ref.get("uri"), "uri"
+    return "tool", None, "name"
+
+
+def _renamed(method: str, params: dict[str, Any], inner: str) -> dict[str, Any]:
+    if method == "completion/complete":
+        ref = params["ref"]
+        field = "name" if ref.get("type") == "ref/prompt" else "uri"
+        return {**params, "ref": {**ref, field: inner}}
+    if method == "resources/read":
+        return {**params, "uri": inner}
+    renamed = {**params, "name": inner}
+    if method == "tools/call":
+        renamed.pop("task", None)  # tasks are not routed across a mount
+    return renamed
+
+
+def _result_out(method: str, prefix: str | None, result: dict[str, Any]) -> dict[str, Any]:
+    if not prefix:
+        return result
+    if method == "resources/read" and isinstance(result.get("contents"), list):
+        return {**result, "contents": [
+            {**item, "uri": uri_out(prefix, item["uri"])}
+            if isinstance(item, dict) and isinstance(item.get("uri"), str) else item
+            for item in result["contents"]]}
+    if method == "tools/call" and isinstance(result.get("content"), list):
+        return {**result, "content": [content_out(prefix, b) for b in result["content"]]}
+    if method == "prompts/get" and isinstance(result.get("messages"), list):
+        return {**result, "messages": [
+            {**m, "content": content_out(prefix, m.get("content"))}
+            if isinstance(m, dict) else m for m in result["messages"]]}
+    return result
+
+
+def mount(parent: Server, child: Server, prefix: str | None) -> None:
+    """``parent.mount(child, prefix)`` (``child`` a Server: the method checks): see the
+    module."""
+    if prefix == "":
+        prefix = None
+    if prefix is not None and not (isinstance(prefix, str) and _PREFIX.fullmatch(prefix)):
+        raise ValueError(f"a mount prefix is letters, digits, '_', '-' and '.', not {prefix!r}")
+    with _GRAPH:
+        if child is parent or _reaches(child, parent):
+            raise ValueError(f"mounting server {child.name!r} into {parent.name!r} would "
+                             "make a cycle")
+        mounts = parent._mounts
+        if mounts is None:
+            mounts = parent._mounts = Mounts(parent)
+        if any(m.server is child for m in mounts.mounts):
+            raise ValueError(f"server {child.name!r} is already mounted into "
+                             f"{parent.name!r}")
+        mounts.mounts = (*mounts.mounts, Mount(child, prefix))
+    child.list_changed_hooks.append(parent.notify_list_changed)
+    child.resource_update_hooks.append(
+        lambda uri: parent.notify_resource_updated(uri_out(prefix, uri)))
+    parent.on_startup(child.start)
+    parent.on_shutdown(child.stop)
+    if parent._lifespan.started:
+        child.start()
+    for kind in ("tools", "resources", "prompts"):
+        if kind == "tools" or child._provides(kind):
+            parent.notify_list_changed(kind)
+
+
+def _reaches(start: Server, target: Server) -> bool:
+    """Whether ``target`` is mounted into ``start``, however deep (under ``_GRAPH``)."""
+    stack, seen = [start], set()
+    while stack:
+        server = stack.pop()
+        if id(server) in seen:
+            continue
+        seen.add(id(server))
+        mounts = server._mounts
+        for m in mounts.mounts if mounts is not None else ():
+            if m.server is target:
+                return True
+            stack.append(m.server)
+    return False

@@ -1,0 +1,173 @@
+"""The mounted side of ``Server.mount``: how names and URIs cross a mount, and how one
+request is handed to a mounted server.
+
+The naming rules, both ways (``prefix`` None or empty: everything unchanged):
+
+* tools and prompts: ``name`` ↔ ``{prefix}_{name}``;
+* resource URIs and URI templates: ``scheme://rest`` ↔ ``scheme://{prefix}/rest`` (the
+  prefix becomes the first path segment after the first ``://``, so ``file:///x`` is
+  ``file://{prefix}//x``); a URI with no ``://`` (``urn:…``, ``mailto:…``) is left as
+  it is, and reading it asks the mounts in order.
+
+A request handed to a mounted server runs as if that server had received it: through its
+receive middleware (a ``Request`` with the un-prefixed params), its request scopes and
+per-item OAuth scopes (:meth:`Server.run_handler`), its handler, and its send middleware
+(the answer, before the parent re-prefixes it). The handler's context is the parent's,
+except that ``ctx.server``/``ctx.state``/``ctx.read_resource`` are the mounted server's
+and the client appears not to speak the tasks extension (tasks are not routed across a
+mount). Notifications the handler sends go out through the parent's send middleware.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..dispatch.context import HandlerContext
+from ..dispatch.inbound import compose
+from ..dispatch.session_info import SessionInfo
+from ..errors import InternalError, MCPError, MethodNotFoundError
+from ..protocol.jsonrpc import ErrorResponse, Message, Request, Response
+from ..tasks.wire import EXTENSION
+
+if TYPE_CHECKING:
+    from .server import Server
+
+
+def name_out(prefix: str | None, name: str) -> str:
+    """A mounted tool's or prompt's name as the parent lists it."""
+    return f"{prefix}_{name}" if prefix else name
+
+
+def name_in(prefix: str | None, name: str) -> str | None:
+    """The mounted server's name behind a parent's name; None when it is not prefixed."""
+    if not prefix:
+        return name
+    head = prefix + "_"
+    return name[len(head):] if name.startswith(head) and len(name) > len(head) else None
+
+
+def uri_out(prefix: str | None, uri: str) -> str:
+    """A mounted resource URI (or URI template) as the parent lists it."""
+    scheme, sep, rest = uri.partition("://")
+    return f"{scheme}://{prefix}/{rest}" if prefix and sep else uri
+
+
+def uri_in(prefix: str | None, uri: str) -> str | None:
+    """The mounted server's URI behind a parent's URI; None when it is not prefixed."""
+    scheme, sep, rest = uri.partition("://")
+    if not prefix or not sep:
+        return uri
+    head = prefix + "/"
+    return f"{scheme}://{rest[len(head):]}" if rest.startswith(head) else None
+
+
+def content_out(prefix: str | None, block: Any) -> Any:
+    """A content block with the URI of a resource link or embedded resource prefixed, so
+    that the client can read it through the parent."""
+    if not prefix or not isinstance(block, dict):
+        return block
+    if block.get("type") == "resource_link" and isinstance(block.get("uri"), str):
+        return {**block, "uri": uri_out(prefix, block["uri"])}
+    resource = block.get("resource")
+    if block.get("type") == "resource" and isinstance(resource, dict) and isinstance(
+            resource.get("uri"), str):
+        return {**block, "resource": {**resource, "uri": uri_out(prefix, resource["uri"])}}
+    return block
+
+
+class MountedContext(HandlerContext):
+    """The parent's context as a mounted server's handler sees it: the same request,
+    session, transport and cancellation; ``server`` (so ``state``, ``read_resource``) is
+    the mounted server; the tasks extension is hidden. Thread-safe as its origin."""
+
+    def __init__(self, origin: HandlerContext, server: Server) -> None:
+        # Share the origin's request, session and transport: a copy, not a re-parse.
+        self.__dict__.update(origin.__dict__)
+        self._mounted = server
+        self.meta = _without_tasks(origin.meta)
+
+    @property
+    def server(self) -> Any:
+        return self._mounted
+
+    @property
+    def session(self) -> SessionInfo:
+        info = self._session.info
+        caps = info.client_capabilities
+        if not (isinstance(caps.get("extensions"), dict) and EXTENSION in caps["extensions"]):
+            return info
+        return SessionInfo(protocol_version=info.protocol_version,
+                           client_info=info.client_info,
+                           client_capabilities=_strip_extension(caps),
+                           session_id=info.session_id)
+
+
+def _strip_extension(caps: dict[str, Any]) -> dict[str, Any]:
+    extensions = {k: v for k, v in caps["extensions"].items() if k != EXTENSION}
+    return {**caps, "extensions": extensions}
+
+
+def _without_tasks(meta: dict[str, Any]) -> dict[str, Any]:
+    changed = {key: _strip_extension(value) for key, value in meta.items()
+               if isinstance(value, dict) and isinstance(value.get("extensions"), dict)
+               and EXTENSION in value["extensions"]}
+    return {**meta, **changed} if changed else meta
+
+
+def call_mounted(server: Server, method: str, params: dict[str, Any],
+                 ctx: HandlerContext) -> dict[str, Any]:
+    """Run ``method`` with ``params`` on mounted ``server``, as the module says: its
+    middleware, scopes and handler. -32601 when it does not serve ``method``; -32603 when
+    its middleware drops the request or its answer (the parent's client has nobody else
+    to wait for)."""
+    mounted = MountedContext(ctx, server) if isinstance(ctx, HandlerContext) else ctx
+    recv, send = tuple(server.recv_middleware), tuple(server.send_middleware)
+    if not recv and not send:
+        return server.run_handler(_handler(server, method), mounted, params)
+    answers: list[Message] = []
+
+    def terminal(message: Message) -> None:
+        if not isinstance(message, Request):
+            raise InternalError(f"a middleware of mounted server {server.name!r} turned "
+                                f"{method} into {message!r}")
+        answer: Message
+        try:
+            result = server.run_handler(_handler(server, message.method), mounted,
+                                        message.params or {})
+            answer = Response(message.id, result)
+        except MCPError as exc:
+            answer = ErrorResponse(message.id, exc.to_wire())
+        compose(send, answers.append)(answer)
+
+    compose(recv, terminal)(Request(ctx.request_id, method, params))
+    if not answers:
+        raise InternalError(f"a middleware of mounted server {server.name!r} dropped "
+                            f"{method}")
+    final = answers[-1]
+    if isinstance(final, ErrorResponse):
+        raise MCPError.from_wire(final.error)
+    if isinstance(final, Response):
+        return final.result
+    raise InternalError(f"a middleware of mounted server {server.name!r} answered {method} "
+                        f"with {final!r}")
+
+
+def _handler(server: Server, method: str) -> Any:
+    handler = server.methods.request_handler(method)
+    if handler is None:
+        raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
+    return handler
+
+
+def error_out(exc: MCPError, field: str, inner: str, outer: str) -> MCPError:
+    """A mounted server's error about ``inner`` (a name or URI, in ``data[field]`` and at
+    the end of the message) told about ``outer``, the parent's name for it: an unknown
+    prefixed name fails exactly as an unknown name of the parent's own."""
+    data = exc.data
+    if not (isinstance(data, dict) and data.get(field) == inner) or inner == outer:
+        return exc
+    message = exc.message
+    if message.endswith(inner):
+        message = message[:-len(inner)] + outer
+    return MCPError.from_wire({"code": exc.code, "message": message,
+                               "data": {**data, field: outer}})
