@@ -10,18 +10,28 @@ What only this process can see is turned into answers: a request the HTTP exchan
 for (refused connection, silent server, oversized answer) is answered with a JSON-RPC
 error to the stdio client, and a line on stdin that is not JSON-RPC gets the spec's error
 reply, as any stdio server gives.
+
+Each relayed request's exchange is bounded although the host's own timeout is unknown
+here (MCP does not send it): the host's ``notifications/cancelled`` ends it at once (and
+is passed on), and an answer that has not begun within ``head_timeout`` (``mcpsync run
+URL --timeout``, default 80 s: connect, head, a JSON answer whole) ends it and is answered
+with an error. An SSE answer that has begun streams on, as a long tool call does, until
+its answer, the server ending it, or the host's cancel
+(:mod:`mcpsync.transports.http_open`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import threading
 from collections.abc import Mapping
 
-from .errors import INTERNAL_ERROR, ConnectionClosedError
+from .errors import INTERNAL_ERROR, ConnectionClosedError, TransportTimeoutError
 from .protocol.jsonrpc import ErrorResponse, Invalid
+from .server.signals import StopSignals
 from .transports.base import CallFailed, Transport
 from .transports.stream import StreamTransport
 
@@ -69,8 +79,7 @@ class Bridge:
             while (item := self.remote.receive()) is not None:
                 if isinstance(item, CallFailed):
                     self.local.send(ErrorResponse(item.request_id, {
-                        "code": INTERNAL_ERROR,
-                        "message": f"the HTTP server could not be reached: {item.error}"}))
+                        "code": INTERNAL_ERROR, "message": _failure(item.error)}))
                     continue
                 if isinstance(item, Invalid):
                     if item.answer_to is not None:
@@ -96,9 +105,21 @@ class Bridge:
                 thread.join(JOIN_TIMEOUT)
 
 
-def run_bridge(url: str, *, headers: Mapping[str, str] | None = None) -> None:
+def _failure(error: BaseException) -> str:
+    """The host's error message for a request whose exchange failed here."""
+    if isinstance(error, TransportTimeoutError):
+        return f"the HTTP server did not answer in time: {error}"
+    if isinstance(error, ConnectionClosedError):
+        return f"the HTTP server could not be reached: {error}"
+    return f"the HTTP exchange failed: {error}"
+
+
+def run_bridge(url: str, *, headers: Mapping[str, str] | None = None,
+               head_timeout: float | None = None) -> None:
     """Serve stdin/stdout as the HTTP server at ``url``; return at EOF on stdin, when the
-    server ends the connection, or on Ctrl-C."""
+    server ends the connection, or on SIGINT/SIGTERM, having ended the HTTP session.
+    ``head_timeout``: the longest a relayed request's answer may take to begin, in all
+    (default: the transport's, 80 s)."""
     from .transports.http import HttpTransport
 
     sys.stdout.flush()
@@ -106,11 +127,12 @@ def run_bridge(url: str, *, headers: Mapping[str, str] | None = None) -> None:
     os.dup2(2, 1)  # whatever else prints to stdout must not corrupt the protocol stream
     sys.stdout = sys.stderr
     writer = os.fdopen(protocol_fd, "wb", buffering=0)
-    bridge = Bridge(StreamTransport(0, writer), HttpTransport(url, headers=headers))
-    try:
-        while not bridge.ended.wait(0.5):  # slices: Ctrl-C is seen on the main thread
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        bridge.close()
+    bridge = Bridge(StreamTransport(0, writer),
+                    HttpTransport(url, headers=headers, head_timeout=head_timeout))
+    # SIGTERM (what a host or docker sends) ends the HTTP session as Ctrl-C and EOF do; it
+    # used to kill the process on the spot, leaving the session open on the server.
+    with StopSignals(honour_ignored=(signal.SIGINT,)) as signals:
+        try:
+            signals.run(bridge.ended.wait)
+        finally:
+            bridge.close()

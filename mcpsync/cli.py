@@ -1,47 +1,48 @@
-"""The ``mcpsync`` command: serve a Server (stdio or HTTP), list a server's tools, call one.
+"""The ``mcpsync`` command: serve a Server (stdio or HTTP), or reach one as a client: list
+and call its tools, list and read its resources, list and get its prompts, inspect it all.
 
-The help text is :data:`HELP` (plain text: it is what ``mcpsync --help`` prints).
+The help text is :data:`HELP` (plain text: it is what ``mcpsync --help`` prints). The client
+subcommands live in :mod:`mcpsync.cli_surface`, TARGETs in :mod:`mcpsync.cli_target`.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
-import json
-import os
-import shlex
-import shutil
 import sqlite3
 import sys
-import traceback
-import weakref
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any, NoReturn
+from collections.abc import Sequence
+from typing import NoReturn
 
+from . import cli_args, cli_surface
 from ._version import __version__
-from .cli_output import Reporter, as_json, result_text, tools_text
-from .client import Client
-from .errors import MCPSyncError
-from .protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS
+from .cli_output import stdout_to_stderr
+from .cli_session import USAGE, Exit
+from .cli_target import TargetError, UsageError, load_server
 from .server.server import Server
-
-#: Exit status for a TARGET/SERVER (or other argument) that can not be used.
-USAGE = 2
 
 HELP = """\
   mcpsync run SERVER [--task-store PATH]    serve a Server over stdio
-  mcpsync run URL [--header K:V]            relay the HTTP server at URL over stdio (for a
+  mcpsync run URL [--header K:V] [--timeout S]
+                                            relay the HTTP server at URL over stdio (for a
                                             host that launches only stdio servers)
   mcpsync serve SERVER [--host H] [--port N] [--timeout S] [--max-connections N]
                        [--task-store PATH]  serve it over HTTP at http://H:N/mcp
-                                            (a development server: werkzeug, threaded)
-  mcpsync tools TARGET [--json]             list a server's tools
-  mcpsync call TARGET TOOL [JSON_ARGS] [--json] [--log-level LEVEL]
+                                            (a development server: one thread reads
+                                            requests, a pool of threads answers them)
+  mcpsync tools TARGET                      list a server's tools
+  mcpsync call TARGET TOOL [KEY=VALUE ... | JSON] [--log-level LEVEL]
                                             call a tool and print its result; the
                                             server's log messages and progress go to
                                             stderr
+  mcpsync resources TARGET                  list its resources and resource templates
+  mcpsync read TARGET URI                   read a resource and print its contents
+  mcpsync prompts TARGET                    list its prompts and their arguments
+  mcpsync prompt TARGET NAME [KEY=VALUE ... | JSON]
+                                            get a prompt and print its messages
+  mcpsync inspect TARGET                    everything it offers: server info, protocol,
+                                            capabilities, instructions, tools (with
+                                            their parameters), resources, templates,
+                                            prompts
 
 SERVER is MODULE_OR_FILE[:OBJ] (OBJ defaults to server): a Server in this process.
 
@@ -50,21 +51,30 @@ TARGET is one of
     a header to every request, and may be repeated; --auth oauth authorizes with OAuth 2.1
     in a browser when the server asks, keeping the tokens for the next run);
   - a command line that starts a stdio server, quoted as one argument ("python server.py");
-  - MODULE_OR_FILE:OBJ, a Server loaded into this process (the colon is what says so);
+  - MODULE_OR_FILE:OBJ, a Server loaded into this process (the colon is what says so; what
+    it prints goes to stderr, as over stdio, so stdout is only this command's output);
   - one word without a colon: a program on PATH (or an executable file) to run, except a
     .py file without execute permission, which is loaded as FILE:server; either way the
     command says which it did.
 
---protocol-version picks the revision to speak (default: auto for a URL, probing for
-2026-07-28 and falling back to the handshake; 2025-11-25 otherwise).
---json prints the tools or the result as JSON, in the wire's shape, for scripts.
+Every TARGET command takes --timeout S, --header K:V, --auth oauth, --json and
+--protocol-version, which picks the revision to speak (default: auto for a URL, probing
+for 2026-07-28 and falling back to the handshake; 2025-11-25 otherwise). --json prints
+JSON in the wire's shape, for scripts.
+
+Arguments of call are KEY=VALUE words, each value typed by the tool's input schema (a=1 is
+a number for an integer or number parameter but the text "1" for a string one; true/false
+for a boolean; JSON for an object or array; null for a nullable one; a key the schema does
+not name is JSON when it parses, else text), or one JSON object. A value that does not fit
+its parameter is a usage error. Arguments of prompt are KEY=VALUE words, always text.
 
 --task-store PATH keeps the server's tasks in the SQLite file PATH (created if absent)
 instead of in memory: they survive a restart, and processes sharing the file share them.
 
-Exit status: 0 on success; 1 when the call failed (a tool error, a protocol error, no
-server); 2 for a usage error (a TARGET or SERVER that can not be used, a bad option, a task
-store that can not be opened), reported as one line on stderr.
+Exit status: 0 on success; 1 when the call failed (a tool error, a protocol error, a
+missing resource or prompt, no server); 2 for a usage error (a TARGET or SERVER that can
+not be used, a bad option or argument, a task store that can not be opened), reported as
+one line on stderr.
 """
 
 
@@ -74,168 +84,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(USAGE, f"mcpsync: {message} (see {self.prog} --help)\n")
-
-
-class TargetError(ValueError):
-    """A TARGET or SERVER argument that can not be used; ``main`` prints it as one line and
-    exits with status 2."""
-
-
-def _one_line(exc: BaseException, near: Path | None = None) -> str:
-    """``Type: message (file, line N)``: the last frame in ``near`` (the user's file), if any."""
-    text = traceback.format_exception_only(type(exc), exc)[-1].strip()
-    if isinstance(exc, SyntaxError):
-        where = f" ({exc.filename}, line {exc.lineno})" if exc.filename else ""
-        return f"SyntaxError: {exc.msg}{where}"
-    frames: list[traceback.FrameSummary] = list(traceback.extract_tb(exc.__traceback__))
-    if near is not None:
-        frames = [f for f in frames if Path(f.filename).resolve() == near] or frames
-    if frames:
-        text += f" ({frames[-1].filename}, line {frames[-1].lineno})"
-    return " ".join(text.split())
-
-
-def _looks_like_file(target: str) -> bool:
-    return target.endswith(".py") or os.sep in target or "/" in target
-
-
-def load_server(spec: str) -> Server:
-    """Import ``module:attr`` or ``path/to/file.py:attr`` (attr defaults to ``server``).
-
-    Raises :class:`TargetError` (one line, no traceback) when that is not a ``Server``: a
-    missing file or module, an import that fails, a missing attribute, another kind of
-    object. A callable that is not a ``Server`` is called, and must return one.
-    """
-    if not spec.strip() or any(c.isspace() for c in spec):
-        raise TargetError(f"{spec!r} is not MODULE_OR_FILE[:OBJ] (a command line such as "
-                          f"'python server.py' is a TARGET for tools and call, not a SERVER)")
-    target, _, attr = spec.partition(":")
-    attr = attr or "server"
-    if not target:
-        raise TargetError(f"{spec!r} names no module or file before the colon")
-    path: Path | None = None
-    if _looks_like_file(target) or Path(target).is_file():
-        path = Path(target).resolve()
-        if not path.is_file():
-            raise TargetError(f"no such file: {target}")
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        if module_spec is None or module_spec.loader is None:
-            raise TargetError(f"cannot import {target}: not a Python file")
-        sys.path.insert(0, str(path.parent))
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[path.stem] = module
-        try:
-            module_spec.loader.exec_module(module)
-        except Exception as exc:
-            raise TargetError(f"importing {target} failed: {_one_line(exc, path)}") from None
-    else:
-        try:
-            module = importlib.import_module(target)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and (target == exc.name or
-                                         target.startswith(exc.name + ".")):
-                raise TargetError(f"no module named {target!r} (and no file of that name)"
-                                  ) from None
-            raise TargetError(f"importing {target} failed: {_one_line(exc)}") from None
-        except Exception as exc:
-            raise TargetError(f"importing {target} failed: {_one_line(exc)}") from None
-    obj: Any = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            servers = sorted(n for n, v in vars(module).items() if isinstance(v, Server))
-            hint = f" (it has: {', '.join(servers)})" if servers else " (it has no Server)"
-            raise TargetError(f"{target} has no attribute {attr!r}{hint}") from None
-    if callable(obj) and not isinstance(obj, Server):
-        try:
-            obj = obj()
-        except Exception as exc:
-            raise TargetError(f"calling {target}:{attr}() failed: {_one_line(exc, path)}"
-                              ) from None
-        if not isinstance(obj, Server):
-            raise TargetError(f"{target}:{attr}() returned {_a(type(obj).__name__)}, not a "
-                              f"mcpsync.Server")
-    if not isinstance(obj, Server):
-        raise TargetError(f"{target}:{attr} is {_a(type(obj).__name__)}, not a mcpsync.Server")
-    return obj
-
-
-def _a(noun: str) -> str:
-    """``noun`` with its indefinite article: "an int", "a str"."""
-    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
-
-
-def _is_program(word: str) -> bool:
-    if os.path.dirname(word):
-        return os.path.isfile(word) and os.access(word, os.X_OK)
-    return shutil.which(word) is not None
-
-
-def _token_file() -> str:
-    """Where ``--auth oauth`` keeps its tokens between runs (mode 0600, in a 0700 folder):
-    ``$XDG_CACHE_HOME/mcpsync/oauth-tokens.json``, else under ``~/.cache``."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = os.path.join(base, "mcpsync")
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    return os.path.join(folder, "oauth-tokens.json")
-
-
-def _oauth() -> tuple[Any, Callable[[], None]]:
-    """An ``OAuth`` for a person at a terminal: the browser comes back to a loopback port
-    this process listens on (RFC 8252); tokens are kept for the next run. Also the
-    function that frees the port."""
-    from .auth import FileTokenStorage, LoopbackRedirect, OAuth
-
-    loopback = LoopbackRedirect()
-    auth = OAuth(redirect_uri=loopback.redirect_uri, redirect_handler=loopback,
-                 storage=FileTokenStorage(_token_file()))
-    return auth, loopback.close
-
-
-def _connect(target: str, timeout: float, *, headers: dict[str, str] | None = None,
-             auth: str | None = None, **options: Any) -> Client:
-    """Interpret TARGET (see :data:`HELP`) and connect to it; ``options`` go to the Client
-    (``protocol_version``, ``on_log``, ``log_level``)."""
-    options = {k: v for k, v in options.items() if v is not None}
-    options["timeout"] = timeout
-    if target.startswith(("http://", "https://")):
-        if auth != "oauth":
-            return Client.http(target, headers=headers, **options)
-        oauth, free_port = _oauth()
-        try:
-            client = Client.http(target, headers=headers, auth=oauth, **options)
-        except BaseException:
-            free_port()
-            raise
-        weakref.finalize(client, free_port)
-        return client
-    if headers:
-        raise TargetError("--header applies to an http:// or https:// TARGET only")
-    if auth:
-        raise TargetError("--auth applies to an http:// or https:// TARGET only")
-    if not target.strip():
-        raise TargetError("TARGET is empty")
-    if any(c.isspace() for c in target.strip()):
-        try:
-            command = shlex.split(target)
-        except ValueError as exc:
-            raise TargetError(f"cannot split the command line {target!r}: {exc}") from None
-        return Client.stdio(command, **options)
-    if ":" in target:
-        return Client.memory(load_server(target), **options)
-    if target.endswith(".py") and os.path.isfile(target) and not _is_program(target):
-        print(f"mcpsync: loading {target}:server in this process (to run it as a command "
-              f"instead, write \"python {target}\")", file=sys.stderr)
-        return Client.memory(load_server(target), **options)
-    if _is_program(target):
-        if target.endswith(".py"):
-            print(f"mcpsync: running {target} as a command (to load it in this process "
-                  f"instead, write {target}:server)", file=sys.stderr)
-        return Client.stdio([target], **options)
-    raise TargetError(f"{target!r} is neither a command on PATH nor MODULE_OR_FILE:OBJ (for "
-                      f"a Server in this process write {target}:server; for a command line "
-                      f"quote it with its arguments)")
 
 
 def _with_task_store(server: Server, path: str | None) -> Server:
@@ -273,72 +121,6 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port: use 0..65535 "
-                                         f"(0: any free port)")
-    return port
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
-    return value
-
-
-def _header(text: str) -> tuple[str, str]:
-    name, colon, value = text.partition(":")
-    name, value = name.strip(), value.strip()
-    if not colon or not name or any(c in name for c in " \t()<>@,;:\\\"/[]?={}") or any(
-            c in text for c in "\r\n\0"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not NAME:VALUE (e.g. "
-                                         f"'Authorization: Bearer TOKEN')")
-    return name, value
-
-
-VERSIONS = (*MODERN_VERSIONS, *LEGACY_VERSIONS, "auto")
-
-
-def _version(text: str) -> str:
-    if text not in VERSIONS:
-        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(VERSIONS)}")
-    return text
-
-
-def _level(text: str) -> str:
-    from .protocol.levels import LEVELS
-
-    if text not in LEVELS:
-        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(LEVELS)}")
-    return text
-
-
-def _seconds(text: str) -> float:
-    try:
-        return _positive(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds"
-                                         ) from None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _Parser(prog="mcpsync", description=HELP,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -349,111 +131,73 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     "to relay over stdio")
     serve = sub.add_parser("serve", help="serve a Server over Streamable HTTP (development)")
     serve.add_argument("server", help="MODULE_OR_FILE:OBJ")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=_port, default=8000,
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="the address to listen on (default 127.0.0.1: this machine "
+                            "only; 0.0.0.0 or :: listens on every interface, then name the "
+                            "Host that clients use with --allow-host)")
+    serve.add_argument("--port", type=cli_args.port, default=8000,
                        help="1..65535, or 0 for any free port (default 8000)")
-    serve.add_argument("--path", default="/mcp")
+    serve.add_argument("--path", default="/mcp",
+                       help="the endpoint's URL path (default /mcp)")
     serve.add_argument("--allow-host", action="append", default=None, dest="allowed_hosts",
+                       metavar="HOST",
                        help="also accept this Host (repeatable; loopback is always allowed)")
-    serve.add_argument("--timeout", type=_positive, default=10.0, metavar="SECONDS",
-                       help="a request's line and headers must arrive within it (so an idle "
-                            "connection lasts no longer); a read or write that stalls that "
-                            "long ends the connection (default 10)")
-    serve.add_argument("--max-connections", type=_count, default=256, metavar="N",
-                       help="connections served at once, a thread each; more get 503 "
-                            "(default 256)")
+    serve.add_argument("--timeout", type=cli_args.positive, default=10.0, metavar="SECONDS",
+                       help="a request's line, headers and body must all arrive within it, "
+                            "counted from the connection's start (or the previous response): "
+                            "else 408 and closed, so sending slowly does not extend it; an idle "
+                            "connection is closed after it; a response write that stalls "
+                            "that long ends the connection (default 10)")
+    serve.add_argument("--max-connections", type=cli_args.count, default=256, metavar="N",
+                       help="requests served at once, a handler thread each (a connection "
+                            "still sending its request, or idle, holds none); one more gets "
+                            "503 at once (default 256)")
     for p in (run, serve):
         p.add_argument("--task-store", metavar="PATH", default=None,
                        help="keep tasks in this SQLite file (created if absent) instead of "
                             "in memory: they survive a restart and are shared by the "
                             "processes using the file")
-    tools = sub.add_parser("tools", help="list the tools of a server")
-    tools.add_argument("target")
-    call = sub.add_parser("call", help="call a tool")
-    call.add_argument("target")
-    call.add_argument("tool")
-    call.add_argument("arguments", nargs="?", default="{}", help="JSON object")
-    call.add_argument("--log-level", type=_level, default=None, metavar="LEVEL",
-                      help="the least severe log message to show (default: all the server "
-                           "sends)")
-    for p in (tools, call):
-        p.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
-                       help="deadline of each request (default 60)")
-    for p in (tools, call, run):
-        p.add_argument("--header", type=_header, action="append", default=None,
-                       metavar="NAME:VALUE",
-                       help="add this header to every HTTP request (repeatable)")
-    for p in (tools, call):
-        p.add_argument("--protocol-version", type=_version, default=None, metavar="VERSION",
-                       help=f"one of {', '.join(VERSIONS)}")
-        p.add_argument("--json", action="store_true",
-                       help="print JSON in the wire's shape (for scripts)")
-        p.add_argument("--auth", choices=["oauth"], default=None,
-                       help="authorize with OAuth 2.1 when the server asks (a browser "
-                            "window; tokens are kept for the next run)")
+    cli_surface.add_parsers(sub)
+    run.add_argument("--header", type=cli_args.header, action="append", default=None,
+                     metavar="NAME:VALUE",
+                     help="add this header to every HTTP request to the URL relayed "
+                          "(repeatable)")
+    run.add_argument("--timeout", type=cli_args.seconds, default=None, metavar="SECONDS",
+                     help="URL only: each relayed request's answer must begin (connect, "
+                          "head, a JSON answer whole) within it, else the host gets an "
+                          "error; a streamed answer then lasts until the host cancels "
+                          "(default 80)")
     args = parser.parse_args(argv)
     try:
-        return _run(parser, args)
-    except TargetError as exc:
+        return _run(args)
+    except UsageError as exc:
         print(f"mcpsync: {exc}", file=sys.stderr)
         return USAGE
+    except Exit as exc:
+        return exc.status
 
 
-def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> int:
     if args.command == "run":
         if args.server.startswith(("http://", "https://")):
             if args.task_store is not None:
                 raise TargetError("--task-store is for a SERVER run here, not a URL relayed")
             from .bridge import run_bridge
 
-            run_bridge(args.server, headers=dict(args.header or ()) or None)
+            run_bridge(args.server, headers=dict(args.header or ()) or None,
+                       head_timeout=args.timeout)
             return 0
-        if args.header:
-            raise TargetError("--header applies to an http:// or https:// URL only")
-        _with_task_store(load_server(args.server), args.task_store).run_stdio()
+        if args.header or args.timeout is not None:
+            option = "--header" if args.header else "--timeout"
+            raise TargetError(f"{option} applies to an http:// or https:// URL only")
+        with stdout_to_stderr():  # stdout is the protocol stream, even while importing
+            server = _with_task_store(load_server(args.server), args.task_store)
+        server.run_stdio()
         return 0
     if args.command == "serve":
         return _serve(args)
-    try:
-        arguments: Any = json.loads(args.arguments) if args.command == "call" else None
-    except ValueError as exc:
-        parser.error(f"arguments must be JSON: {exc}")
-    if args.command == "call" and not isinstance(arguments, dict):
-        parser.error("arguments must be a JSON object")
-    reporter = Reporter(args.tool) if args.command == "call" else None
-    try:
-        client = _connect(args.target, args.timeout, headers=dict(args.header or ()) or None,
-                          auth=args.auth, protocol_version=args.protocol_version,
-                          on_log=reporter.log if reporter is not None else None,
-                          log_level=getattr(args, "log_level", None))
-    except (FileNotFoundError, PermissionError) as exc:
-        # Reported before anything was spawned (see SubprocessTransport): a usage error.
-        print(f"mcpsync: {exc}", file=sys.stderr)
-        return USAGE
-    except MCPSyncError as exc:
-        print(f"mcpsync: {exc}", file=sys.stderr)
-        return 1
-    try:
-        with client:
-            if args.command == "tools":
-                tools = client.list_tools()
-                print(as_json(tools) if args.json else tools_text(tools))
-                return 0
-            assert reporter is not None
-            try:
-                result = client.call_tool(args.tool, arguments, on_progress=reporter.progress)
-            finally:
-                reporter.close()
-    except MCPSyncError as exc:
-        print(f"mcpsync: {exc}", file=sys.stderr)
-        return 1
-    # After close: every log message and progress update has been printed by now.
-    print(as_json(result) if args.json else result_text(result))
-    if result.is_error:
-        if not args.json:
-            print(f"mcpsync: the tool {args.tool!r} reported an error", file=sys.stderr)
-        return 1
-    return 0
+    return cli_surface.run(args)
+
 
 if __name__ == "__main__":
     sys.exit(main())

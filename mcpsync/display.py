@@ -1,41 +1,58 @@
 """How results look in a notebook, and a progress bar for calls.
 
 Jupyter and IPython show an object through its ``_repr_html_`` / ``_repr_markdown_`` /
-``_repr_png_`` methods when it has them. :class:`Displayable` gives them to the content
-blocks, :class:`~mcpsync.types.CallToolResult`, :class:`~mcpsync.types.Tool`, the list
-:meth:`Client.list_tools <mcpsync.Client.list_tools>` returns (a table) and
-:class:`~mcpsync.errors.MCPError`; an image renders as an image, not as a base64 dump.
+``_repr_png_`` / ``_repr_pretty_`` methods when it has them. :class:`Displayable` gives them
+to the content blocks, and the other mixins here to :class:`~mcpsync.types.CallToolResult`,
+:class:`~mcpsync.types.ReadResourceResult`, :class:`~mcpsync.types.GetPromptResult`,
+:class:`~mcpsync.types.Tool`, the list :meth:`Client.list_tools
+<mcpsync.Client.list_tools>` returns (a table) and :class:`~mcpsync.errors.MCPError`; an
+image renders as an image, a blob is summarized (MIME type and size), never dumped.
 
 Everything a server sends is untrusted (a tool description or a text result may contain
-``<script>``), so every string is HTML-escaped, MIME types and base64 are checked before they
-go into a ``data:`` URL, and URIs are shown as text, never as links.
+``<script>``), so every string is HTML-escaped (in the Markdown too, where a JSON block is
+escaped HTML, not a fence of raw text), MIME types and base64 are checked before they go
+into a ``data:`` URL, and URIs are shown as text, never as links. Schemas are named by
+:mod:`mcpsync.display_schema`, plain text by :mod:`mcpsync.display_text`.
 
 The renderers look at attributes (``type``, ``text``, ``mime_type``…), not at classes: the
 types import this module, so it may not import them.
 
-:func:`progress_bar` is what ``on_progress="bar"`` makes: tqdm when it is installed, else a
-one-line text bar on stderr.
+:func:`progress_bar` (from :mod:`mcpsync.display_progress`) is what ``on_progress="bar"``
+makes: tqdm when it is installed, else a line of text on stderr.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import importlib
 import json
 import re
-import sys
 from collections.abc import Iterable
-from typing import IO, Any
+from typing import Any
+
+from .display_progress import TextBar, progress_bar
+from .display_schema import parameters
+from .display_text import (
+    MAX_TEXT_CHARS,
+    MIME,
+    blob_summary,
+    plain,
+)
+from .display_text import cut as _cut
+from .display_text import to_json as _json
 
 #: Longest base64 payload put inline into HTML (an image or audio ``data:`` URL); a larger
 #: one is described instead, so that a notebook never embeds an arbitrarily large blob.
 MAX_INLINE_BYTES = 8 * 1024 * 1024
-#: Longest text shown for one block (the rest is cut, with a note).
-MAX_TEXT_CHARS = 100_000
 
-_MIME = re.compile(r"^[a-z0-9][a-z0-9.+-]*/[a-z0-9][a-z0-9.+-]*$")
 _PNG = b"\x89PNG\r\n\x1a\n"
+
+
+#: ASCII punctuation that means something to Markdown (``<``, ``>`` and ``&`` are
+#: HTML-escaped instead, ``|`` becomes an entity in tables).
+_MD_SYNTAX = re.compile(r"[\\`*_\[\]()!#~:]")
+
+_BLOCK_ENTITIES = str.maketrans({"[": "&#91;", "]": "&#93;", "`": "&#96;"})
 
 
 def _e(value: object) -> str:
@@ -44,16 +61,13 @@ def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _cut(text: str) -> str:
-    if len(text) <= MAX_TEXT_CHARS:
-        return text
-    return text[:MAX_TEXT_CHARS] + f"\n… ({len(text) - MAX_TEXT_CHARS} more characters)"
-
-
 def _md(value: object) -> str:
     """Text safe inside Markdown: HTML escaped (a Markdown renderer passes raw HTML
-    through), table pipes and line breaks neutralised."""
-    return _e(value).replace("|", "&#124;").replace("\n", " ")
+    through), Markdown's own syntax backslash-escaped (a description's
+    ``![](https://tracker/pixel)`` would be fetched, ``[text](url)`` made a link), table
+    pipes and line breaks neutralised."""
+    return _e(_MD_SYNTAX.sub(r"\\\g<0>", str(value))).replace("|", "&#124;").replace(
+        "\n", " ")
 
 
 def _code(value: object) -> str:
@@ -61,26 +75,29 @@ def _code(value: object) -> str:
     return str(value).replace("`", "'").replace("|", "\\|").replace("\n", " ")
 
 
-def _fence(text: str, lang: str = "") -> str:
-    """A fenced Markdown block whose content cannot close the fence."""
-    return f"```{lang}\n{_cut(text).replace('```', '`` `')}\n```"
+def _block(text: str, lang: str = "") -> str:
+    """A preformatted block for Markdown, as HTML with its content escaped.
+
+    Not a fenced code block: the raw text of a fence would be in the Markdown string, and
+    whether a ``</code>`` or ``<script>`` in it stays inert then depends on the renderer
+    (and on everything else that handles the string). Escaped inside ``<pre>``, nothing in
+    it is markup anywhere; a CommonMark renderer passes the block through as HTML.
+    """
+    cls = f' class="language-{_e(lang)}"' if lang else ""
+    # Brackets and backticks as entities too: a renderer that (wrongly) reads Markdown
+    # inside the block still finds no link, image or code span in it.
+    body = _e(_cut(text)).translate(_BLOCK_ENTITIES)
+    return f"<pre><code{cls}>{body}</code></pre>"
 
 
 def _pre(text: str) -> str:
     return f'<pre style="white-space:pre-wrap;margin:0">{_e(_cut(text))}</pre>'
 
 
-def _json(value: Any) -> str:
-    try:
-        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
 def decoded(data: str, mime_type: object) -> bytes | None:
     """The bytes of a base64 payload when it is well-formed, small enough to inline and
     of a plain MIME type; else None (the block is then described, not embedded)."""
-    if not isinstance(mime_type, str) or not _MIME.match(mime_type.lower()):
+    if not isinstance(mime_type, str) or not MIME.match(mime_type.lower()):
         return None
     if not isinstance(data, str) or len(data) > MAX_INLINE_BYTES * 4 // 3 + 4:
         return None
@@ -139,15 +156,15 @@ def contents_html(contents: Any) -> str:
     blob = getattr(contents, "blob", None)
     if isinstance(mime, str) and mime.lower().startswith(("image/", "audio/")) and blob:
         return head + _media_html(mime.split("/")[0].lower(), blob, mime)
-    size = len(blob) * 3 // 4 if isinstance(blob, str) else 0  # about: never decoded
-    return head + f"<em>about {size} bytes</em>"
+    return head + f"<em>{_e(blob_summary(blob, mime))}</em>"
 
 
 def block_markdown(block: Any) -> str:
     """One content block as Markdown (images inline as ``data:`` URLs when small)."""
     kind = getattr(block, "type", None)
-    if kind == "text":
-        return _e(_cut(block.text))
+    if kind == "text":  # preformatted, as in HTML: its line breaks kept, no Markdown
+        pretty = _as_json_text(block.text)
+        return _block(block.text) if pretty is None else _block(pretty, "json")
     if kind == "image":
         raw = decoded(block.data, block.mime_type)
         if raw is None:
@@ -159,13 +176,32 @@ def block_markdown(block: Any) -> str:
     if kind == "resource_link":
         return f"🔗 **{_md(block.name)}** `{_code(block.uri)}`"
     if kind == "resource":
-        contents = block.resource
-        text = getattr(contents, "text", None)
-        head = f"`{_code(getattr(contents, 'uri', ''))}`"
-        if isinstance(text, str):
-            return f"{head}\n\n{_fence(text)}"
-        return f"{head} *(blob)*"
-    return _fence(_json(block))
+        return contents_markdown(block.resource)
+    return _block(_json(block))
+
+
+def contents_markdown(contents: Any) -> str:
+    """Resource contents as Markdown: the URI, then the text or what the blob is."""
+    mime = getattr(contents, "mime_type", None)
+    head = f"`{_code(getattr(contents, 'uri', ''))}`" + (f" ({_md(mime)})" if mime else "")
+    text = getattr(contents, "text", None)
+    if isinstance(text, str):
+        pretty = _as_json_text(text)
+        body = _block(text) if pretty is None else _block(pretty, "json")
+        return f"{head}\n\n{body}"
+    return f"{head} *({_md(blob_summary(getattr(contents, 'blob', None), mime))})*"
+
+
+def _as_json_text(text: str) -> str | None:
+    """``text`` indented, when it is a JSON object or array (a tool's result is often a
+    dict sent as text); else None."""
+    stripped = text.strip()
+    if stripped[:1] not in ("{", "[") or len(stripped) > MAX_TEXT_CHARS:
+        return None
+    try:
+        return json.dumps(json.loads(stripped), indent=2, ensure_ascii=False)
+    except ValueError:
+        return None
 
 
 # -- results, tools, errors ------------------------------------------------------------
@@ -189,30 +225,37 @@ def result_html(result: Any) -> str:
 def result_markdown(result: Any) -> str:
     parts = [block_markdown(block) for block in result.content]
     if result.structured_content is not None:
-        parts.append(_fence(_json(result.structured_content), "json"))
+        parts.append(_block(_json(result.structured_content), "json"))
     if result.is_error:
         parts.insert(0, "**Tool error**")
     return "\n\n".join(parts) or "*(no content)*"
 
 
-def parameters(schema: object) -> list[str]:
-    """``name: type`` for each property of an input schema; required ones end with ``*``."""
-    if not isinstance(schema, dict):
-        return []
-    props = schema.get("properties")
-    required = schema.get("required") or []
-    if not isinstance(props, dict):
-        return []
-    out = []
-    for name, spec in props.items():
-        kind = spec.get("type") if isinstance(spec, dict) else None
-        if isinstance(kind, list):
-            kind = " | ".join(map(str, kind))
-        elif kind is None and isinstance(spec, dict):
-            kind = "enum" if "enum" in spec else "any"
-        star = "*" if isinstance(required, list) and name in required else ""
-        out.append(f"{name}{star}: {kind}")
-    return out
+def contents_list_html(result: Any) -> str:
+    """A ReadResourceResult: each of its contents, text shown and blobs summarized."""
+    parts = [contents_html(contents) for contents in result.contents]
+    return "<div>" + ("".join(parts) or "<em>(no contents)</em>") + "</div>"
+
+
+def contents_list_markdown(result: Any) -> str:
+    return "\n\n".join(contents_markdown(c) for c in result.contents) or "*(no contents)*"
+
+
+def prompt_html(result: Any) -> str:
+    """A GetPromptResult: its description, then each message under its role."""
+    parts = [f"<p><em>{_e(result.description)}</em></p>"] if result.description else []
+    for message in result.messages:
+        parts.append(f"<div><b>{_e(message.role)}</b>{block_html(message.content)}</div>")
+    if not result.messages:
+        parts.append("<em>(no messages)</em>")
+    return "<div>" + "".join(parts) + "</div>"
+
+
+def prompt_markdown(result: Any) -> str:
+    parts = [f"*{_md(result.description)}*"] if result.description else []
+    parts.extend(f"**{_md(message.role)}**\n\n{block_markdown(message.content)}"
+                 for message in result.messages)
+    return "\n\n".join(parts) or "*(no messages)*"
 
 
 def tools_html(tools: Iterable[Any]) -> str:
@@ -252,7 +295,7 @@ def error_markdown(error: Any) -> str:
     data = getattr(error, "data", None)
     text = (f"**{_md(type(error).__name__)}** ({_md(getattr(error, 'code', ''))}): "
             f"{_md(getattr(error, 'message', error))}")
-    return text if data is None else f"{text}\n\n{_fence(_json(data))}"
+    return text if data is None else f"{text}\n\n{_block(_json(data))}"
 
 
 # -- the mixins the types use ----------------------------------------------------------
@@ -269,6 +312,9 @@ class Displayable:
 
     def _repr_markdown_(self) -> str:
         return block_markdown(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(plain(self))
 
     def _repr_png_(self) -> bytes | None:
         return self._image("image/png", _PNG)
@@ -297,12 +343,46 @@ class DisplayableResult:
     def _repr_markdown_(self) -> str:
         return result_markdown(self)
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(plain(self))
+
     def _repr_png_(self) -> bytes | None:
         """The image when the result is exactly one PNG image."""
         content = getattr(self, "content", [])
         if len(content) == 1 and isinstance(content[0], Displayable):
             return content[0]._repr_png_()
         return None
+
+
+class DisplayableContents:
+    """Notebook display for a ReadResourceResult: text shown, blobs summarized (an image
+    or audio blob small enough is shown as such)."""
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str:
+        return contents_list_html(self)
+
+    def _repr_markdown_(self) -> str:
+        return contents_list_markdown(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(plain(self))
+
+
+class DisplayablePrompt:
+    """Notebook display for a GetPromptResult: each message under its role."""
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str:
+        return prompt_html(self)
+
+    def _repr_markdown_(self) -> str:
+        return prompt_markdown(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(plain(self))
 
 
 class DisplayableTool:
@@ -341,102 +421,16 @@ class ToolList(list[Any]):
         return tools_markdown(self)
 
 
-# -- progress ----------------------------------------------------------------------------
-
-
-class TextBar:
-    """A one-line progress bar redrawn in place on ``stream`` (stderr), for when tqdm is
-    not installed. Without a ``total`` it shows the count and the message."""
-
-    WIDTH = 30
-
-    def __init__(self, description: str = "", stream: IO[str] | None = None) -> None:
-        self.description = description
-        self.stream = stream if stream is not None else sys.stderr
-        self._drawn = False
-
-    def __call__(self, progress: Any) -> None:
-        total = getattr(progress, "total", None)
-        done = float(getattr(progress, "progress", 0.0))
-        message = getattr(progress, "message", None) or ""
-        label = f"{self.description}: " if self.description else ""
-        if total:
-            fraction = max(0.0, min(1.0, done / float(total)))
-            filled = round(fraction * self.WIDTH)
-            bar = "#" * filled + "-" * (self.WIDTH - filled)
-            line = f"{label}[{bar}] {fraction:4.0%} {_number(done)}/{_number(total)}"
-        else:
-            line = f"{label}{_number(done)}"
-        if message:
-            line += f" {message}"
-        line = "".join(ch if ch.isprintable() else " " for ch in line)[:200]
-        self.stream.write(f"\r{line}\x1b[K")
-        self.stream.flush()
-        self._drawn = True
-
-    def close(self) -> None:
-        if self._drawn:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._drawn = False
-
-
-def _whole(value: Any) -> float | int:
-    """An integral float as an int (tqdm shows ``4/4``, not ``4.0/4.0``)."""
-    number = float(value)
-    return int(number) if number.is_integer() else number
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
-
-
-class _TqdmBar:
-    """The same, drawn by tqdm (which also knows notebooks: ``tqdm.auto``)."""
-
-    def __init__(self, description: str, tqdm: Any) -> None:
-        self._bar = tqdm(desc=description or None, total=None, leave=True)
-
-    def __call__(self, progress: Any) -> None:
-        total = getattr(progress, "total", None)
-        if total is not None and self._bar.total != total:
-            self._bar.total = _whole(total)
-        self._bar.n = _whole(getattr(progress, "progress", 0.0))
-        message = getattr(progress, "message", None)
-        if message:
-            self._bar.set_postfix_str(str(message), refresh=False)
-        self._bar.refresh()
-
-    def close(self) -> None:
-        self._bar.close()
-
-
-def progress_bar(description: str = "", *, stream: IO[str] | None = None,
-                 use_tqdm: bool | None = None) -> TextBar | _TqdmBar:
-    """A progress handler drawing a bar: pass it as ``on_progress=`` and call ``close()``
-    when the call returns (``on_progress="bar"`` does both for you).
-
-    tqdm (``tqdm.auto``: a widget in a notebook) when it is installed and ``use_tqdm`` is
-    not False; else a :class:`TextBar` on ``stream`` (stderr).
-    """
-    if use_tqdm is not False and stream is None:
-        try:
-            tqdm = importlib.import_module("tqdm.auto").tqdm  # optional: no hard dependency
-        except ImportError:
-            if use_tqdm:
-                raise
-        else:
-            return _TqdmBar(description, tqdm)
-    return TextBar(description, stream)
-
-
 __all__ = [
     "MAX_INLINE_BYTES",
     "Displayable",
+    "DisplayableContents",
     "DisplayableError",
+    "DisplayablePrompt",
     "DisplayableResult",
     "DisplayableTool",
     "TextBar",
     "ToolList",
+    "parameters",
     "progress_bar",
 ]

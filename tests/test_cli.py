@@ -157,7 +157,10 @@ def test_a_server_that_dies_at_start_is_reported_with_status_command_and_stderr(
     done = mcpsync("tools", f"{sys.executable} dies.py", cwd=project)
     assert done.returncode == 1
     assert "Traceback (most recent call last)" in done.stderr  # the server's, quoted
-    first = done.stderr.splitlines()[0]
+    # The server's own stderr lines are shown as they come, prefixed (issue 28); the
+    # CLI's report is the first line of its own.
+    echoed = f"[{os.path.basename(sys.executable)} dies.py] "
+    first = next(line for line in done.stderr.splitlines() if not line.startswith(echoed))
     assert first == ("mcpsync: the stdio server exited with status 1 while waiting for "
                      "initialize")
     assert f"command: {sys.executable} dies.py" in done.stderr
@@ -406,7 +409,9 @@ def test_version():
     assert done.stdout == f"mcpsync {__version__}\n"
 
 
-@pytest.mark.parametrize("command", [(), ("tools",), ("call",), ("serve",), ("run",)])
+@pytest.mark.parametrize("command", [(), ("tools",), ("call",), ("serve",), ("run",),
+                                     ("resources",), ("read",), ("prompts",), ("prompt",),
+                                     ("inspect",)])
 def test_help_has_no_rest_markup(command):
     done = mcpsync(*command, "--help")
     assert done.returncode == 0, done.stderr
@@ -452,3 +457,11 @@ def test_run_answers_each_request_with_an_error_when_the_url_is_unreachable():
 def test_run_with_a_header_for_a_server_file_is_a_usage_error(project):
     assert_usage_error(mcpsync("run", "good.py:server", "--header", "A: b", cwd=project),
                        "--header applies to an http:// or https:// URL only")
+
+
+def test_run_with_a_timeout_for_a_server_file_is_a_usage_error(project):
+    # --timeout bounds a relayed request's HTTP exchange: a server run here has none.
+    assert_usage_error(mcpsync("run", "good.py:server", "--timeout", "5", cwd=project),
+                       "--timeout applies to an http:// or https:// URL only")
+    assert_usage_error(mcpsync("run", "http://127.0.0.1:9/mcp", "--timeout", "0"),
+                       "is not a positive number of seconds")

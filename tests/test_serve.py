@@ -1,14 +1,16 @@
-"""``mcpsync serve``'s development server (mcpsync.http.devserver) bounds its clients:
-a request's line and headers must arrive within the timeout (werkzeug closes a connection
-after one response, so this bounds an idle connection too), and connections beyond the cap
-get 503 without a thread.
+"""``mcpsync serve``'s development server (mcpsync.http.devserver) bounds its clients: a
+request's line, headers and body must arrive within the timeout (an idle kept connection
+lasts no longer), a connection still sending its request holds no handler thread, and
+requests beyond the handler cap get 503 without a thread.
 
 Real sockets throughout; waits are on the sockets (a ``recv`` with a timeout), not sleeps.
 """
 
 from __future__ import annotations
 
+import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -20,14 +22,22 @@ import pytest
 from mcpsync import Client
 from mcpsync.http.devserver import DevServer
 from tests.helpers import wait_until
-from tests.serving import free_port, serving_process
+from tests.serving import free_port, running_devserver, serving_process, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 1.0
 SLACK = 8.0  # scheduling on a loaded machine; the lower bounds are what show the limit
 
 
+HOLD = threading.Event()
+
+
 def hello(environ, start_response):
+    if environ["PATH_INFO"] == "/hold":
+        HOLD.wait(SLACK)
+    if environ["PATH_INFO"] == "/big":
+        start_response("200 OK", [("Content-Type", "text/plain")])  # streamed: chunked
+        return [b"x" * (1024 * 1024)] * 64
     if environ["PATH_INFO"] == "/slow":
         threading.Event().wait(3 * TIMEOUT)  # the application may take longer than TIMEOUT
     body = b"hello"
@@ -38,18 +48,8 @@ def hello(environ, start_response):
 
 @pytest.fixture
 def dev() -> Iterator[DevServer]:
-    httpd = DevServer("127.0.0.1", 0, hello, timeout=TIMEOUT, max_connections=3)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                              name="test-devserver", daemon=True)
-    thread.start()
-    try:
+    with running_devserver(hello, timeout=TIMEOUT, max_connections=3) as httpd:
         yield httpd
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        httpd.join_connections(SLACK)
-        thread.join(SLACK)
-        assert not thread.is_alive()
 
 
 def connect(httpd: DevServer) -> socket.socket:
@@ -128,27 +128,73 @@ def test_slow_but_timely_headers_and_a_slow_application_are_served(dev):
         assert response(sock).endswith(b"hello")
 
 
-def test_connections_beyond_the_cap_get_503_without_a_thread(dev):
+def test_requests_beyond_the_cap_get_503_without_a_thread(dev):
     wait_for_connections(dev, 0)
+    HOLD.clear()
     held = [connect(dev) for _ in range(3)]
     try:
         for sock in held:
-            sock.sendall(b"GET / HTTP/1.1\r\n")  # a request in progress holds its thread
-        wait_for_connections(dev, 3)
+            sock.sendall(b"GET /hold HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        wait_for_connections(dev, 3)  # three requests in the application
         threads_before = threading.active_count()
         with connect(dev) as extra:
+            extra.sendall(GET)
             reply = response(extra)
             assert reply.startswith(b"HTTP/1.1 503")
             assert b"too many connections at once" in reply
         assert threading.active_count() <= threads_before
-        held.pop().close()
-        wait_for_connections(dev, 2)
+        HOLD.set()
+        for sock in held:
+            assert response(sock).endswith(b"hello")
+        wait_for_connections(dev, 0)
         with connect(dev) as again:
             again.sendall(GET)
             assert response(again).endswith(b"hello")
     finally:
+        HOLD.set()
         for sock in held:
             sock.close()
+
+
+def test_connections_still_sending_their_head_hold_no_handler(dev):
+    """Ten times the cap of half-sent requests: each costs a buffer in the reader, not a
+    handler, so a complete request is still served at once."""
+    slow = [connect(dev) for _ in range(30)]
+    try:
+        for sock in slow:
+            sock.sendall(b"GET / HTTP/1.1\r\nX-Slow: a")
+        wait_until(lambda: dev.waiting_count >= 30, timeout=SLACK,
+                   message=lambda: f"{dev.waiting_count} connections waiting")
+        assert dev.connection_count == 0
+        with connect(dev) as real:
+            real.sendall(GET)
+            assert response(real).endswith(b"hello")
+    finally:
+        for sock in slow:
+            sock.close()
+
+
+def test_a_kept_connection_serves_several_requests_and_then_idles_out(dev):
+    with connect(dev) as sock:
+        for _ in range(3):
+            sock.sendall(GET)
+            reply = response(sock)
+            assert reply.endswith(b"hello") and b"Connection: close" not in reply
+        took = wait_closed(sock)  # idle: closed at the timeout, no 408 for nothing sent
+    assert TIMEOUT * 0.8 <= took < TIMEOUT + SLACK
+
+
+def test_a_client_that_stops_reading_frees_its_handler_at_the_timeout(dev):
+    """Each write of the response has ``timeout`` seconds in all: a client that asks for
+    64 MiB and reads none of it holds its handler no longer than that."""
+    with connect(dev) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.sendall(b"GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        wait_for_connections(dev, 1)
+        started = time.monotonic()
+        wait_until(lambda: dev.connection_count == 0, timeout=TIMEOUT + SLACK,
+                   message="the handler still writes to a client that reads nothing")
+        assert time.monotonic() - started >= TIMEOUT * 0.5
 
 
 def test_many_slow_connections_are_all_dropped_and_their_threads_end():
@@ -204,3 +250,32 @@ def test_mcpsync_serve_drops_a_trickling_client_by_default_and_still_serves():
         assert 8.0 <= took < 10.0 + SLACK
         with Client.http(f"{base}/mcp", timeout=30) as client:
             assert "forecast" in [tool.name for tool in client.list_tools()]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_mcpsync_serve_runs_the_shutdown_on_sigterm_and_sigint(tmp_path, signum):
+    """``docker stop`` and systemd send SIGTERM: the server drains and runs its shutdown
+    (the lifespan's exit and the on_shutdown hooks) as on Ctrl-C, and exits 0."""
+    log = tmp_path / "lifespan.log"
+    port = free_port()
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+           "MCPSYNC_TEST_LIFESPAN_LOG": str(log)}
+    argv = [sys.executable, "-m", "mcpsync", "serve", "tests/server/lifespan_server.py:server",
+            "--port", str(port)]
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_port(port, proc=proc)
+        with Client.http(f"http://127.0.0.1:{port}/mcp", timeout=30) as client:
+            client.call_tool("state")  # the lifespan has started
+        assert "startup" in log.read_text()
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=SLACK + 10.0)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=SLACK)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err, err
+    events = [line.split()[0] for line in log.read_text().splitlines()]
+    assert "hook-down" in events and "shutdown" in events, events
