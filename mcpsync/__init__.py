@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         ResourceMismatchError,
         TokenRequestError,
         TokenStorage,
+        UnauthorizedError,
     )
     from .auth.server import (
         AccessToken,
@@ -48,13 +49,15 @@ if TYPE_CHECKING:
     from .client import Client
     from .client.host import HostRequest
     from .client.tasks import TaskCancelledError, TaskHandle, TaskState
-    from .dispatch.context import DetachedContext, HandlerContext, SessionInfo
+    from .dispatch.context import DetachedContext, HandlerContext
     from .dispatch.registry import DuplicateHandlerError, MethodRegistry
+    from .dispatch.session_info import SessionInfo
     from .dispatch.transport import TransportContext, current_transport
     from .display import ToolList, progress_bar
     from .errors import (
         ConnectionClosedError,
         ContextClosedError,
+        HeaderMismatchError,
         InternalError,
         InvalidParamsError,
         InvalidRequestError,
@@ -62,18 +65,23 @@ if TYPE_CHECKING:
         MCPSyncError,
         MessageTooLargeError,
         MethodNotFoundError,
+        MissingClientCapabilityError,
         ParseError,
         PeerRequestError,
         ProtocolStateError,
         RequestCancelledError,
         RequestTimeoutError,
         ResourceNotFoundError,
+        ResourceNotFoundParamsError,
         ServerExitedError,
         StoreUnavailableError,
         TransportError,
         TransportTimeoutError,
         UnencodableMessageError,
+        UnsupportedProtocolVersionError,
+        UrlElicitationRequiredError,
     )
+    from .protocol.deadline import Deadline, DeadlineExceeded
     from .server.lifespan import StartupError
     from .server.paths import UnsafePathError, safe_join
     from .server.server import Server
@@ -123,6 +131,8 @@ _LAZY: dict[str, str] = {
     "AuthorizationError": ".auth",
     "AuthorizationResponseError": ".auth",
     "BlobResourceContents": ".types",
+    "Deadline": ".protocol.deadline",
+    "DeadlineExceeded": ".protocol.deadline",
     "CallToolResult": ".types",
     "Client": ".client",
     "Completion": ".types",
@@ -140,6 +150,7 @@ _LAZY: dict[str, str] = {
     "FollowRedirects": ".auth",
     "GetPromptResult": ".types",
     "HandlerContext": ".dispatch.context",
+    "HeaderMismatchError": ".errors",
     "HostRequest": ".client.host",
     "Icon": ".types",
     "Image": ".types",
@@ -161,6 +172,7 @@ _LAZY: dict[str, str] = {
     "MessageTooLargeError": ".errors",
     "MethodNotFoundError": ".errors",
     "MethodRegistry": ".dispatch.registry",
+    "MissingClientCapabilityError": ".errors",
     "OAuth": ".auth",
     "PKCENotSupportedError": ".auth",
     "ParseError": ".errors",
@@ -178,6 +190,7 @@ _LAZY: dict[str, str] = {
     "ResourceLink": ".types",
     "ResourceMismatchError": ".auth",
     "ResourceNotFoundError": ".errors",
+    "ResourceNotFoundParamsError": ".errors",
     "ResourceServer": ".auth.server",
     "ResourceTemplate": ".types",
     "Root": ".types",
@@ -186,7 +199,7 @@ _LAZY: dict[str, str] = {
     "Server": ".server.server",
     "ServerExitedError": ".errors",
     "ServerSession": ".server.session",
-    "SessionInfo": ".dispatch.context",
+    "SessionInfo": ".dispatch.session_info",
     "SqliteTaskStore": ".tasks",
     "StartupError": ".server.lifespan",
     "StoreUnavailableError": ".errors",
@@ -205,8 +218,11 @@ _LAZY: dict[str, str] = {
     "TransportContext": ".dispatch.transport",
     "TransportError": ".errors",
     "TransportTimeoutError": ".errors",
+    "UnauthorizedError": ".auth",
     "UnencodableMessageError": ".errors",
     "UnsafePathError": ".server.paths",
+    "UnsupportedProtocolVersionError": ".errors",
+    "UrlElicitationRequiredError": ".errors",
     "current_transport": ".dispatch.transport",
     "progress_bar": ".display",
     "safe_join": ".server.paths",
@@ -230,6 +246,8 @@ __all__ = [
     "ContextClosedError",
     "CreateMessageRequestParams",
     "CreateMessageResult",
+    "Deadline",
+    "DeadlineExceeded",
     "DetachedContext",
     "DiscoveryError",
     "DuplicateHandlerError",
@@ -240,6 +258,7 @@ __all__ = [
     "FollowRedirects",
     "GetPromptResult",
     "HandlerContext",
+    "HeaderMismatchError",
     "HostRequest",
     "Icon",
     "Image",
@@ -261,6 +280,7 @@ __all__ = [
     "MessageTooLargeError",
     "MethodNotFoundError",
     "MethodRegistry",
+    "MissingClientCapabilityError",
     "OAuth",
     "PKCENotSupportedError",
     "ParseError",
@@ -278,6 +298,7 @@ __all__ = [
     "ResourceLink",
     "ResourceMismatchError",
     "ResourceNotFoundError",
+    "ResourceNotFoundParamsError",
     "ResourceServer",
     "ResourceTemplate",
     "Root",
@@ -305,8 +326,11 @@ __all__ = [
     "TransportContext",
     "TransportError",
     "TransportTimeoutError",
+    "UnauthorizedError",
     "UnencodableMessageError",
     "UnsafePathError",
+    "UnsupportedProtocolVersionError",
+    "UrlElicitationRequiredError",
     "__version__",
     "current_transport",
     "progress_bar",

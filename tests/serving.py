@@ -10,8 +10,10 @@ import itertools
 import os
 import socket
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from werkzeug.serving import WSGIRequestHandler, make_server
@@ -19,6 +21,7 @@ from werkzeug.serving import WSGIRequestHandler, make_server
 from tests.helpers import wait_until
 
 STOP_TIMEOUT = 10.0
+ROOT = Path(__file__).resolve().parents[1]
 _names = itertools.count()
 
 
@@ -109,3 +112,48 @@ def serving_process(argv: Sequence[str], port: int, *, cwd: str | os.PathLike[st
             proc.kill()
             _, err = proc.communicate(timeout=15)
     assert "Traceback" not in err, err
+
+
+@contextlib.contextmanager
+def client_over(kind: str, server: Any, module: str, version: str,
+                **options: Any) -> Iterator[Any]:
+    """A ``Client`` of ``server`` over ``kind``: ``"memory"`` (in this process),
+    ``"stdio"`` (``python -m module`` as a real subprocess, from the repository root) or
+    ``"http"`` (``server.wsgi_app()`` on a real socket), speaking ``version``. The one way
+    the tests that run the same checks on every transport connect."""
+    from mcpsync import Client
+
+    options.setdefault("timeout", 30)
+    if kind == "memory":
+        with Client.memory(server, protocol_version=version, **options) as client:
+            yield client
+    elif kind == "stdio":
+        command = [sys.executable, "-m", module]
+        with Client.stdio(command, cwd=ROOT, protocol_version=version, **options) as client:
+            yield client
+    else:
+        app = server.wsgi_app(path="/mcp")
+        with (RunningServer(app, on_stop=app.close) as running,
+              Client.http(running.base + "/mcp", protocol_version=version,
+                          **options) as client):
+            yield client
+
+
+@contextlib.contextmanager
+def running_devserver(app: Any, **options: Any) -> Iterator[Any]:
+    """``mcpsync``'s dev server (``DevServer("127.0.0.1", 0, app, **options)``) serving on
+    a named thread for the block; shut down and joined (bounded) after it."""
+    from mcpsync.http.devserver import DevServer
+
+    httpd = DevServer("127.0.0.1", 0, app, **options)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                              name=f"test-devserver-{next(_names)}", daemon=True)
+    thread.start()
+    try:
+        yield httpd
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        httpd.join_connections(STOP_TIMEOUT)
+        thread.join(STOP_TIMEOUT)
+        assert not thread.is_alive(), "the dev server did not stop"

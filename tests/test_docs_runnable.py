@@ -4,6 +4,8 @@ and ``<!-- /runnable -->`` in docs/*.md is executed in a fresh interpreter and m
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import subprocess
 import sys
@@ -35,6 +37,13 @@ def test_the_server_guide_has_runnable_examples() -> None:
 def test_example_runs(name: str, code: str) -> None:
     if "pydantic" in code:
         pytest.importorskip("pydantic")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    with contextlib.ExitStack() as stack:
+        env = dict(os.environ)
+        if "REDIS_URL" in code:  # an example written as an app: its Redis comes from the env
+            from tests.services import RedisServer, require_redis_library
+
+            require_redis_library()
+            env["REDIS_URL"] = stack.enter_context(RedisServer()).url
+        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60, env=env)
     assert done.returncode == 0, f"{name} failed:\n{done.stderr}"
