@@ -668,8 +668,8 @@ class Client:
         return f"<Client {str(info.name)[:80]!r} {version} {target}, {era}>"
 
 
-#: How long a finalizer waits for a dropped client's connection to close (and a stdio
-#: server to exit: stdin closed, then SIGTERM, then SIGKILL, 2 s apart).
+#: How long a finalizer run at interpreter exit waits for a dropped client's connection to
+#: close (and a stdio server to exit: stdin closed, then SIGTERM, then SIGKILL, 2 s apart).
 _FINALIZE_WAIT = 15.0
 
 
@@ -729,13 +729,17 @@ def _dropped(transport: str, connection: Connection,
     if not connection.closed or cleanup:
         warnings.warn(f"an mcpsync Client over {transport} was not closed; closing it now "
                       "(use `with Client...` or call close())", ResourceWarning, stacklevel=2)
-    # The garbage collector runs this on whichever thread allocated, maybe one of this very
-    # connection's own threads while it holds the connection's lock: closing here could
-    # deadlock. So a thread of its own closes; it is waited for (bounded) unless this is
-    # one of the connection's threads.
-    closer = threading.Thread(target=_close_parts, args=(connection, cleanup), daemon=True,
-                              name=f"{connection.name}-finalizer")
+    # The garbage collector runs this on whichever thread allocated: a user's main thread
+    # (waiting here would stall it at a random allocation and swallow a Ctrl-C pressed
+    # meanwhile), or one of this very connection's threads while it holds the connection's
+    # lock (closing here could deadlock). So a thread of its own closes, and nobody waits
+    # for it: it is not a daemon, so the interpreter waits for it at exit. Only when this
+    # runs at exit itself (weakref.finalize's atexit hook, after that wait) is it joined
+    # here, bounded, so that a stdio server is not left running.
+    exiting = not threading.main_thread().is_alive()
+    closer = threading.Thread(target=_close_parts, args=(connection, cleanup),
+                              daemon=exiting, name=f"{connection.name}-finalizer")
     closer.start()
-    if not threading.current_thread().name.startswith(connection.name):
+    if exiting:
         closer.join(_FINALIZE_WAIT)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import os
+import subprocess
 import sys
 import threading
 import warnings
@@ -114,3 +115,54 @@ def test_a_dropped_http_client_ends_its_threads():
             del client
             collect(ref)
         wait_until(lambda: not left(), timeout=WAIT, message=lambda: f"threads left: {left()}")
+
+
+DEAF = ROOT / "tests" / "stdio" / "deaf_server.py"
+
+
+def test_collecting_a_dropped_client_does_not_wait_for_its_server_to_exit():
+    """The garbage collector runs a finalizer on whichever thread allocates: the main thread
+    of a notebook or CLI. Waiting there for a stdio server to exit stalled it at a random
+    allocation (up to 15 s) and swallowed a Ctrl-C pressed meanwhile ("Exception ignored
+    in: <finalize object>"). The server here needs SIGTERM (it does not read its stdin
+    any more), 2 s after stdin closed: collecting must return while it still runs."""
+    with open(os.devnull, "w") as sink:
+        client = Client.stdio([sys.executable, str(DEAF)], stderr=sink, timeout=WAIT)
+    process = client._connection.transport.process  # type: ignore[attr-defined]
+    ref = weakref.ref(client)
+    with pytest.warns(ResourceWarning, match="not closed"):
+        del client
+        collect(ref)
+        assert process.poll() is None, "the collecting thread waited for the server to exit"
+    wait_until(lambda: process.poll() is not None, timeout=WAIT,
+               message=f"server process {process.pid} still runs")
+
+
+def _ended(pid: int) -> bool:
+    """Whether ``pid`` no longer runs: gone, or a zombie nobody has reaped yet (the child
+    of a process that exited, waiting for init)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc")
+@pytest.mark.parametrize("drop", ["alive at exit", "collected just before exit"])
+def test_a_script_that_exits_without_close_leaves_no_server_running(drop):
+    """Either way the interpreter's exit waits for the server to be ended: the finalizer
+    joins at exit, and a closer started earlier is a thread the interpreter waits for."""
+    script = "\n".join([
+        "import gc, sys, os",
+        "from mcpsync import Client",
+        f"client = Client.stdio([sys.executable, {str(DEAF)!r}], stderr=open(os.devnull, 'w'))",
+        "print(client._connection.transport.process.pid, flush=True)",
+        *(["del client", "gc.collect()"] if drop != "alive at exit" else []),
+    ])
+
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", script], capture_output=True,
+                          text=True, timeout=WAIT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    pid = int(done.stdout.split()[0])
+    assert _ended(pid), f"server process {pid} outlived the script"
