@@ -5,7 +5,7 @@ Anatomy (both directions use the same machinery):
 * a **reader thread** (``{name}-reader``) receives messages, runs the receive middleware
   and routes them; it never runs callbacks (receive middleware must be quick and must not
   block on the peer, or nothing more is read);
-* inbound **requests** run on a bounded :class:`~mcpsync.engine.pool.WorkerPool`, or, on
+* inbound **requests** run on a bounded :class:`~mcpsync.threads.pool.WorkerPool`, or, on
   a connection given ``inline_key`` (a server session), those not known to be slow run on
   the reader thread itself, after the receive middleware: no thread hand-off per call.
   A leader/follower reader (:mod:`mcpsync.engine.inline`) keeps that from stalling the
@@ -72,11 +72,11 @@ from ..protocol.jsonrpc import (
     encode,
     unencodable_answer,
 )
+from ..threads.pool import PoolFullError, WorkerPool
 from ..transports.base import CallControl, CallFailed, PolledTransport, Received, Transport
 from .inline import Readers
 from .notify_queue import Job, QueueBound, SerialJobs
 from .pending import Pending, PendingTable
-from .pool import PoolFullError, WorkerPool
 from .read_role import CALLER_SLICE, ReadRole
 from .requests import InboundRequest
 

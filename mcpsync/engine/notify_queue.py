@@ -14,7 +14,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from .pool import PoolFullError, WorkerPool
+from ..threads.pool import PoolFullError, WorkerPool
 
 logger = logging.getLogger("mcpsync.engine")
 

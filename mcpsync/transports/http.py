@@ -55,7 +55,6 @@ from typing import Any, Final
 
 import requests
 
-from ..engine.pool import WorkerPool
 from ..errors import ConnectionClosedError, TransportError
 from ..protocol import jsonrpc
 from ..protocol.deadline import Deadline
@@ -69,6 +68,7 @@ from ..protocol.jsonrpc import (
     RequestId,
     Response,
 )
+from ..threads.pool import WorkerPool
 from .base import CallFailed, Received
 from .http_answers import ACCEPT, ACK_TIMEOUT, Answers
 from .http_calls import CallExchanges

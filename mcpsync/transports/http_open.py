@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Final
 
 import requests
 
-from ..engine.watchdog import WATCHDOG
 from ..errors import TransportTimeoutError
 from ..protocol.deadline import Deadline
 from ..protocol.jsonrpc import Request, RequestId
 from ..protocol.redact import redact
+from ..threads.watchdog import WATCHDOG
 from .base import CallFailed, Received
 from .http_calls import CallExchanges
 
