@@ -33,6 +33,7 @@ from ..engine.connection import (
     DEFAULT_MAX_QUEUED_NOTIFICATIONS,
     DEFAULT_TIMEOUT,
     Connection,
+    ConnectionLimits,
     Middleware,
 )
 from ..errors import ConnectionClosedError, ProtocolStateError
@@ -180,11 +181,11 @@ class Client:
             on_notification=lambda message: _if_alive(inbound, message),
             send_middleware=send_middleware,
             recv_middleware=recv_middleware,
-            max_handlers=max_handlers,
-            default_timeout=timeout,
+            limits=ConnectionLimits(
+                max_handlers=max_handlers, default_timeout=timeout,
+                max_queued_notifications=max_queued_notifications,
+                max_queued_notification_bytes=max_queued_notification_bytes),
             name=name,
-            max_queued_notifications=max_queued_notifications,
-            max_queued_notification_bytes=max_queued_notification_bytes,
             caller_reads=True,  # over stdio a caller reads its own answer (read_role.py)
         )
         deliver_to = getattr(transport, "deliver_to", None)

@@ -43,7 +43,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, Final
 
 from ..dispatch.inbound import InboundExecutor
 from ..dispatch.inbound import Middleware as Middleware  # where server and client import it
@@ -57,6 +57,10 @@ from ..threads.pool import WorkerPool
 from ..transports.base import CallFailed, Received, Transport
 from .closing import Closing
 from .inflight import InflightRequests, InlineKey, RequestHandler
+from .limits import DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES as DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES
+from .limits import DEFAULT_MAX_QUEUED_NOTIFICATIONS as DEFAULT_MAX_QUEUED_NOTIFICATIONS
+from .limits import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT  # where the client imports these 3
+from .limits import ConnectionLimits as ConnectionLimits  # where client and server do
 from .notify_queue import Notifications
 from .outbound import Outbound, ProgressCallback
 from .pending import PendingTable
@@ -66,16 +70,15 @@ from .writer import Writer
 
 logger = logging.getLogger("mcpsync.engine")
 
-DEFAULT_TIMEOUT = 60.0
-#: Inbound notifications waiting for the notification thread, at most (count and bytes).
-DEFAULT_MAX_QUEUED_NOTIFICATIONS = 1000
-DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES = 64 * 1024 * 1024
-
 NotificationHandler = Callable[[Notification], None]
 
 
+#: No bounds given: every default of :class:`ConnectionLimits`.
+DEFAULT_LIMITS: Final = ConnectionLimits()
+
+
 class Connection:
-    """A running JSON-RPC peer over one transport."""
+    """A running JSON-RPC peer over one transport. ``limits``: its bounds and timeouts."""
 
     def __init__(
         self,
@@ -85,17 +88,12 @@ class Connection:
         on_notification: NotificationHandler | None = None,
         send_middleware: Sequence[Middleware] = (),
         recv_middleware: Sequence[Middleware] = (),
-        max_handlers: int = 64,
-        max_backlog: int = 4096,
-        default_timeout: float = DEFAULT_TIMEOUT,
-        drain_timeout: float = 0.0,
+        limits: ConnectionLimits = DEFAULT_LIMITS,
         name: str = "mcpsync",
         on_closed: Callable[[], None] | None = None,
         on_closing: Callable[[], None] | None = None,
         pool: WorkerPool | None = None,
         push: bool = False,
-        max_queued_notifications: int = DEFAULT_MAX_QUEUED_NOTIFICATIONS,
-        max_queued_notification_bytes: int = DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
         transport_context: TransportContext | None = None,
         on_arrival: Callable[[Notification], bool] | None = None,
         inline_key: InlineKey | None = None,
@@ -106,7 +104,7 @@ class Connection:
         #: connection, whose middleware and handlers see none).
         self.transport_context = transport_context
         self.name = name
-        self.drain_timeout = drain_timeout
+        self.limits = limits
         self._on_notification = on_notification
         #: Protocol bookkeeping that must take effect in message order (a session's
         #: lifecycle): called on the receiving thread before a notification is queued;
@@ -119,25 +117,25 @@ class Connection:
         # nor shuts it down. ``push``: no reader thread, the owner calls :meth:`deliver`.
         self._owns_pool = pool is None
         self._pool = pool if pool is not None else WorkerPool(
-            max_handlers, name=f"{name}-handler", max_backlog=max_backlog)
+            limits.max_handlers, name=f"{name}-handler", max_backlog=limits.max_backlog)
         self._push = push
         self._closing = Closing(name)
         self._writer = Writer(transport, name)
         self._notifications = Notifications(
-            name, self._pool, push=push, max_count=max_queued_notifications,
-            max_bytes=max_queued_notification_bytes)
+            name, self._pool, push=push, max_count=limits.max_queued_notifications,
+            max_bytes=limits.max_queued_notification_bytes)
         pending = PendingTable()
         self._reading = Reading(
             transport, pending, name=name, push=push, inline=inline_key is not None,
-            caller_reads=caller_reads, max_displaced=max_handlers,
-            drain_timeout=drain_timeout, closing=self._closing, take=self._take,
+            caller_reads=caller_reads, max_displaced=limits.max_handlers,
+            drain_timeout=limits.drain_timeout, closing=self._closing, take=self._take,
             end=self._shutdown)
         self._readers = self._reading.readers
         self._role = self._reading.role
         self._outbound = Outbound(
             pending, send=self._send, closing=self._closing, calls=self._writer.calls,
             notifications=self._notifications, readers=self._readers, reads=self._reading,
-            name=name, default_timeout=default_timeout)
+            name=name, default_timeout=limits.default_timeout)
         self._inflight = InflightRequests(
             self, on_request=on_request, executor=self._executor, pool=self._pool,
             readers=self._readers, inline_key=inline_key, outbound=self._outbound,
@@ -146,7 +144,12 @@ class Connection:
     @property
     def default_timeout(self) -> float:
         """Seconds a :meth:`request` given no ``timeout`` waits for its answer."""
-        return self._outbound.default_timeout
+        return self.limits.default_timeout
+
+    @property
+    def drain_timeout(self) -> float:
+        """Seconds running handlers get to answer when the peer's input ends."""
+        return self.limits.drain_timeout
 
     # -- lifecycle ---------------------------------------------------------------------
 
