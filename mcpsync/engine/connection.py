@@ -72,7 +72,6 @@ logger = logging.getLogger("mcpsync.engine")
 
 NotificationHandler = Callable[[Notification], None]
 
-
 #: No bounds given: every default of :class:`ConnectionLimits`.
 DEFAULT_LIMITS: Final = ConnectionLimits()
 
@@ -124,13 +123,15 @@ class Connection:
         self._notifications = Notifications(
             name, self._pool, push=push, max_count=limits.max_queued_notifications,
             max_bytes=limits.max_queued_notification_bytes)
+        # The parts, each owning its state. The table of our calls is made here: the
+        # outbound side fills and empties it, the reading side only asks it.
         pending = PendingTable()
         self._reading = Reading(
             transport, pending, name=name, push=push, inline=inline_key is not None,
             caller_reads=caller_reads, max_displaced=limits.max_handlers,
             drain_timeout=limits.drain_timeout, closing=self._closing, take=self._take,
             end=self._shutdown)
-        self._readers = self._reading.readers
+        self._readers = self._reading.readers  # (the tests look at both)
         self._role = self._reading.role
         self._outbound = Outbound(
             pending, send=self._send, closing=self._closing, calls=self._writer.calls,
