@@ -15,19 +15,16 @@ from typing import Any
 from ..codec import from_wire
 from ..errors import ProtocolStateError
 from ..types import CallToolResult
+from .task_inputs import Answer, Request
+from .task_support import ToolTaskSupport, Watchers
+from .task_surface import Surface, surface_of
 from .tasks import (
-    Answer,
     Listen,
-    Request,
-    Surface,
     TaskHandle,
     TaskPorts,
     TaskState,
-    ToolTaskSupport,
-    Watchers,
     created_task,
     run_to_result,
-    surface_of,
     surface_of_created,
 )
 
