@@ -37,7 +37,7 @@ from ..protocol.envelope import (
 from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS, features
 from ..types import Implementation, InitializeResult
 from .budget import budget, left
-from .tasks import with_extension
+from .task_surface import with_extension
 
 #: The longest a ``protocol_version="auto"`` probe waits for ``server/discover`` (seconds):
 #: a handshake-only server may not answer it at all.

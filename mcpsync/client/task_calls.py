@@ -15,19 +15,17 @@ from typing import Any
 from ..codec import from_wire
 from ..errors import ProtocolStateError
 from ..types import CallToolResult
+from .params import tool_call
+from .task_inputs import Answer, Request
+from .task_support import ToolTaskSupport, Watchers
+from .task_surface import Surface, surface_of
 from .tasks import (
-    Answer,
     Listen,
-    Request,
-    Surface,
     TaskHandle,
     TaskPorts,
     TaskState,
-    ToolTaskSupport,
-    Watchers,
     created_task,
     run_to_result,
-    surface_of,
     surface_of_created,
 )
 
@@ -104,11 +102,7 @@ class ClientTasks:
                      ttl: float | None, meta: Mapping[str, Any] | None) -> dict[str, Any]:
         """The ``tools/call`` params of :meth:`Client.start_task`."""
         surface = self._require()
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        if meta:
-            params["_meta"] = dict(meta)
+        params = tool_call(name, arguments, meta)
         if surface == "v1":
             params["task"] = {} if ttl is None else {"ttl": int(ttl * 1000)}
         return params

@@ -18,18 +18,22 @@ doubles until it reaches the server's ``pollIntervalMs`` / ``pollInterval`` (cla
 :data:`MIN_POLL_INTERVAL` .. :data:`MAX_POLL_INTERVAL`), or :data:`MAX_BACKOFF_DELAY`
 without a hint; a status notification for the task (v1 on the session, v2 on a listen
 stream, see :meth:`TaskHandle.subscribe`) cuts a wait short.
+
+Around the handle: :mod:`.task_surface` (which surface a server speaks),
+:mod:`.task_support` (the client-wide watchers and tool map), :mod:`.task_inputs` (a v2
+task's questions, a collaborator each handle owns) and :mod:`.task_calls` (how a Client
+starts, follows and re-attaches tasks).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
-from ..codec import from_wire, to_wire
+from ..codec import from_wire
 from ..errors import (
     INVALID_PARAMS,
     MCPError,
@@ -37,20 +41,18 @@ from ..errors import (
     RequestCancelledError,
     RequestTimeoutError,
 )
-from ..tasks.store import TERMINAL
 from ..types import CallToolResult
+from .task_inputs import Answer, Request, TaskInputs
+from .task_support import ToolTaskSupport, Watchers
+from .task_surface import TASKS_EXTENSION, Surface, surface_of, with_extension
 
 if TYPE_CHECKING:
     from .listen import Subscription
 
-#: The extension id a v2 client declares and a v2 server advertises.
-TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+#: The statuses a task never leaves (the spec's terminal statuses, both surfaces).
+TERMINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
 #: The ``_meta`` key v1 puts on messages that belong to a task.
 RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
-#: The v1 notification a server may send when a task's status changes.
-V1_STATUS_NOTIFICATION: Final = "notifications/tasks/status"
-#: The v2 one, delivered on a ``subscriptions/listen`` stream that follows the task.
-V2_STATUS_NOTIFICATION: Final = "notifications/tasks"
 
 #: The server's poll hint is honoured within these bounds (seconds): a hint of 0 does not
 #: make the client spin, a hint of a day does not make it sleep past its own deadline
@@ -61,20 +63,9 @@ MAX_POLL_INTERVAL: Final = 60.0
 #: server's hint (or, without one, up to :data:`MAX_BACKOFF_DELAY`).
 FIRST_POLL_DELAY: Final = 0.05
 MAX_BACKOFF_DELAY: Final = 2.0
-#: How many answered v2 input keys one handle remembers (so that a ``tasks/get`` that raced
-#: with our ``tasks/update`` does not ask the user twice); the oldest are forgotten first.
-MAX_REMEMBERED_INPUT_KEYS: Final = 1024
-#: How many tools' ``execution.taskSupport`` a client remembers (v1 only needs it).
-MAX_KNOWN_TOOLS: Final = 10_000
 #: Seconds a best-effort ``tasks/cancel`` (after a timeout or Ctrl-C) may take.
 CANCEL_TIMEOUT: Final = 5.0
 
-Surface = Literal["v1", "v2"]
-#: ``request(method, params, timeout)``: one request on the client's connection (with the
-#: era's envelope), the raw result back.
-Request = Callable[[str, dict[str, Any], float], dict[str, Any]]
-#: ``answer(method, params)``: a host handler's wire answer to one input request.
-Answer = Callable[[str, dict[str, Any]], dict[str, Any]]
 StatusCallback = Callable[["TaskState"], None]
 #: ``listen(task_id, timeout)``: open a ``subscriptions/listen`` following one task.
 Listen = Callable[[str, float], "Subscription"]
@@ -87,30 +78,6 @@ class TaskCancelledError(RequestCancelledError):
     def __init__(self, message: str, state: TaskState | None = None) -> None:
         super().__init__(message)
         self.state = state
-
-
-def surface_of(capabilities: Mapping[str, Any], modern: bool) -> Surface | None:
-    """Which task surface a server with ``capabilities`` speaks: ``"v2"`` when it advertises
-    the extension, ``"v1"`` when it declares task-augmented ``tools/call`` (2025-11-25's
-    ``capabilities.tasks.requests.tools.call``, handshake era only), else ``None``."""
-    extensions = capabilities.get("extensions")
-    if isinstance(extensions, dict) and isinstance(extensions.get(TASKS_EXTENSION), dict):
-        return "v2"
-    tasks = capabilities.get("tasks")
-    if not modern and isinstance(tasks, dict):
-        requests = tasks.get("requests")
-        tools = requests.get("tools") if isinstance(requests, dict) else None
-        if isinstance(tools, dict) and isinstance(tools.get("call"), dict):
-            return "v1"
-    return None
-
-
-def with_extension(capabilities: dict[str, Any]) -> dict[str, Any]:
-    """``capabilities`` plus the tasks extension (a copy; other extensions are kept)."""
-    extensions = capabilities.get("extensions")
-    merged = dict(extensions) if isinstance(extensions, dict) else {}
-    merged.setdefault(TASKS_EXTENSION, {})
-    return {**capabilities, "extensions": merged}
 
 
 @dataclass(frozen=True)
@@ -138,7 +105,7 @@ class TaskState:
     @property
     def terminal(self) -> bool:
         """True once the task is ``completed``, ``failed`` or ``cancelled`` (final)."""
-        return self.status in TERMINAL
+        return self.status in TERMINAL_STATUSES
 
     @classmethod
     def from_wire(cls, raw: Any, surface: Surface) -> TaskState:
@@ -195,88 +162,6 @@ def surface_of_created(raw: dict[str, Any]) -> Surface:
     return "v2" if raw.get("resultType") == "task" else "v1"
 
 
-class Watchers:
-    """Wakes the waits on a task when a status notification for it arrives (v1
-    ``notifications/tasks/status`` on the session, v2 ``notifications/tasks`` on a listen
-    stream). Holds one Event per wait in progress, no more."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._events: dict[str, list[threading.Event]] = {}
-
-    @contextmanager
-    def watch(self, task_id: str) -> Iterator[threading.Event]:
-        event = threading.Event()
-        with self._lock:
-            self._events.setdefault(task_id, []).append(event)
-        try:
-            yield event
-        finally:
-            with self._lock:
-                events = self._events.get(task_id, [])
-                if event in events:
-                    events.remove(event)
-                if not events:
-                    self._events.pop(task_id, None)
-
-    def on_notification(self, method: str, params: dict[str, Any]) -> None:
-        """Feed every server notification; the ones about a watched task wake its waits."""
-        if method not in (V1_STATUS_NOTIFICATION, V2_STATUS_NOTIFICATION):
-            return
-        task_id = params.get("taskId")
-        if not isinstance(task_id, str):
-            return
-        with self._lock:
-            events = list(self._events.get(task_id, ()))
-        for event in events:
-            event.set()
-
-
-class ToolTaskSupport:
-    """``execution.taskSupport`` by tool name, learnt from ``tools/list`` (v1 needs it to
-    know when to send ``params.task``). Bounded (:data:`MAX_KNOWN_TOOLS`); forgotten when
-    the server says its tool list changed."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._known: dict[str, str] = {}
-        self._complete = False
-
-    def learn(self, tools: list[dict[str, Any]]) -> None:
-        """Record a full listing (every page)."""
-        known: dict[str, str] = {}
-        for tool in tools[:MAX_KNOWN_TOOLS]:
-            name = tool.get("name") if isinstance(tool, dict) else None
-            execution = tool.get("execution") if isinstance(tool, dict) else None
-            support = execution.get("taskSupport") if isinstance(execution, dict) else None
-            if isinstance(name, str):
-                known[name] = support if isinstance(support, str) else "forbidden"
-        with self._lock:
-            self._known = known
-            self._complete = len(tools) <= MAX_KNOWN_TOOLS
-
-    def get(self, name: str) -> str | None:
-        """The tool's task support, or None when no listing told (list the tools first)."""
-        with self._lock:
-            if name in self._known:
-                return self._known[name]
-            return "forbidden" if self._complete else None
-
-    @property
-    def listed(self) -> bool:
-        with self._lock:
-            return self._complete or bool(self._known)
-
-    def forget(self) -> None:
-        with self._lock:
-            self._known = {}
-            self._complete = False
-
-    def on_notification(self, method: str, params: dict[str, Any]) -> None:
-        if method == "notifications/tools/list_changed":
-            self.forget()
-
-
 @dataclass
 class TaskPorts:
     """What a :class:`TaskHandle` needs from its Client (so this module never imports it)."""
@@ -311,8 +196,8 @@ class TaskHandle:
         #: The server's task id (None for a call the server answered without a task).
         self.id: str | None = (state.task_id or None) if state is not None else task_id
         self._outcome: CallToolResult | BaseException | None = result
-        #: v2 input keys answered (or being answered), oldest first.
-        self._answered: dict[str, bool] = {}
+        #: The v2 questions: which were answered, and answering more.
+        self._inputs = TaskInputs(self.id, ports.request, ports.answer)
 
     # -- reading ---------------------------------------------------------------------
 
@@ -415,13 +300,7 @@ class TaskHandle:
         ``ElicitResult``, ``CreateMessageResult``, ``{"roots": [...]}`` or a wire dict."""
         if self.surface != "v2":
             raise ProtocolStateError("v1 tasks take their answers as ordinary requests")
-        answers = {key: _wire_answer(key, value) for key, value in responses.items()}
-        self._update(answers, self._timeout(timeout))
-        with self._lock:  # answered: a wait() in progress must not ask the handlers again
-            for key in answers:
-                self._answered[key] = True
-            while len(self._answered) > MAX_REMEMBERED_INPUT_KEYS:
-                del self._answered[next(iter(self._answered))]
+        self._inputs.respond(responses, self._timeout(timeout))
 
     # -- internals -------------------------------------------------------------------
 
@@ -447,41 +326,12 @@ class TaskHandle:
                 if state.status == "input_required":
                     if self.surface == "v1":
                         return state
-                    self._answer_inputs(state, deadline)
+                    self._inputs.answer(state.input_requests or {},
+                                        lambda: _remaining(deadline, self.id))
                 pause, delay = _next_pause(state.poll_interval_ms, delay)
                 woken.wait(min(pause, _remaining(deadline, self.id)))
                 woken.clear()
                 state = self.status(timeout=_remaining(deadline, self.id))
-
-    def _answer_inputs(self, state: TaskState, deadline: float) -> None:
-        """Answer the questions of a v2 ``input_required`` state not answered yet."""
-        pending: dict[str, tuple[str, dict[str, Any]]] = {}
-        with self._lock:
-            for key, request in (state.input_requests or {}).items():
-                if key in self._answered:
-                    continue
-                if not isinstance(request, dict) or not isinstance(request.get("method"), str):
-                    raise ProtocolStateError(f"task {self.id}: malformed input request {key!r}")
-                params = request.get("params")
-                pending[key] = (request["method"], params if isinstance(params, dict) else {})
-                self._answered[key] = True  # reserved: another waiting thread skips it
-            while len(self._answered) > MAX_REMEMBERED_INPUT_KEYS:
-                del self._answered[next(iter(self._answered))]
-        if not pending:
-            return
-        try:
-            answers = {key: self._ports.answer(method, params)
-                       for key, (method, params) in pending.items()}
-            self._update(answers, _remaining(deadline, self.id))
-        except BaseException:
-            with self._lock:
-                for key in pending:
-                    self._answered.pop(key, None)
-            raise
-
-    def _update(self, answers: dict[str, Any], timeout: float) -> None:
-        self._ports.request("tasks/update", {"taskId": self.id, "inputResponses": answers},
-                            timeout)
 
     def _v1_result(self, deadline: float) -> CallToolResult | BaseException:
         """``tasks/result``: blocks until terminal; the server's questions flow meanwhile."""
@@ -536,13 +386,6 @@ def _next_pause(hint_ms: int | None, backoff: float) -> tuple[float, float]:
     return min(backoff, cap), min(max(cap, FIRST_POLL_DELAY), backoff * 2)
 
 
-def _wire_answer(key: str, value: Any) -> dict[str, Any]:
-    wire = to_wire(value)
-    if not isinstance(wire, dict):
-        raise TypeError(f"the answer to {key!r} must be a result object, not {type(value)!r}")
-    return wire
-
-
 def run_to_result(handle: TaskHandle, timeout: float) -> CallToolResult:
     """The transparent path of ``call_tool``: wait for the task's result; when this gives up
     (``timeout``, Ctrl-C, an input it cannot answer, a lost connection), cancel the task on
@@ -558,8 +401,10 @@ def run_to_result(handle: TaskHandle, timeout: float) -> CallToolResult:
                 pass
         raise
 
+
 __all__ = [
     "TASKS_EXTENSION",
+    "TERMINAL_STATUSES",
     "TaskCancelledError",
     "TaskHandle",
     "TaskPorts",

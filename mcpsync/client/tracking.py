@@ -11,7 +11,9 @@ call raises :class:`~mcpsync.errors.RequestCancelledError` and the server is sen
 ``notifications/cancelled``. A request the thread sends after the cancel is not sent at
 all, and fails the same way.
 
-Here, in the client package, because cancelling needs the client's connection.
+Here, in the client package, because it cancels through the client
+(:meth:`Client.cancel_request <mcpsync.Client.cancel_request>`); typed by what it needs
+(:class:`CancelsRequests`), so it never imports the client.
 """
 
 from __future__ import annotations
@@ -19,19 +21,22 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..protocol.jsonrpc import Message, Request, RequestId
 
-if TYPE_CHECKING:
-    from .client import Client
+
+class CancelsRequests(Protocol):
+    """What tracking needs of a client: to cancel one of its requests by id."""
+
+    def cancel_request(self, request_id: RequestId, reason: str) -> bool: ...
 
 
 class TrackedCall:
     """The requests one thread sent for one call, and the means to cancel them.
     Thread-safe: :meth:`cancel` is meant for another thread."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: CancelsRequests) -> None:
         self._client = client
         self._lock = threading.Lock()
         self._ids: list[RequestId] = []
@@ -49,7 +54,7 @@ class TrackedCall:
             self._reason = reason
             ids, self._ids = self._ids, []
         for request_id in ids:
-            self._client._connection.cancel_request(request_id, reason)
+            self._client.cancel_request(request_id, reason)
 
     def _sent(self, request_id: RequestId) -> bool:
         """Note a request about to be sent; False (and it fails at once) after a cancel."""
@@ -58,7 +63,7 @@ class TrackedCall:
             if reason is None:
                 self._ids.append(request_id)
                 return True
-        self._client._connection.cancel_request(request_id, reason)
+        self._client.cancel_request(request_id, reason)
         return False
 
 
@@ -77,7 +82,7 @@ class CallTracker:
         next_(message)
 
     @contextlib.contextmanager
-    def tracking(self, client: Client) -> Iterator[TrackedCall]:
+    def tracking(self, client: CancelsRequests) -> Iterator[TrackedCall]:
         """Track the requests this thread sends to ``client`` inside the block."""
         call = TrackedCall(client)
         previous = getattr(self._local, "call", None)

@@ -1,9 +1,14 @@
 """HandlerContext: what a handler may know and do about the request it is serving.
 
-A context belongs to one inbound request. It ends when the response is written: from then
-on anything that would be sent on the request's behalf raises
+There is one context type. What a context does (``progress``, ``log``, ``request``,
+``sleep``, ``check_cancelled``, ``elicit``…) is written once, here, over two ports
+(``ports.py``): where its messages go, and how long it lives. A request's context is built
+on the request's pair (``request_ports.py``): it ends when the response is written, and
+from then on anything that would be sent on the request's behalf raises
 :class:`~mcpsync.errors.ContextClosedError`, because the peer has stopped listening for it.
-Work that must outlive the request takes :meth:`HandlerContext.detach`.
+Work that must outlive the request takes :meth:`HandlerContext.detach`: a
+:class:`DetachedContext` is the same type on the session's pair. A task's context
+(``mcpsync.tasks.TaskContext``) is the same type again, on the task store's pair.
 
 A context is meant for the handler's thread and any threads it starts; its methods are
 thread-safe.
@@ -15,45 +20,24 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from ..errors import (
-    ContextClosedError,
-    InvalidParamsError,
-    MCPError,
-    PeerRequestError,
-    RequestCancelledError,
-)
+from ..errors import InvalidParamsError
 from ..protocol import levels
 from ..protocol.jsonrpc import RequestId
-from ..transports.base import StreamControl
-from .outbound import OutboundChannel
+from .ports import Lifetime, Outlet, RequestFacts, ServedRequest, SessionHandle
+from .request_ports import RequestLifetime, RequestOutlet, SessionLifetime, SessionOutlet
 from .session_info import SessionInfo
 from .transport import TransportContext
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..engine.requests import InboundRequest
     from ..types.client_features import CreateMessageResult, ElicitResult
     from ..types.resources import ReadResourceResult, Root
 
-logger = logging.getLogger("mcpsync.context")
-
-
-class SessionHandle(Protocol):
-    """What a context needs from the session it runs in (implemented by the server)."""
-
-    @property
-    def info(self) -> SessionInfo: ...
-
-    @property
-    def connection(self) -> OutboundChannel: ...
-
-    @property
-    def ended(self) -> threading.Event: ...
-
-    def log_enabled(self, level: str) -> bool: ...
+__all__ = ["DetachedContext", "HandlerContext", "SessionHandle", "check_meta",
+           "progress_token_of", "server_of"]
 
 
 def check_meta(params: dict[str, Any]) -> None:
@@ -112,14 +96,74 @@ def progress_token_of(meta: dict[str, Any]) -> str | int | None:
     return token
 
 
-class ServerSideMixin:
-    """What every server-side context offers on top of its own ``log``: the lifespan state,
-    log shortcuts and reading the server's own resources. Needs ``_session`` and ``log``."""
+class HandlerContext:
+    """The request being served, and the ways to talk back to its sender.
 
-    _session: SessionHandle
+    Declare a parameter annotated ``HandlerContext`` on a tool (any name) to receive it; it
+    is left out of the tool's input schema. A handler that runs detached or as a task gets
+    the same type (:class:`DetachedContext`, ``mcpsync.TaskContext``), built on other
+    ports: the methods below say what they do for a request's own context.
+    """
 
-    def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        raise NotImplementedError
+    def __init__(self, inbound: ServedRequest, session: SessionHandle) -> None:
+        given = getattr(inbound, "transport", None)
+        self._setup(inbound, session, RequestOutlet(inbound, session), RequestLifetime(inbound),
+                    given if isinstance(given, TransportContext) else TransportContext("memory"),
+                    inbound.params.get("_meta"))
+
+    def _setup(self, about: RequestFacts, session: SessionHandle, outlet: Outlet,
+               lifetime: Lifetime, transport: TransportContext, meta: Any) -> None:
+        """Bind the context to the request it serves, its session and its two ports. Every
+        kind of context is built through here: a kind is a port pair, not a re-implementation
+        (``MountedContext`` copies these attributes, so they live in ``__dict__``)."""
+        self._about = about
+        self._session = session
+        self._outlet = outlet
+        self._lifetime = lifetime
+        #: What the transport knows of the peer: its kind, HTTP headers, remote address,
+        #: session id, whether it can be sent requests, and the ``auth`` slot.
+        self.transport: TransportContext = transport
+        self.meta: dict[str, Any] = meta if isinstance(meta, dict) else {}
+
+    # -- what the request is -----------------------------------------------------------
+
+    @property
+    def request_id(self) -> RequestId:
+        return self._about.id
+
+    @property
+    def method(self) -> str:
+        return self._about.method
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The raw request params, as received."""
+        return self._about.params
+
+    @property
+    def session(self) -> SessionInfo:
+        """The peer's negotiated version, capabilities and identity."""
+        return self._session.info
+
+    @property
+    def auth(self) -> Any:
+        """The authenticated principal an auth layer stored in ``ctx.transport.auth``
+        (``None`` when none did)."""
+        return self.transport.auth
+
+    @property
+    def cancelled(self) -> threading.Event:
+        """Set when the caller cancels, the session ends, or the server stops."""
+        return self._lifetime.cancelled
+
+    @property
+    def progress_token(self) -> str | int | None:
+        return progress_token_of(self.meta)
+
+    @property
+    def closed(self) -> bool:
+        """True once the response has been sent (or the request abandoned)."""
+        return self._lifetime.closed
 
     @property
     def server(self) -> Any:
@@ -132,6 +176,41 @@ class ServerSideMixin:
         hooks filled): ``server.state``, shared by every request of this process. In a
         mounted server's handler, the mounted server's (see ``Server.mount``)."""
         return self.server.state
+
+    # -- cooperative cancellation ----------------------------------------------------------
+
+    def check_cancelled(self) -> None:
+        """Raise :class:`~mcpsync.errors.RequestCancelledError` if the request was cancelled.
+
+        Let it propagate: mcpsync then sends no response, as the spec requires.
+        """
+        self._lifetime.check_cancelled()
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep like :func:`time.sleep`, but wake and raise at once when cancelled."""
+        self._lifetime.sleep(seconds)
+
+    # -- talking back --------------------------------------------------------------------
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification on this request's channel."""
+        self._outlet.notify(method, params)
+
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress. A no-op when the caller sent no ``progressToken``.
+
+        The spec requires each value to exceed the last: a value that does not is dropped
+        (with a warning in the log) rather than sent.
+        """
+        self._outlet.progress(self.progress_token, progress, total, message)
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send a log message to the client if the session's level lets it through."""
+        params = _log_params(self._session, level, data, logger)
+        if params is not None:
+            self.notify("notifications/message", params)
 
     def debug(self, data: Any, logger: str | None = None) -> None:
         """``log("debug", data, logger)``."""
@@ -157,138 +236,6 @@ class ServerSideMixin:
         """``log("critical", data, logger)``."""
         self.log("critical", data, logger)
 
-    def read_resource(self, uri: str) -> ReadResourceResult:
-        """Read one of this server's own resources (those registered with
-        ``@server.resource``), in this thread, as a client would get it: a
-        ``ReadResourceResult``. A URI that names nothing raises
-        :class:`~mcpsync.errors.ResourceNotFoundError`; what the read function raises
-        propagates. A ``resources/read`` replaced with ``method_handler`` is not consulted,
-        and request scopes are not entered again (this request's are already open)."""
-        from ..codec import from_wire
-        from ..types.resources import ReadResourceResult
-
-        raw = self.server.resources.read_uri(uri, self)
-        return from_wire(ReadResourceResult, raw)
-
-
-class HandlerContext(ServerSideMixin):
-    """The request being served, and the ways to talk back to its sender.
-
-    Declare a parameter annotated ``HandlerContext`` on a tool (any name) to receive it; it
-    is left out of the tool's input schema.
-    """
-
-    def __init__(self, inbound: InboundRequest, session: SessionHandle) -> None:
-        self._inbound = inbound
-        self._session = session
-        given = getattr(inbound, "transport", None)
-        #: What the transport knows of the peer: its kind, HTTP headers, remote address,
-        #: session id, whether it can be sent requests, and the ``auth`` slot.
-        self.transport: TransportContext = (
-            given if isinstance(given, TransportContext) else TransportContext("memory"))
-        meta = inbound.params.get("_meta")
-        self.meta: dict[str, Any] = meta if isinstance(meta, dict) else {}
-        self._last_progress: float | None = None
-        self._progress_lock = threading.Lock()
-
-    # -- what the request is -----------------------------------------------------------
-
-    @property
-    def request_id(self) -> RequestId:
-        return self._inbound.id
-
-    @property
-    def method(self) -> str:
-        return self._inbound.method
-
-    @property
-    def params(self) -> dict[str, Any]:
-        """The raw request params, as received."""
-        return self._inbound.params
-
-    @property
-    def session(self) -> SessionInfo:
-        """The peer's negotiated version, capabilities and identity."""
-        return self._session.info
-
-    @property
-    def auth(self) -> Any:
-        """The authenticated principal an auth layer stored in ``ctx.transport.auth``
-        (``None`` when none did)."""
-        return self.transport.auth
-
-    @property
-    def cancelled(self) -> threading.Event:
-        """Set when the caller cancels, the session ends, or the server stops."""
-        return self._inbound.cancelled
-
-    @property
-    def progress_token(self) -> str | int | None:
-        return progress_token_of(self.meta)
-
-    @property
-    def closed(self) -> bool:
-        """True once the response has been sent (or the request abandoned)."""
-        return self._inbound.done
-
-    # -- cooperative cancellation ----------------------------------------------------------
-
-    def check_cancelled(self) -> None:
-        """Raise :class:`~mcpsync.errors.RequestCancelledError` if the request was cancelled.
-
-        Let it propagate: mcpsync then sends no response, as the spec requires.
-        """
-        if self._inbound.cancelled.is_set():
-            raise RequestCancelledError(f"{self.method} (id {self.request_id!r}) was cancelled")
-
-    def sleep(self, seconds: float) -> None:
-        """Sleep like :func:`time.sleep`, but wake and raise at once when cancelled."""
-        if self._inbound.cancelled.wait(seconds):
-            self.check_cancelled()
-
-    # -- talking back --------------------------------------------------------------------
-
-    def _related(self) -> RequestId | None:
-        if self._inbound.done:
-            raise ContextClosedError(
-                f"the response to {self.method} (id {self.request_id!r}) has been sent; "
-                "use ctx.detach() for work that outlives the request"
-            )
-        return self._inbound.id
-
-    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        """Send a notification on this request's channel."""
-        self._session.connection.notify(method, params, related_request_id=self._related())
-
-    def progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """Report progress. A no-op when the caller sent no ``progressToken``.
-
-        The spec requires each value to exceed the last: a value that does not is dropped
-        (with a warning in the log) rather than sent.
-        """
-        token = self.progress_token
-        if token is None:
-            return
-        with self._progress_lock:
-            if self._last_progress is not None and progress <= self._last_progress:
-                logger.warning("progress %r not above %r: dropped", progress, self._last_progress)
-                return
-            self._last_progress = progress
-        params: dict[str, Any] = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        self.notify("notifications/progress", params)
-
-    def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        """Send a log message to the client if the session's level lets it through."""
-        params = _log_params(self._session, level, data, logger)
-        if params is not None:
-            self.notify("notifications/message", params)
-
     def request(
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
     ) -> dict[str, Any]:
@@ -299,13 +246,7 @@ class HandlerContext(ServerSideMixin):
         -32603 that keeps the client's error), never the client's error itself: let
         through, it must not answer this request with the client's code.
         """
-        related = self._related()
-        try:
-            return self._session.connection.request(
-                method, params, timeout=timeout, parent=related, related_request_id=related
-            )
-        except MCPError as exc:
-            raise PeerRequestError(method, exc) from exc
+        return self._outlet.request(method, params, timeout=timeout)
 
     @contextlib.contextmanager
     def forward_logging(
@@ -325,6 +266,19 @@ class HandlerContext(ServerSideMixin):
         finally:
             target.removeHandler(handler)
 
+    def read_resource(self, uri: str) -> ReadResourceResult:
+        """Read one of this server's own resources (those registered with
+        ``@server.resource``), in this thread, as a client would get it: a
+        ``ReadResourceResult``. A URI that names nothing raises
+        :class:`~mcpsync.errors.ResourceNotFoundError`; what the read function raises
+        propagates. A ``resources/read`` replaced with ``method_handler`` is not consulted,
+        and request scopes are not entered again (this request's are already open)."""
+        from ..codec import from_wire
+        from ..types.resources import ReadResourceResult
+
+        raw = self.server.resources.read_uri(uri, self)
+        return from_wire(ReadResourceResult, raw)
+
     # -- asking the client (handshake era: real requests; each blocks on a Future) ------
 
     def elicit(
@@ -336,9 +290,9 @@ class HandlerContext(ServerSideMixin):
         has ``.action`` (``accept``/``decline``/``cancel``), ``.content`` (with the schema's
         defaults filled in) and, for a dataclass, ``.data`` (an instance of it).
         """
-        from .reverse import elicit
+        from .reverse import ReverseCalls
 
-        return elicit(self, message, schema, timeout=timeout)
+        return ReverseCalls(self.session, self._outlet).elicit(message, schema, timeout=timeout)
 
     def ask_all(self, *questions: Callable[[], Any]) -> list[Any]:
         """Ask several questions at once; their answers, in order.
@@ -349,28 +303,17 @@ class HandlerContext(ServerSideMixin):
         so the client answers them in one round instead of one round each. In the
         handshake era they are asked one after another, as real requests.
         """
-        from .questions import InputRequired
-
-        answers: list[Any] = []
-        pending: dict[str, Any] = {}
-        for ask in questions:
-            try:
-                answers.append(ask())
-            except InputRequired as question:
-                pending.update(question.requests)
-                answers.append(None)
-        if pending:
-            raise InputRequired(pending)
-        return answers
+        return self._outlet.ask_all(questions)
 
     def elicit_url(
         self, message: str, url: str, *, elicitation_id: str | None = None,
         timeout: float | None = None,
     ) -> ElicitResult:
         """Ask the user to open ``url`` (URL-mode elicitation, 2025-11-25)."""
-        from .reverse import elicit_url
+        from .reverse import ReverseCalls
 
-        return elicit_url(self, message, url, elicitation_id=elicitation_id, timeout=timeout)
+        return ReverseCalls(self.session, self._outlet).elicit_url(
+            message, url, elicitation_id=elicitation_id, timeout=timeout)
 
     def elicitation_complete(self, elicitation_id: str) -> None:
         """Tell the client a URL-mode elicitation finished out of band (2025-11-25)."""
@@ -387,15 +330,16 @@ class HandlerContext(ServerSideMixin):
         ``metadata``, ``tools``, ``tool_choice`` (tools need the client's
         ``sampling.tools``), ``timeout``.
         """
-        from .reverse import sample
+        from .reverse import ReverseCalls
 
-        return sample(self, messages, max_tokens=max_tokens, **options)
+        return ReverseCalls(self.session, self._outlet).sample(
+            messages, max_tokens=max_tokens, **options)
 
     def list_roots(self, *, timeout: float | None = None) -> list[Root]:
         """The filesystem roots the client exposes."""
-        from .reverse import list_roots
+        from .reverse import ReverseCalls
 
-        return list_roots(self, timeout=timeout)
+        return ReverseCalls(self.session, self._outlet).list_roots(timeout=timeout)
 
     def close_sse_stream(self) -> bool:
         """Drop the client's connection to this request's SSE stream, leaving the request
@@ -403,10 +347,7 @@ class HandlerContext(ServerSideMixin):
         server's ``retry:`` delay and receives the rest (SEP-1699 polling), so a load
         balancer may move long calls between connections. ``False`` (and nothing happens)
         where that does not apply: stdio, 2026-07-28, or no event store."""
-        transport = getattr(self._inbound.connection, "transport", None)
-        if not isinstance(transport, StreamControl):
-            return False  # stdio, memory, or a 2026-07-28 request's own channel
-        return transport.close_stream(self.request_id)
+        return self._outlet.close_stream()
 
     def detach(self) -> DetachedContext:
         """A context for a background thread that outlives this request.
@@ -441,65 +382,31 @@ class _ForwardHandler(logging.Handler):
             self.handleError(record)
 
 
-class DetachedContext(ServerSideMixin):
-    """A context cut loose from its request: lives as long as the session. Thread-safe."""
+class DetachedContext(HandlerContext):
+    """A context cut loose from its request: lives as long as the session. Thread-safe.
+
+    The same context on the session's ports: ``cancelled`` is the session's ``ended``
+    event, ``check_cancelled`` and ``sleep`` raise when the session ends, ``notify``,
+    ``log`` and ``request`` use the session's own channel (tied to no request), and
+    ``progress`` reports on the original request while it is still running, and is
+    dropped afterwards (the spec forbids progress after the response). A task's context
+    (``mcpsync.TaskContext``) is a detached context too, on the task store's ports.
+    """
 
     def __init__(self, origin: HandlerContext) -> None:
+        session = origin._session
+        self._setup(origin._about, session,
+                    SessionOutlet(session, origin._outlet, origin._lifetime),
+                    SessionLifetime(session.ended), origin.transport, origin.meta)
         self._origin = origin
-        self._session = origin._session
-        #: The transport context of the request it was cut from.
-        self.transport = origin.transport
-        self.request_id = origin.request_id
-        self.method = origin.method
 
     @property
     def server(self) -> Any:
         """The server of the request it was cut from (a mounted one's, in its handler)."""
         return self._origin.server
 
-    @property
-    def session(self) -> SessionInfo:
-        return self._session.info
-
-    @property
-    def cancelled(self) -> threading.Event:
-        """Set when the session ends."""
-        return self._session.ended
-
-    def check_cancelled(self) -> None:
-        if self._session.ended.is_set():
-            raise RequestCancelledError("the session has ended")
-
-    def sleep(self, seconds: float) -> None:
-        if self._session.ended.wait(seconds):
-            self.check_cancelled()
-
-    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        self._session.connection.notify(method, params)
-
-    def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        params = _log_params(self._session, level, data, logger)
-        if params is not None:
-            self.notify("notifications/message", params)
-
-    def progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """Progress for the original request while it is still running; dropped afterwards
-        (the spec forbids progress after the response)."""
-        if not self._origin.closed:
-            try:
-                self._origin.progress(progress, total, message)
-            except ContextClosedError:
-                pass  # the response went out between the check and the send
-
-    def request(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
-    ) -> dict[str, Any]:
-        """A request to the client not tied to any request of its own. An error answer
-        raises :class:`~mcpsync.errors.PeerRequestError`, as for
-        :meth:`HandlerContext.request`."""
-        try:
-            return self._session.connection.request(method, params, timeout=timeout)
-        except MCPError as exc:
-            raise PeerRequestError(method, exc) from exc
+    def detach(self) -> DetachedContext:
+        """The context itself: it already outlives the request it was cut from (so a
+        handler written for plain calls that detaches still works when it runs detached,
+        as a task)."""
+        return self

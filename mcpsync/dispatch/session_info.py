@@ -1,8 +1,8 @@
 """What a server knows of the client on the other end of a request: :class:`SessionInfo`.
 
 Its own module because two sides read it that must not read each other: the handler
-contexts (``context.py``) and the requests they send back (``reverse.py``), typed against
-the small :class:`~mcpsync.dispatch.reverse.Asker` port that every context satisfies.
+context (``context.py``) and the requests it sends back (``reverse.py``, which gets the
+context's session info and its outlet port, never the context itself).
 """
 
 from __future__ import annotations

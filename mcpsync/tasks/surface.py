@@ -348,7 +348,7 @@ def _scoped(server: Server, body: Callable[[TaskContext], dict[str, Any]],
         return body(ctx)
     with contextlib.ExitStack() as stack:
         for scope in scopes:
-            stack.enter_context(scope(ctx))  # type: ignore[arg-type]
+            stack.enter_context(scope(ctx))
         return body(ctx)
 
 
