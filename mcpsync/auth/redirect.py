@@ -35,8 +35,8 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 
 import requests
 
-from ..engine.watchdog import WATCHDOG
 from ..protocol.deadline import Deadline
+from ..threads.watchdog import WATCHDOG
 from ..transports.http_deadline import exchange, timeouts, tracked_session
 from .errors import AuthorizationResponseError
 from .fetch import DEFAULT_TIMEOUT

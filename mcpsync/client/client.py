@@ -32,6 +32,7 @@ from ..engine.connection import (
     DEFAULT_MAX_QUEUED_NOTIFICATIONS,
     DEFAULT_TIMEOUT,
     Connection,
+    ConnectionLimits,
     Middleware,
 )
 from ..errors import ConnectionClosedError, ProtocolStateError
@@ -163,9 +164,11 @@ class Client(ClientSurface):
         connection = Connection(
             transport, on_request=inbound.on_request, on_notification=inbound.on_notification,
             send_middleware=send_middleware, recv_middleware=recv_middleware,
-            max_handlers=max_handlers, default_timeout=timeout, name=name,
-            max_queued_notifications=max_queued_notifications,
-            max_queued_notification_bytes=max_queued_notification_bytes,
+            limits=ConnectionLimits(
+                max_handlers=max_handlers, default_timeout=timeout,
+                max_queued_notifications=max_queued_notifications,
+                max_queued_notification_bytes=max_queued_notification_bytes),
+            name=name,
             caller_reads=True,  # over stdio a caller reads its own answer (read_role.py)
         )
         deliver_to = getattr(transport, "deliver_to", None)

@@ -35,11 +35,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Hashable
-from typing import TypeVar
 
 logger = logging.getLogger("mcpsync.engine")
-
-T = TypeVar("T")
 
 #: How often the watch thread looks at an inline run (seconds): a run that blocks stalls
 #: reading for one to two ticks. CPython's switch interval (5 ms): a quick run that merely
@@ -158,6 +155,9 @@ class Readers:
         self._watch: threading.Thread | None = None
         self._parked = False
         self._closed = False
+        #: A request the reader routed to run inline once the receive path has returned
+        #: (only the reading thread sets and takes it).
+        self._deferred: tuple[Hashable, Callable[[], None]] | None = None
 
     # -- reader threads ------------------------------------------------------------------
 
@@ -181,8 +181,25 @@ class Readers:
         """True on the thread that reads now."""
         return threading.current_thread() is self._reader
 
-    def run_inline(self, key: Hashable, job: Callable[[T], None], arg: T) -> bool:
-        """Run ``job(arg)`` (one request) on this, the reader thread, watched. False when it
+    def defer(self, key: Hashable, job: Callable[[], None]) -> None:
+        """On the reader, while it routes a message: run ``job`` (one request) inline once
+        the receive path (middleware, bound context) has returned, at
+        :meth:`run_deferred`: a handler never runs inside receive middleware."""
+        self._deferred = (key, job)
+
+    def run_deferred(self) -> bool:
+        """On the reader, after each message it routed: run the request :meth:`defer`
+        left, if any (:meth:`run_inline`). False when it was displaced meanwhile: another
+        thread reads now, and this one must end."""
+        deferred = self._deferred
+        if deferred is None:
+            return True
+        self._deferred = None
+        key, job = deferred
+        return self.run_inline(key, job)
+
+    def run_inline(self, key: Hashable, job: Callable[[], None]) -> bool:
+        """Run ``job()`` (one request) on this, the reader thread, watched. False when it
         was displaced meanwhile: another thread reads now, and this one must end."""
         me = threading.current_thread()
         start_watch: threading.Thread | None = None
@@ -202,7 +219,7 @@ class Readers:
             start_watch.start()
         began = time.perf_counter()
         try:
-            job(arg)
+            job()
         except BaseException:  # as on a pool thread: never take the reader down silently
             logger.exception("unhandled error in %s", me.name)
         elapsed = time.perf_counter() - began

@@ -1,20 +1,25 @@
-"""The bounded queue of a connection's inbound notifications.
+"""The bounded queue of a connection's inbound notifications: :class:`Notifications`.
 
-A slow notification callback must not make a chatty peer cost unbounded memory: the
-queue admits a notification only within a count and a byte bound and drops the rest,
-warning once per burst (:class:`QueueBound`). A push-mode connection (HTTP) runs the jobs
-in order on its shared handler pool rather than on a thread of its own
-(:class:`SerialJobs`).
+Inbound notifications and progress callbacks run in arrival order on one
+``{name}-notify`` thread, never on the reader (a callback may block). A slow notification
+callback must not make a chatty peer cost unbounded memory: the queue admits a
+notification only within a count and a byte bound and drops the rest, warning once per
+burst (:class:`QueueBound`); answers queued behind them for ordering are never dropped. A
+push-mode connection (HTTP) runs the jobs in order on its shared handler pool rather than
+on a thread of its own (:class:`SerialJobs`).
 """
 
 from __future__ import annotations
 
 import collections
 import logging
+import queue
 import threading
 from collections.abc import Callable
 
-from .pool import PoolFullError, WorkerPool
+from ..errors import UnencodableMessageError
+from ..protocol.jsonrpc import Notification, encode
+from ..threads.pool import PoolFullError, WorkerPool
 
 logger = logging.getLogger("mcpsync.engine")
 
@@ -106,6 +111,82 @@ class SerialJobs:
                 self.thread = threading.current_thread()
             if size >= 0:
                 self._release(size)
+            try:
+                job()
+            except Exception:
+                logger.exception("%s: notification callback failed", self._name)
+
+
+class Notifications:
+    """A connection's queue of notification jobs and the thread that runs them (none in
+    push mode: :class:`SerialJobs` on the shared pool). Thread-safe."""
+
+    def __init__(self, name: str, pool: WorkerPool, *, push: bool, max_count: int,
+                 max_bytes: int) -> None:
+        self._name = name
+        self._bound = QueueBound(max_count, max_bytes, name)
+        #: Jobs for the notification thread (or, in push mode, the shared pool), each with
+        #: the bytes it holds (-1: an answer queued for ordering, which is not counted and
+        #: never dropped).
+        self._jobs: queue.SimpleQueue[Job | None] | SerialJobs = (
+            SerialJobs(pool, name, self._bound.release) if push else queue.SimpleQueue())
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start the ``{name}-notify`` thread (not in push mode)."""
+        self._thread = threading.Thread(target=self._loop, name=f"{self._name}-notify",
+                                        daemon=True)
+        self._thread.start()
+
+    def enqueue(self, job: Callable[[], None], message: Notification) -> None:
+        """Queue ``job`` for ``message``, or drop it when the queue is past its bound."""
+        try:
+            size = len(encode(message))
+        except UnencodableMessageError:
+            # It arrived as JSON, so it has a size; a lone surrogate only stops *us* from
+            # writing it back out. Its repr is as long, near enough, for the bound.
+            size = len(message.method) + len(repr(message.params))
+        if self._bound.admit(size):
+            self._jobs.put((job, size))
+
+    def after(self, job: Callable[[], None]) -> None:
+        """Queue ``job`` behind every job queued now, outside the bound: never dropped."""
+        self._jobs.put((job, -1))
+
+    def on_own_thread(self) -> bool:
+        """True on the thread that runs the jobs now (which must not wait on itself)."""
+        return threading.current_thread() in (self._thread, getattr(self._jobs, "thread",
+                                                                    None))
+
+    def close(self) -> None:
+        """The notification thread ends once the jobs queued before this have run."""
+        self._jobs.put(None)
+
+    def join(self, timeout: float) -> None:
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    @property
+    def count(self) -> int:
+        """Notifications waiting for the notification thread."""
+        return self._bound.count
+
+    @property
+    def dropped(self) -> int:
+        """Notifications dropped because the queue was full, since the start."""
+        return self._bound.dropped
+
+    def _loop(self) -> None:
+        jobs = self._jobs
+        assert isinstance(jobs, queue.SimpleQueue)  # the thread exists only outside push mode
+        while True:
+            item = jobs.get()
+            if item is None:
+                return
+            job, size = item
+            if size >= 0:
+                self._bound.release(size)
             try:
                 job()
             except Exception:

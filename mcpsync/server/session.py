@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..dispatch.context import HandlerContext
 from ..dispatch.session_info import SessionInfo
 from ..dispatch.transport import TransportContext
-from ..engine.connection import Connection
+from ..engine.connection import Connection, ConnectionLimits
 from ..engine.pool import WorkerPool
 from ..engine.requests import InboundRequest
 from ..errors import (
@@ -69,9 +69,9 @@ class ServerSession:
             on_arrival=self._on_arrival,
             send_middleware=server.send_middleware,
             recv_middleware=server.recv_middleware,
-            max_handlers=server.max_concurrent_handlers,
-            default_timeout=server.request_timeout,
-            drain_timeout=drain_timeout,
+            limits=ConnectionLimits(max_handlers=server.max_concurrent_handlers,
+                                    default_timeout=server.request_timeout,
+                                    drain_timeout=drain_timeout),
             name=name,
             on_closed=self._on_closed,
             on_closing=self._on_closing,

@@ -16,7 +16,9 @@ The engine sees an ordinary :class:`~mcpsync.transports.base.Transport`. Underne
 
 The era, session id and protocol version live in one lock-guarded
 :class:`~mcpsync.transports.http_state.SessionState` with a single-flight re-initialize;
-reading and bounding bytes is :mod:`mcpsync.transports.http_io`; long-lived SSE streams
+what the transport knows of each call in flight is one
+:class:`~mcpsync.transports.http_table.CallTable`; reading and bounding bytes is
+:mod:`mcpsync.transports.http_io`; long-lived SSE streams
 (resumption, the standalone GET stream, 2024-11-05 HTTP+SSE) are
 :mod:`mcpsync.transports.http_streams`; what a JSON answer, a refusal or a re-initialize
 says is :mod:`mcpsync.transports.http_answers`; the tool-header map is
@@ -55,7 +57,6 @@ from typing import Any, Final
 
 import requests
 
-from ..engine.pool import WorkerPool
 from ..errors import ConnectionClosedError, TransportError
 from ..protocol import jsonrpc
 from ..protocol.deadline import Deadline
@@ -69,6 +70,7 @@ from ..protocol.jsonrpc import (
     RequestId,
     Response,
 )
+from ..threads.pool import WorkerPool
 from .base import CallFailed, Received
 from .http_answers import ACCEPT, ACK_TIMEOUT, Answers
 from .http_calls import CallExchanges
@@ -85,6 +87,7 @@ from .http_open import NO_DEADLINE, OpenRequests
 from .http_post import DirectPost
 from .http_state import LEGACY_SSE, MODERN, PROBING, SessionState, Snapshot
 from .http_streams import GET_KEY, SseStreams
+from .http_table import CallTable
 from .http_tools import ToolHeaders
 
 logger = logging.getLogger("mcpsync.http.client")
@@ -152,15 +155,12 @@ class HttpTransport(Answers, SseStreams, OpenRequests):
                                 max_backlog=16 * max_in_flight)
         self._state = SessionState()
         self._tools = ToolHeaders()
-        # Per-call tables, under _lock. Every entry is removed when its call ends: answered,
-        # failed, or given up on (cancelled or timed out) — see _exchange and _forget.
-        self._lock = threading.Lock()
-        self._open: dict[RequestId, requests.Response] = {}
-        self._cancelled: set[RequestId] = set()
-        self._methods: dict[RequestId, str] = {}
-        self._awaiting: set[RequestId] = set()  # 2024-11-05: answered on the GET stream
-        self._overdue: set[RequestId] = set()  # see http_open
+        # Every entry of a call is removed when it ends: answered, failed, or given up on
+        # (cancelled or timed out) — see _exchange and _forget.
+        self._table = CallTable()
         self._exchanges = CallExchanges()  # each running exchange, to end it early
+        #: Guards the reader threads below (the GET stream's, the HTTP+SSE one's).
+        self._lock = threading.Lock()
         self._init_request: Request | None = None
         self._post_url = url           # 2024-11-05: the endpoint event's URL
         self._endpoint_ready = threading.Event()
@@ -233,8 +233,7 @@ class HttpTransport(Answers, SseStreams, OpenRequests):
         if self._closed.is_set():
             raise ConnectionClosedError("the HTTP transport is closed")
         jsonrpc.encode(request)  # here: the sender must get UnencodableMessageError
-        with self._lock:
-            self._methods[request.id] = request.method
+        self._table.begin(request.id, request.method)
         if request.method == "initialize":
             self._init_request = request
 
@@ -261,10 +260,7 @@ class HttpTransport(Answers, SseStreams, OpenRequests):
             return
         self._closed.set()
         self._exchanges.end_all("closed")
-        with self._lock:
-            responses = list(self._open.items())
-            self._open.clear()
-        for key, response in responses:
+        for key, response in self._table.sweep():
             # A call's answer was freed with its exchange (end_all): its own thread closes
             # it. The GET stream's body has no exchange; nor has a caller's session.
             if key == GET_KEY or not tracked(response):
@@ -286,10 +282,7 @@ class HttpTransport(Answers, SseStreams, OpenRequests):
             started = list(self._started)
         for thread in started:
             thread.join(max(0.0, deadline - time.monotonic()))
-        with self._lock:
-            self._methods.clear()
-            self._cancelled.clear()
-            self._awaiting.clear()
+        self._table.clear()
         self._inbox.put(None)
         if self._own_http:
             self._http.close()
@@ -303,18 +296,11 @@ class HttpTransport(Answers, SseStreams, OpenRequests):
             raise ConnectionClosedError(f"the HTTP transport is closed: {exc}") from exc
 
     def _forget(self, request_id: RequestId) -> None:
-        with self._lock:
-            self._methods.pop(request_id, None)
-            self._cancelled.discard(request_id)
-            self._awaiting.discard(request_id)
-            self._open.pop(request_id, None)
+        self._table.forget(request_id)
 
     def _feed(self, message: Message) -> None:
         if isinstance(message, (Response, ErrorResponse)) and message.id is not None:
-            with self._lock:
-                method = self._methods.pop(message.id, None)
-                self._cancelled.discard(message.id)
-                self._awaiting.discard(message.id)
+            method = self._table.answered(message.id)
             if isinstance(message, Response):
                 if method == "initialize":
                     version = message.result.get("protocolVersion")
@@ -328,9 +314,8 @@ class HttpTransport(Answers, SseStreams, OpenRequests):
         """Whether nobody waits for ``request_id``'s outcome: cancelled, or its exchange
         ended or past its deadline (a stream cut at the deadline is the caller's timeout,
         not a broken stream)."""
-        with self._lock:
-            if request_id in self._cancelled:
-                return True
+        if self._table.cancelled(request_id):
+            return True
         return self._exchanges.over(request_id)
 
     def _fail(self, request_id: RequestId, text: str, code: int = TRANSPORT_ERROR,
@@ -376,15 +361,7 @@ class HttpTransport(Answers, SseStreams, OpenRequests):
         """End the exchange of a cancelled or abandoned request at once (its head may still
         be arriving) and close its response; True if it was a 2026-07-28 one. Whoever
         cancels (the engine, or the host ``mcpsync run URL`` relays for) waits no more."""
-        with self._lock:
-            response = self._open.pop(target, None)
-            ours = target in self._methods
-            if target in self._awaiting:
-                # 2024-11-05: its answer would come on the GET stream; nobody waits now.
-                self._awaiting.discard(target)
-                self._methods.pop(target, None)
-            elif ours:
-                self._cancelled.add(target)  # its exchange is queued or running
+        response, ours = self._table.cancel(target)
         if ours or response is not None:  # never another key's exchange (the GET stream)
             self._exchanges.end(target, "cancelled")
         if response is None:
@@ -444,12 +421,7 @@ class HttpTransport(Answers, SseStreams, OpenRequests):
                 self._fail_local(request.id, local_error(
                     exc, f"{request.method} to {self._post_url} failed"))
         finally:
-            with self._lock:
-                keep = (awaiting and request.id in self._methods
-                        and request.id not in self._cancelled)
-                if keep:
-                    self._awaiting.add(request.id)
-            if not keep:
+            if not (awaiting and self._table.to_await(request.id)):
                 self._forget(request.id)
 
     def _attempt(self, request: Request, retried: bool, deadline: Deadline) -> bool:
@@ -460,11 +432,7 @@ class HttpTransport(Answers, SseStreams, OpenRequests):
         response = self._post(request, snap, deadline=deadline)
         modern = snap.era in (PROBING, MODERN) and request.method != "initialize"
         response._mcpsync_modern = modern  # type: ignore[attr-defined]
-        with self._lock:
-            cancelled = request.id in self._cancelled
-            if not cancelled:
-                self._open[request.id] = response
-        if cancelled:
+        if not self._table.opened(request.id, response):
             response.close()
             return False
         try:
@@ -472,9 +440,7 @@ class HttpTransport(Answers, SseStreams, OpenRequests):
                 self._state.answered_modern()
             return self._handle(request, response, snap, retried, deadline)
         finally:
-            with self._lock:
-                if self._open.get(request.id) is response:
-                    del self._open[request.id]
+            self._table.read(request.id, response)
             response.close()
 
     def _handle(self, request: Request, response: requests.Response, snap: Snapshot,

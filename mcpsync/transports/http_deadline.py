@@ -6,7 +6,7 @@ for ever, and a POST whose caller gave up (its call timed out, or was cancelled)
 thread blocked until the server answers. So the sockets of a session mounted with
 :class:`DeadlineAdapter` are tracked: while a thread runs ``with exchange(deadline) as ex:``
 every socket its request connects or reuses is noted on ``ex``, and at the deadline the
-process's :data:`~mcpsync.engine.watchdog.WATCHDOG` shuts that socket down; the blocked
+process's :data:`~mcpsync.threads.watchdog.WATCHDOG` shuts that socket down; the blocked
 read returns at once and the block raises :class:`~mcpsync.protocol.deadline.DeadlineExceeded`
 (a ``TimeoutError``, so an ``OSError`` too). :meth:`Exchange.end` does the same at once, from
 any thread (a cancelled call). A connection whose exchange was ended is closed when it is
@@ -34,8 +34,8 @@ from requests.adapters import HTTPAdapter
 from urllib3 import HTTPConnectionPool, HTTPSConnectionPool, PoolManager, ProxyManager
 from urllib3.connection import HTTPConnection, HTTPSConnection
 
-from ..engine.watchdog import WATCHDOG
 from ..protocol.deadline import Deadline, DeadlineExceeded
+from ..threads.watchdog import WATCHDOG
 
 __all__ = ["DeadlineAdapter", "Exchange", "ExchangeScope", "exchange", "timeouts", "tracked",
            "tracked_session"]

@@ -19,19 +19,17 @@ A part of :class:`~mcpsync.transports.http.HttpTransport` (a mixin). Thread-safe
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-import requests
-
-from ..engine.watchdog import WATCHDOG
 from ..errors import TransportTimeoutError
 from ..protocol.deadline import Deadline
 from ..protocol.jsonrpc import Request, RequestId
 from ..protocol.redact import redact
+from ..threads.watchdog import WATCHDOG
 from .base import CallFailed, Received
 from .http_calls import CallExchanges
+from .http_table import CallTable
 
 __all__ = ["OpenRequests"]
 
@@ -47,15 +45,8 @@ class OpenRequests:
 
     _head_timeout: float
     _post_url: str
-    _lock: threading.Lock
-    _methods: dict[RequestId, str]
-    _cancelled: set[RequestId]
-    _awaiting: set[RequestId]
-    _open: dict[RequestId, requests.Response]
+    _table: CallTable
     _exchanges: CallExchanges
-    #: Requests whose answer did not begin in time, to be reported once their exchange
-    #: is over (under ``_lock``).
-    _overdue: set[RequestId]
     _put: Callable[[Received], None]
 
     if TYPE_CHECKING:
@@ -80,10 +71,7 @@ class OpenRequests:
             self._exchange(request, NO_DEADLINE)
         finally:
             alarm.cancel()
-            with self._lock:
-                overdue = request.id in self._overdue
-                self._overdue.discard(request.id)
-            if overdue:
+            if self._table.take_overdue(request.id):
                 # Here, on the exchange's thread, not on the watchdog's: delivering it may
                 # run the engine's code (it resolves the caller's Future). An answer that
                 # was being fed at the very moment the alarm rang may precede it; its
@@ -95,16 +83,5 @@ class OpenRequests:
     def _head_due(self, request_id: RequestId) -> None:
         """On the watchdog's thread (short, never blocks): end ``request_id``'s exchange
         unless it was answered, given up on, or is on an SSE answer already."""
-        with self._lock:
-            if (request_id not in self._methods or request_id in self._cancelled
-                    or request_id in self._awaiting):
-                return  # answered or failed, cancelled, or to come on the GET stream
-            response = self._open.get(request_id)
-            if response is not None and response.headers.get(
-                    "Content-Type", "").lower().startswith("text/event-stream"):
-                return  # its answer has begun: a stream lives on
-            # Given up on, as a cancel does, so the exchange reports nothing of its own
-            # (it fails as its socket is shut): the overdue report is the one outcome.
-            self._cancelled.add(request_id)
-            self._overdue.add(request_id)
-        self._exchanges.end(request_id, OVERDUE)
+        if self._table.mark_overdue(request_id):
+            self._exchanges.end(request_id, OVERDUE)

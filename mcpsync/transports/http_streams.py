@@ -28,6 +28,7 @@ from .http_calls import CallExchanges
 from .http_deadline import timeouts
 from .http_io import STREAM_ERRORS, Backoff, abort, chunks, local_error
 from .http_state import LEGACY_SSE, SessionState, Snapshot
+from .http_table import CallTable
 
 logger = logging.getLogger("mcpsync.http.client")
 
@@ -50,9 +51,8 @@ class SseStreams:
     _head_timeout: float  # connect_timeout + read_timeout unless given
     _inbox: queue.SimpleQueue[Received | None]
     _state: SessionState
-    _lock: threading.Lock
-    _open: dict[RequestId, requests.Response]
-    _cancelled: set[RequestId]
+    _lock: threading.Lock  # guards the reader threads
+    _table: CallTable
     _post_url: str
     _endpoint_ready: threading.Event
     _get_thread: threading.Thread | None
@@ -123,11 +123,9 @@ class SseStreams:
             except requests.RequestException as exc:
                 logger.debug("resuming %s failed: %s", request.method, exc)
                 continue
-            with self._lock:
-                if request.id in self._cancelled:
-                    resumed.close()
-                    return
-                self._open[request.id] = resumed
+            if not self._table.opened(request.id, resumed):
+                resumed.close()
+                return
             with resumed:
                 if resumed.status_code != 200:
                     break
@@ -146,8 +144,7 @@ class SseStreams:
     def _keep_open(self, response: requests.Response) -> None:
         """Register the stream for close() to abort; abort it now if close() already
         swept (it would otherwise be read until its read timeout)."""
-        with self._lock:
-            self._open[GET_KEY] = response
+        self._table.hold(GET_KEY, response)
         if self._closed.is_set():
             abort(response)
 

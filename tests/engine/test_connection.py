@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from mcpsync.engine.connection import Connection
+from mcpsync.engine.connection import Connection, ConnectionLimits
 from mcpsync.errors import (
     ConnectionClosedError,
     MCPError,
@@ -31,7 +31,8 @@ class Pair:
         self.a = Connection(ta, on_request=a_handler or _no_methods, name="a",
                             send_middleware=send_middleware,
                             on_notification=self.a_notes.append).start()
-        self.b = Connection(tb, on_request=handler, name="b", max_handlers=max_handlers,
+        self.b = Connection(tb, on_request=handler, name="b",
+                            limits=ConnectionLimits(max_handlers=max_handlers),
                             recv_middleware=recv_middleware).start()
 
     def close(self):

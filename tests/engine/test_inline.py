@@ -7,7 +7,7 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
-from mcpsync.engine.connection import Connection
+from mcpsync.engine.connection import Connection, ConnectionLimits
 from mcpsync.engine.inline import (
     FIRST_RETRY_AFTER,
     RETRY_AFTER_QUICK,
@@ -71,7 +71,8 @@ class Served:
     def __init__(self, handler: Any, *, max_handlers: int = 64) -> None:
         ta, tb = memory_pair()
         self.a = Connection(ta, on_request=lambda r: {}, name="a").start()
-        self.b = Connection(tb, on_request=handler, name="b", max_handlers=max_handlers,
+        self.b = Connection(tb, on_request=handler, name="b",
+                            limits=ConnectionLimits(max_handlers=max_handlers),
                             inline_key=lambda method, params: method).start()
 
     def call(self, method: str) -> Future[dict[str, Any]]:

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from mcpsync.engine.pool import PoolFullError, WorkerPool
+from mcpsync.threads.pool import PoolFullError, WorkerPool
 from tests.helpers import wait_until
 
 WAIT = 5.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from mcpsync.engine.watchdog import Watchdog
+from mcpsync.threads.watchdog import Watchdog
 from tests.helpers import wait_until
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from freezegun import freeze_time
 
-from mcpsync.engine.connection import PrefixedIds
+from mcpsync.engine.outbound import PrefixedIds
 from mcpsync.errors import StoreUnavailableError
 from mcpsync.http import FileSessionStore, MemorySessionStore, SessionRecord
 from mcpsync.http.bus import Bus, InProcessBus

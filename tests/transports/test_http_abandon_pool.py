@@ -79,8 +79,8 @@ def give_up_on_a_streaming_call(client: Client, hand_backs: HandBacks) -> None:
     transport: Any = connection.transport
     request_id, future = connection.begin_request(
         "tools/call", {"name": "stall", "arguments": {}})
-    wait_until(lambda: request_id in transport._open, timeout=WAIT)  # its answer began
-    hand_backs.watched = transport._open[request_id].raw._connection
+    wait_until(lambda: request_id in transport._table._open, timeout=WAIT)  # its answer began
+    hand_backs.watched = transport._table._open[request_id].raw._connection
     assert hand_backs.watched is not None
     canceller = threading.Thread(target=connection.cancel_request,
                                  args=(request_id, "given up"), name="t-give-up",

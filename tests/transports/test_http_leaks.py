@@ -17,11 +17,10 @@ WAIT = 10.0
 def tables(client: Client) -> tuple[int, ...]:
     """(methods, cancelled, open responses) the transport tracks for calls; the standalone
     GET stream is the session's, not a call's."""
-    transport = client._connection.transport
-    with transport._lock:  # type: ignore[attr-defined]
-        calls = [key for key in transport._open if key != "mcpsync-get"]  # type: ignore[attr-defined]
-        return (len(transport._methods), len(transport._cancelled),  # type: ignore[attr-defined]
-                len(calls))
+    table = client._connection.transport._table  # type: ignore[attr-defined]
+    with table._lock:
+        calls = [key for key in table._open if key != "mcpsync-get"]
+        return (len(table._methods), len(table._cancelled), len(calls))
 
 
 @pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])

@@ -27,6 +27,7 @@ from typing import Final
 
 __all__ = ["WATCHDOG", "Alarm", "Watchdog"]
 
+#: Its name from before the watchdog moved here: logging set up for it still sees it.
 logger = logging.getLogger("mcpsync.engine.watchdog")
 
 #: Seconds the thread stays with no alarm before it ends (a new alarm starts another).

@@ -1,0 +1,282 @@
+"""Our requests to the peer: :class:`Outbound`.
+
+Each request gets an id (:class:`~mcpsync.protocol.bookkeeping.IdAllocator`, or
+:class:`PrefixedIds`), a :class:`~mcpsync.engine.pending.Pending` entry whose
+:class:`~concurrent.futures.Future` its caller waits on, always with a deadline, and ends
+one way only: answered, failed here, timed out, cancelled (by its caller, or with the
+inbound request it was made for), or failed by the connection's end. A call given up on
+tells the peer (``notifications/cancelled``, except for ``initialize``) and, on a
+transport with an exchange per call, ends that exchange at once.
+
+Futures are resolved outside every lock (see :mod:`.pending`); a call with a progress
+callback is resolved behind the progress callbacks already queued, so its caller has seen
+every update before the call returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, Protocol
+
+from ..errors import (
+    ConnectionClosedError,
+    MCPError,
+    RequestCancelledError,
+    RequestTimeoutError,
+    TransportError,
+)
+from ..protocol.bookkeeping import IdAllocator
+from ..protocol.deadline import Deadline, DeadlineExceeded
+from ..protocol.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
+from ..transports.base import CallControl
+from .closing import Closing
+from .inline import Readers
+from .notify_queue import Notifications
+from .pending import Pending, PendingTable
+
+logger = logging.getLogger("mcpsync.engine")
+
+#: Methods whose timeout must not send ``notifications/cancelled`` (the spec forbids it).
+_NOT_CANCELLABLE = frozenset({"initialize"})
+#: How long the ``notifications/cancelled`` for a call given up on may wait to be written
+#: (its turn, and room in a stdio pipe); past that it is not sent and the caller returns.
+CANCEL_GRACE = 1.0
+
+ProgressCallback = Callable[[dict[str, Any]], None]
+
+
+class Send(Protocol):
+    """The connection's send path (send middleware, then the write)."""
+
+    def __call__(self, message: Message, related_request_id: RequestId | None = None, *,
+                 deadline: Deadline | None = None) -> None: ...
+
+
+class OwnReads(Protocol):
+    """Where a caller may read its own answer (``engine/reading.py``)."""
+
+    def read_own(self, request_id: RequestId, deadline: float) -> None: ...
+
+
+class Outbound:
+    """Our requests in flight on one connection. Thread-safe.
+
+    ``pending``: the table of calls awaiting an answer, filled and emptied here (the
+    reading side only asks it whether anything is pending). ``readers``: the connection's
+    reader threads, none in push mode (a request running inline on one hands reading
+    over before it waits). ``reads``: lets a caller read its own answer (stdio)."""
+
+    def __init__(self, pending: PendingTable, *, send: Send, closing: Closing,
+                 calls: CallControl | None, notifications: Notifications,
+                 readers: Readers | None, reads: OwnReads, name: str,
+                 default_timeout: float) -> None:
+        self.pending = pending
+        self._send = send
+        self._closing = closing
+        self._calls = calls
+        self._notifications = notifications
+        self._readers = readers
+        self._reads = reads
+        self._name = name
+        self.default_timeout = default_timeout
+        self._lock = threading.Lock()
+        self._ids: IdAllocator | PrefixedIds = IdAllocator()
+
+    # -- ids -----------------------------------------------------------------------------
+
+    def use_id_prefix(self, prefix: str) -> None:
+        """See :meth:`~mcpsync.engine.connection.Connection.use_id_prefix`."""
+        with self._lock:
+            self._ids = PrefixedIds(prefix)
+
+    def new_id(self) -> RequestId:
+        with self._lock:
+            return self._ids.next()
+
+    # -- sending -------------------------------------------------------------------------
+
+    def request(self, method: str, params: dict[str, Any] | None, *, timeout: float | None,
+                on_progress: ProgressCallback | None, parent: RequestId | None,
+                related_request_id: RequestId | None) -> dict[str, Any]:
+        """See :meth:`~mcpsync.engine.connection.Connection.request`."""
+        wait = self.default_timeout if timeout is None else timeout
+        # One budget for the call: writing it (stdio: the pipe may be full), then its
+        # answer; the transport's exchange ends by the moment this caller stops waiting.
+        budget = Deadline(wait, method)
+        try:
+            request_id, future = self.begin(
+                method, params, on_progress=on_progress, parent=parent,
+                related_request_id=related_request_id,
+                deadline=budget if self._calls is not None else None)
+        except DeadlineExceeded:
+            # Not a byte of it was written: the peer never saw it, and is not told.
+            raise RequestTimeoutError(
+                f"{method} timed out after {wait} s: it could not be sent (the peer is "
+                f"not reading what it is sent)") from None
+        try:
+            self._reads.read_own(request_id, budget.at)
+            return future.result(budget.remaining())
+        except FutureTimeout:
+            if self.pending.pop(request_id) is None:
+                # Answered just as the deadline passed: the result is on its way.
+                return future.result(self.default_timeout)
+            self._tell_cancelled(request_id, method, f"timed out after {wait} s")
+            raise RequestTimeoutError(f"{method} timed out after {wait} s") from None
+        except KeyboardInterrupt:
+            if self.pending.pop(request_id) is not None:
+                self._tell_cancelled(request_id, method, "interrupted by the user")
+            raise
+
+    def begin(self, method: str, params: dict[str, Any] | None, *,
+              request_id: RequestId | None = None,
+              on_progress: ProgressCallback | None = None, parent: RequestId | None = None,
+              related_request_id: RequestId | None = None, ordered: bool = False,
+              deadline: Deadline | None = None) -> tuple[RequestId, Future[dict[str, Any]]]:
+        """See :meth:`~mcpsync.engine.connection.Connection.begin_request`."""
+        if self._closing.closing:
+            raise self._closing.error(f"cannot send {method}")
+        if self._readers is not None:
+            # A request running on the reader thread can not read its own answer.
+            self._readers.yield_reading()
+        if request_id is None:
+            request_id = self.new_id()
+        token = None
+        if on_progress is not None:
+            token = request_id
+            params = dict(params or {})
+            meta = dict(params.get("_meta") or {})
+            meta["progressToken"] = token
+            params["_meta"] = meta
+        entry = Pending(method, parent, token, on_progress)
+        if ordered:
+            entry.ordered = True
+        if self._notifications.on_own_thread():
+            entry.ordered = False
+        if not self.pending.add(request_id, entry):
+            raise self._closing.error(f"cannot send {method}")
+        try:
+            self._send(Request(request_id, method, params), related_request_id,
+                       deadline=deadline)
+        except BaseException:
+            self.pending.pop(request_id)
+            raise
+        return request_id, entry.future
+
+    # -- ending a call -------------------------------------------------------------------
+
+    def cancel(self, request_id: RequestId, reason: str) -> bool:
+        """See :meth:`~mcpsync.engine.connection.Connection.cancel_request`."""
+        entry = self.pending.pop(request_id)
+        if entry is None:
+            return False
+        fail(entry, RequestCancelledError(f"{entry.method} cancelled: {reason}"))
+        self._tell_cancelled(request_id, entry.method, reason)
+        return True
+
+    @property
+    def has_children(self) -> bool:
+        """A hint: whether any call was made on behalf of an inbound request."""
+        return self.pending.has_children
+
+    def cancel_children(self, parent: RequestId, reason: str) -> None:
+        """Cancel the calls made on behalf of inbound request ``parent`` (it finished, or
+        was cancelled)."""
+        for child_id, entry in self.pending.pop_children(parent):
+            fail(entry, RequestCancelledError(f"{entry.method} cancelled: {reason}"))
+            self._tell_cancelled(child_id, entry.method, reason)
+
+    def _tell_cancelled(self, request_id: RequestId, method: str, reason: str) -> None:
+        if self._calls is not None:
+            # Whatever the peer is told (nothing, for initialize): the thread carrying the
+            # call is freed now, not when the peer answers or its read timeout runs out.
+            self._calls.abandon(request_id)
+        if method in _NOT_CANCELLABLE or self._closing.closing or self._closing.closed:
+            return
+        # Within a grace, not the caller's own (which has passed, or was never there): a
+        # peer that can not take it by then is not reading, and the caller returns.
+        cancel = Notification("notifications/cancelled",
+                              {"requestId": request_id, "reason": reason})
+        try:
+            self._send(cancel, deadline=Deadline(CANCEL_GRACE, "notifications/cancelled"))
+        except ConnectionClosedError:
+            pass
+        except DeadlineExceeded:
+            logger.debug("%s: the cancellation of %s could not be sent in %g s", self._name,
+                         request_id, CANCEL_GRACE)
+
+    def close(self, reason: str) -> None:
+        """The connection is ending: refuse new calls, fail every pending one."""
+        for entry in self.pending.close():
+            fail(entry, self._closing.error(f"{reason} while waiting for {entry.method}",
+                                            suffix=False))
+
+    # -- what the peer sent --------------------------------------------------------------
+
+    def answered(self, message: Response | ErrorResponse) -> None:
+        """The peer's answer to one of our requests."""
+        if message.id is None:
+            logger.warning("%s: peer reported an error about an unreadable message: %s",
+                           self._name, getattr(message, "error", None))
+            return
+        entry = self.pending.pop(message.id)
+        if entry is None:
+            return  # late (timed out or cancelled): the spec says ignore it
+        if entry.ordered:
+            # Resolve behind the progress callbacks already queued, so the caller has seen
+            # every progress update before its call returns.
+            self._notifications.after(lambda: _resolve(entry, message))
+        else:
+            _resolve(entry, message)
+
+    def failed(self, request_id: RequestId, error: BaseException) -> None:
+        """The call failed on our side of the transport (a ``CallFailed``)."""
+        entry = self.pending.pop(request_id)
+        if entry is not None:  # else: timed out or cancelled meanwhile
+            fail(entry, error)
+
+    def unreadable(self, request_id: RequestId, reason: str) -> None:
+        """The call's answer arrived but could not be read: a local failure."""
+        entry = self.pending.pop(request_id)
+        if entry is not None:
+            fail(entry, TransportError(f"{entry.method}: the answer could not be read: "
+                                       f"{reason}"))
+
+    def progress(self, token: str | int) -> ProgressCallback | None:
+        """The progress callback of the call that gave ``token``, if it is pending."""
+        entry = self.pending.by_progress_token(token)
+        return entry.on_progress if entry is not None else None
+
+
+class PrefixedIds:
+    """Request ids ``"{prefix}-{n}"``, never reused (see
+    :meth:`~mcpsync.engine.connection.Connection.use_id_prefix`)."""
+
+    __slots__ = ("_next", "prefix")
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self._next = 1
+
+    def next(self) -> str:
+        value = self._next
+        self._next = value + 1
+        return f"{self.prefix}-{value}"
+
+
+def _resolve(entry: Pending, message: Response | ErrorResponse) -> None:
+    if entry.future.done():
+        return
+    if isinstance(message, Response):
+        entry.future.set_result(message.result)
+    else:
+        entry.future.set_exception(MCPError.from_wire(message.error))
+
+
+def fail(entry: Pending, exc: BaseException) -> None:
+    """Fail ``entry``'s Future, unless it is already done (outside every lock)."""
+    if not entry.future.done():
+        entry.future.set_exception(exc)
