@@ -39,7 +39,7 @@ from .replies import Environ, StartResponse, _HttpError, respond
 from .streams import ResponseStream
 
 if TYPE_CHECKING:
-    from ..server.server import Server
+    from ..server.server import ServerCore
     from .wsgi import McpWsgiApp
 
 _MODERN_STATUS: Final = {
@@ -86,7 +86,7 @@ class _RequestHost:
     """The host (``server.stateless.StatelessHost``) a stateless request is served in: the
     server and the request's stream."""
 
-    def __init__(self, server: Server, channel: _RequestChannel,
+    def __init__(self, server: ServerCore, channel: _RequestChannel,
                  stream: ResponseStream) -> None:
         self.server = server
         self.connection = channel

@@ -64,7 +64,7 @@ from .sse_body import _peer_probe
 
 if TYPE_CHECKING:
     from ..auth.server.resource import ResourceServer
-    from ..server.server import Server
+    from ..server.server import ServerCore
 
 logger = logging.getLogger("mcpsync.http")
 
@@ -142,7 +142,7 @@ class McpWsgiApp:
 
     def __init__(
         self,
-        server: Server,
+        server: ServerCore,
         *,
         path: str | None = None,
         allowed_hosts: Iterable[str] | None = None,

@@ -1,4 +1,8 @@
-"""``Server``: the definition of an MCP server — its identity, tools and method table.
+"""``ServerCore``: the definition of an MCP server — its identity, tools and method table.
+
+The user-facing :class:`mcpsync.Server` is this class with the tasks extension and
+Streamable HTTP serving added one floor above (:mod:`mcpsync.facade`): nothing here
+imports ``mcpsync.http`` or ``mcpsync.tasks``. Extensions plug in through :meth:`use`.
 
 A Server is a definition, not a connection: one Server serves any number of sessions at
 once (a stdio stream, many HTTP clients, in-memory test clients). Register tools and
@@ -18,7 +22,7 @@ import inspect
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
 from ..codec import to_wire
 from ..dispatch.context import HandlerContext, check_meta
@@ -26,17 +30,18 @@ from ..dispatch.registry import MethodRegistry, NotificationHandlers, RequestHan
 from ..dispatch.typed import ToolBinding
 from ..engine.connection import Middleware
 from ..engine.pool import WorkerPool
-from ..protocol.uritemplate import is_template
+from ..protocol.bus import Bus
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, features
-from ..tasks.bounds import DEFAULT_TTL_MS
-from ..tasks.wire import EXTENSION
 from ..transports.base import Transport
 from ..transports.pipe_writer import WRITE_TIMEOUT
 from ..types import Icon, ToolAnnotations
-from .builtins import install_core_methods
+from .builtins import core_methods
+from .completions import Completions
+from .extensions import Extensions, Plugged
 from .lifespan import Lifespan
 from .listen import DEFAULT_MAX_SUBSCRIPTIONS, ListenRegistry, serve_listen
 from .mount import Mounts, mount
+from .owners import owner_of
 from .prompts import Completer, PromptRegistry, describe_prompt
 from .relay import EventRelay
 from .resources import ResourceRegistry, describe_resource
@@ -49,11 +54,10 @@ from .subscribers import ResourceSubscribers
 from .tools import RegisteredTool, ToolRegistry, describe
 
 if TYPE_CHECKING:
-    from ..http.bus import Bus
-    from ..tasks.store import TaskStore
-    from ..tasks.surface import TaskSurfaces
+    from typing_extensions import Self
 
 F = TypeVar("F", bound=Callable[..., Any])
+E = TypeVar("E", bound="Extension")
 
 #: A raw method handler: gets the context and the raw params, returns the raw result.
 MethodHandler = Callable[[HandlerContext, dict[str, Any]], dict[str, Any]]
@@ -61,8 +65,18 @@ ScopeFactory = Callable[[HandlerContext], AbstractContextManager[Any]]
 NotificationHandler = Callable[[ServerSession, dict[str, Any]], None]
 
 
-class Server:
-    """An MCP server definition.
+class Extension(Plugged, Protocol):
+    """What :meth:`ServerCore.use` takes: an extension that installs itself on one server
+    (its methods through ``server.methods``, the handlers it changes through
+    :meth:`ServerCore.wrap_method`) and answers the server's questions of
+    :class:`~mcpsync.server.extensions.Plugged`."""
+
+    def install(self, server: ServerCore) -> None:
+        """Register what the extension serves on ``server`` (called once, by ``use``)."""
+
+
+class ServerCore:
+    """An MCP server definition (``mcpsync.Server`` is this with tasks and HTTP serving).
 
     ``max_concurrent_handlers`` caps how many requests run at once (each on its own
     thread), per stdio or memory connection, and for the whole app over HTTP (all its
@@ -100,11 +114,7 @@ class Server:
         cache_scope: str = "public",
         request_state_key: bytes | str | None = None,
         request_state_ttl: float = 600.0,
-        task_store: TaskStore | None = None,
-        max_running_tasks: int = 64,
-        task_ttl_ms: int | None = DEFAULT_TTL_MS,
-        task_poll_interval_ms: int = 500,
-        lifespan: Callable[[Server], Any] | None = None,
+        lifespan: Callable[[Self], Any] | None = None,
         startup_timeout: float = 60.0,
         declare: tuple[str, ...] = (),
     ) -> None:
@@ -140,7 +150,7 @@ class Server:
         self.resources = ResourceRegistry(
             on_change=lambda: self.notify_list_changed("resources"))
         self.prompts = PromptRegistry(on_change=lambda: self.notify_list_changed("prompts"))
-        self._completers: dict[tuple[str, str, str], Completer] = {}
+        self._completions = Completions(self.prompts, self.resources)
         #: Every method this server answers and notification it hears (built-ins, custom
         #: methods, extensions): see :meth:`method_handler`, :meth:`notification_handler`.
         self.methods: MethodRegistry[MethodHandler, NotificationHandler] = MethodRegistry(
@@ -163,15 +173,13 @@ class Server:
         #: Called with the kind ("tools", "resources", "prompts") of each list change.
         self.list_changed_hooks: list[Callable[[str], None]] = []
         self._mounts: Mounts | None = None  # what mount() put here
-        self.listeners.fetch_task = self._fetch_task
         #: Where this server's events go to (and come from) the other workers.
         self._relay = EventRelay(self.listeners)
-        install_core_methods(self)
-        self._task_store = task_store
-        self._task_options = (max_running_tasks, task_ttl_ms, task_poll_interval_ms)
-        self._tasks: TaskSurfaces | None = None
-        self._tasks_lock = threading.Lock()
-        self._install_tasks()
+        for method, handler in {**core_methods(self, self._completions),
+                                "subscriptions/listen": self._listen}.items():
+            self.methods.set_default(method, handler)
+        #: The extensions installed by :meth:`use`.
+        self.extensions = Extensions()
         self._lifespan = Lifespan(self, lifespan, startup_timeout)
         unknown = set(declare) - set(_DERIVED)
         if unknown:
@@ -180,49 +188,30 @@ class Server:
         #: Capabilities declared even while nothing of their kind is registered.
         self.declare = frozenset(declare)
 
-    def _install_tasks(self) -> None:
-        from ..tasks.methods import install
+    def use(self, extension: E) -> E:
+        """Plug ``extension`` in (see :class:`Extension`): it installs its methods now,
+        its capabilities are declared from now on, and :meth:`stop` closes it. Returns
+        it. ``ValueError`` when an extension of the same identifier is in use already
+        (a :class:`mcpsync.Server` uses the tasks extension from the start). Call it
+        before serving: like a method handler, an extension is part of the definition."""
+        self.extensions.add(extension)
+        extension.install(self)
+        return extension
 
-        install(self)
-
-    @property
-    def tasks(self) -> TaskSurfaces:
-        """The task surfaces (v1 and the v2 extension) and their runner, made on first use
-        with ``task_store`` (a :class:`~mcpsync.tasks.MemoryTaskStore` by default)."""
-        with self._tasks_lock:
-            if self._tasks is None:
-                from ..tasks.runner import TaskRunner
-                from ..tasks.surface import TaskSurfaces
-
-                if self._task_store is None:
-                    from ..tasks.memory import MemoryTaskStore
-
-                    self._task_store = MemoryTaskStore()
-                running, ttl_ms, poll_ms = self._task_options
-                self._tasks = TaskSurfaces(self, TaskRunner(self._task_store,
-                                                            max_running=running),
-                                           ttl_ms=ttl_ms, poll_interval_ms=poll_ms)
-            return self._tasks
-
-    @property
-    def task_store(self) -> TaskStore:
-        """Where this server's tasks live (see ``Server(task_store=...)``). Assignable
-        until the first task surface is used (``mcpsync serve --task-store`` sets it)."""
-        return self.tasks.store
-
-    @task_store.setter
-    def task_store(self, store: TaskStore) -> None:
-        with self._tasks_lock:
-            if self._tasks is not None:
-                raise RuntimeError("the task store can only be set before tasks are served")
-            self._task_store = store
-
-    def close_tasks(self, timeout: float = 5.0) -> bool:
-        """Stop the tasks running in this process (each ends ``failed``: "the server
-        stopped") and join their threads; False if some still ran after ``timeout``."""
-        with self._tasks_lock:
-            tasks = self._tasks
-        return True if tasks is None else tasks.runner.close(timeout)
+    def wrap_method(self, method: str,
+                    wrapper: Callable[[MethodHandler], MethodHandler]) -> None:
+        """Replace the handler of ``method`` with ``wrapper(handler)``, which calls the
+        handler it was given for what it does not handle itself. The wrapper stays a
+        built-in if the handler was one (a later ``method_handler`` replaces it), so the
+        order in which extensions, mounts and built-ins were installed decides nothing but
+        the nesting. ``KeyError`` when ``method`` has no handler. Meant for set-up time."""
+        handler = self.methods.request_handler(method)
+        if handler is None:
+            raise KeyError(method)
+        if self.methods.is_default(method):
+            self.methods.set_default(method, wrapper(handler))
+        else:
+            self.methods.add_request(method, wrapper(handler), replace=True)
 
     @property
     def request_state_key(self) -> bytes:
@@ -263,14 +252,15 @@ class Server:
         return self._lifespan.start()
 
     def stop(self) -> None:
-        """Stop the tasks running in this process (:meth:`close_tasks`: each ends
-        ``failed``, "the server stopped", rather than ``working`` until its record expires),
-        then run shutdown (``on_shutdown`` hooks, then the lifespan's exit) if startup ran
-        in this process. Called by ``run_stdio`` when it returns, by the WSGI app's
-        ``close()`` (so by ``run_http``/``mcpsync serve`` on exit), and — shutdown only —
-        at interpreter exit (a gunicorn worker's graceful exit)."""
+        """Close the extensions (the tasks extension stops the tasks running in this
+        process: each ends ``failed``, "the server stopped", rather than ``working`` until
+        its record expires), then run shutdown (``on_shutdown`` hooks, then the
+        lifespan's exit) if startup ran in this process. Called by ``run_stdio`` when it
+        returns, by the WSGI app's ``close()`` (so by ``run_http``/``mcpsync serve`` on
+        exit), and — shutdown only — at interpreter exit (a gunicorn worker's graceful
+        exit)."""
         try:
-            self.close_tasks()
+            self.extensions.close(5.0)
         finally:
             self._lifespan.stop()
 
@@ -282,8 +272,9 @@ class Server:
         return self._lifespan.state
 
     @classmethod
-    def proxy(cls, target: str | list[str] | tuple[str, ...] | Server, *, name: str | None = None,
-              server_options: Mapping[str, Any] | None = None, **client_options: Any) -> Server:
+    def proxy(cls, target: str | list[str] | tuple[str, ...] | ServerCore, *,
+              name: str | None = None, server_options: Mapping[str, Any] | None = None,
+              **client_options: Any) -> Self:
         """A server whose tools, resources, templates, prompts and completions are those
         of ``target``: an http(s) URL, a command line (a list, or a string split as a shell
         would) or a ``Server`` (in this process). ``client_options`` (``headers``, ``auth``,
@@ -338,7 +329,7 @@ class Server:
         if kind in self.declare:
             return True
         registered = {"resources": len(self.resources), "prompts": len(self.prompts),
-                      "completions": len(self._completers)}[kind]
+                      "completions": len(self._completions)}[kind]
         return bool(registered) or any(
             self.methods.request_handler(m) is not None and not self.methods.is_default(m)
             for m in _DERIVED[kind]) or (self._mounts is not None and self._mounts.provides(kind))
@@ -352,9 +343,7 @@ class Server:
         """
         caps = self.capabilities()
         rules = features(version)
-        if rules.tasks_v1:
-            caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-        caps["extensions"] = {EXTENSION: {}}
+        self.extensions.add_capabilities(version, caps)
         if rules.era == "modern" and (
                 self.methods.request_handler("subscriptions/listen") != self._listen):
             for kind in ("tools", "prompts", "resources"):
@@ -569,10 +558,8 @@ class Server:
         ``ref`` is a prompt name or a resource template; ``argument`` the prompt argument or
         template variable. At most 100 suggestions are sent (``total`` says how many).
         """
-        kind = "ref/resource" if is_template(ref) else "ref/prompt"
-
         def register(fn: Completer) -> Completer:
-            self._completers[(kind, ref, argument)] = fn
+            self._completions.add(ref, argument, fn)
             return fn
 
         return register
@@ -659,12 +646,12 @@ class Server:
 
         return register
 
-    def mount(self, other: Server, prefix: str | None = None) -> None:
+    def mount(self, other: ServerCore, prefix: str | None = None) -> None:
         """Serve ``other``'s tools, prompts, resources and templates as this server's own:
         tools and prompts as ``{prefix}_{name}``, URIs as ``scheme://{prefix}/rest``, live,
         through ``other``'s method handlers (so a proxy mounts too). Thread-safe. The rules
         (clashes, lifespan, cycles): :mod:`mcpsync.server.mount`, docs/server.md."""
-        if not isinstance(other, Server):
+        if not isinstance(other, ServerCore):
             raise TypeError(f"mount() takes a Server, not {type(other).__name__}")
         mount(self, other, prefix)
 
@@ -718,21 +705,9 @@ class Server:
         self.listeners.task_status(task_id, owner, params, version=version)
         self._relay.task_status(task_id, owner, version, params)
 
-    def _fetch_task(self, task_id: str, owner: str) -> tuple[int, dict[str, Any]] | None:
-        """A v2 task's ``(version, DetailedTask)`` from the task store, for a listen that
-        heard of a status too large for the bus; None when gone or not ``owner``'s."""
-        from ..tasks.wire import v2_detailed
-
-        record = self.tasks.store.get(task_id, owner)
-        if record is None or record.surface != "v2":
-            return None
-        return record.version, v2_detailed(record)
-
     def _listen(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
         # A method (not a function of builtins.py): capabilities_for() compares the
         # registered listen handler with it, and a bound method compares equal each time.
-        from ..tasks.surface import owner_of
-
         return serve_listen(self.listeners, self.capabilities(), ctx, params,
                             principal=owner_of(ctx), may_read=reader(self, ctx.auth))
 
@@ -748,22 +723,9 @@ class Server:
         """
         serve_stdio(self, drain_timeout=drain_timeout, write_timeout=write_timeout)
 
-    def wsgi_app(self, **options: Any) -> Any:
-        """This server as a WSGI application speaking Streamable HTTP (both eras); see
-        :class:`mcpsync.http.McpWsgiApp` for the options."""
-        from ..http.wsgi import McpWsgiApp
-
-        return McpWsgiApp(self, **options)
-
-    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
-        """Serve over HTTP on mcpsync's development server: one reader reads each request
-        whole under a deadline, then a bounded pool runs it (see :func:`mcpsync.http.serve`)."""
-        from ..http import serve
-
-        serve(self, host, port, **options)
-
     def __repr__(self) -> str:
-        return f"Server({self.name!r}, version={self.version!r}, tools={len(self.tools)})"
+        return (f"{type(self).__name__}({self.name!r}, version={self.version!r}, "
+                f"tools={len(self.tools)})")
 
 
 #: The capabilities derived from registrations, and the methods that serve each.
