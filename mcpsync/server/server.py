@@ -9,60 +9,50 @@ once (a stdio stream, many HTTP clients, in-memory test clients). Register tools
 handlers before serving or while serving: registries are thread-safe and a change is
 announced to connected clients.
 
-This module holds the class: identity, registration (the decorators) and the serving
-entry points. The built-in method handlers are in ``builtins.py``; what a tool, resource
-or prompt is, how it is described and how it is run, in ``tools.py``, ``resources.py`` and
-``prompts.py``; serving itself in ``session.py``, ``stdio.py`` and ``mcpsync.http``.
+This module holds the class: identity, capabilities, extensions, lifespan and the serving
+entry points. Its base, :class:`~mcpsync.server.definition.ServerDefinition`, holds the
+registries, the method table and the registration decorators. The built-in method
+handlers are in ``builtins.py``; what a tool, resource or prompt is, how it is described
+and how it is run, in ``tools.py``, ``resources.py`` and ``prompts.py``; serving itself
+in ``session.py``, ``stdio.py`` and ``mcpsync.http``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import inspect
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..codec import to_wire
-from ..dispatch.context import HandlerContext, check_meta
-from ..dispatch.registry import MethodRegistry, NotificationHandlers, RequestHandlers
-from ..dispatch.typed import ToolBinding
+from ..dispatch.context import HandlerContext
 from ..engine.connection import Middleware
 from ..engine.pool import WorkerPool
 from ..protocol.bus import Bus
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, features
 from ..transports.base import Transport
 from ..transports.pipe_writer import WRITE_TIMEOUT
-from ..types import Icon, ToolAnnotations
+from ..types import Icon
 from .builtins import core_methods
-from .completions import Completions
+from .definition import NotificationHandler as NotificationHandler
+from .definition import ServerDefinition
 from .extensions import Extensions, Plugged
+from .handlers import MethodHandler as MethodHandler
+from .handlers import ScopeFactory as ScopeFactory
 from .lifespan import Lifespan
 from .listen import DEFAULT_MAX_SUBSCRIPTIONS, ListenRegistry, serve_listen
 from .mount import Mounts, mount
 from .owners import owner_of
-from .prompts import Completer, PromptRegistry, describe_prompt
 from .relay import EventRelay
-from .resources import ResourceRegistry, describe_resource
-from .scopes import as_scopes, reader
-from .scopes import check as check_scopes
+from .scopes import reader
 from .session import ServerSession
 from .state_key import resolve_state_key
 from .stdio import serve_stdio
 from .subscribers import ResourceSubscribers
-from .tools import RegisteredTool, ToolRegistry, describe
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-F = TypeVar("F", bound=Callable[..., Any])
 E = TypeVar("E", bound="Extension")
-
-#: A raw method handler: gets the context and the raw params, returns the raw result.
-MethodHandler = Callable[[HandlerContext, dict[str, Any]], dict[str, Any]]
-ScopeFactory = Callable[[HandlerContext], AbstractContextManager[Any]]
-NotificationHandler = Callable[[ServerSession, dict[str, Any]], None]
 
 
 class Extension(Plugged, Protocol):
@@ -75,7 +65,7 @@ class Extension(Plugged, Protocol):
         """Register what the extension serves on ``server`` (called once, by ``use``)."""
 
 
-class ServerCore:
+class ServerCore(ServerDefinition):
     """An MCP server definition (``mcpsync.Server`` is this with tasks and HTTP serving).
 
     ``max_concurrent_handlers`` caps how many requests run at once (each on its own
@@ -146,22 +136,8 @@ class ServerCore:
         #: session takes a copy when it connects: change these before serving.
         self.send_middleware: list[Middleware] = []
         self.recv_middleware: list[Middleware] = []
-        self.tools = ToolRegistry(on_change=lambda: self.notify_list_changed("tools"))
-        self.resources = ResourceRegistry(
-            on_change=lambda: self.notify_list_changed("resources"))
-        self.prompts = PromptRegistry(on_change=lambda: self.notify_list_changed("prompts"))
-        self._completions = Completions(self.prompts, self.resources)
-        #: Every method this server answers and notification it hears (built-ins, custom
-        #: methods, extensions): see :meth:`method_handler`, :meth:`notification_handler`.
-        self.methods: MethodRegistry[MethodHandler, NotificationHandler] = MethodRegistry(
-            f"server {name!r}")
-        #: The registry's request handlers as a dict (assigning replaces, ``del`` removes).
-        self.method_handlers: RequestHandlers[MethodHandler] = RequestHandlers(self.methods)
-        #: The registry's notification handlers as a dict of one callable per method.
-        self.notification_handlers = NotificationHandlers(self.methods)
-        #: Context-manager factories entered around every method handler, on its thread
-        #: (see :meth:`request_scope`); outermost first.
-        self.request_scopes: list[ScopeFactory] = []
+        # The registries, the method table and the request scopes (ServerDefinition).
+        super().__init__(name, lambda kind: self.notify_list_changed(kind))
         self._sessions: set[ServerSession] = set()
         self._sessions_lock = threading.Lock()
         self.subscribers = ResourceSubscribers()  #: who subscribes to what, either era
@@ -197,21 +173,6 @@ class ServerCore:
         self.extensions.add(extension)
         extension.install(self)
         return extension
-
-    def wrap_method(self, method: str,
-                    wrapper: Callable[[MethodHandler], MethodHandler]) -> None:
-        """Replace the handler of ``method`` with ``wrapper(handler)``, which calls the
-        handler it was given for what it does not handle itself. The wrapper stays a
-        built-in if the handler was one (a later ``method_handler`` replaces it), so the
-        order in which extensions, mounts and built-ins were installed decides nothing but
-        the nesting. ``KeyError`` when ``method`` has no handler. Meant for set-up time."""
-        handler = self.methods.request_handler(method)
-        if handler is None:
-            raise KeyError(method)
-        if self.methods.is_default(method):
-            self.methods.set_default(method, wrapper(handler))
-        else:
-            self.methods.add_request(method, wrapper(handler), replace=True)
 
     @property
     def request_state_key(self) -> bytes:
@@ -351,142 +312,6 @@ class ServerCore:
                     caps[kind] = {}
         return caps
 
-    # -- registration --------------------------------------------------------------------
-
-    @overload
-    def tool(self, fn: F, /) -> F: ...
-
-    @overload
-    def tool(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: ToolAnnotations | dict[str, Any] | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        input_schema: dict[str, Any] | None = None,
-        task: Literal["forbidden", "optional", "required"] = "forbidden",
-        defer_task: bool = False,
-        scopes: Iterable[str] = (),
-    ) -> Callable[[F], F]: ...
-
-    def tool(
-        self,
-        name: Any = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: ToolAnnotations | dict[str, Any] | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        input_schema: dict[str, Any] | None = None,
-        task: Literal["forbidden", "optional", "required"] = "forbidden",
-        defer_task: bool = False,
-        scopes: Iterable[str] = (),
-    ) -> Any:
-        """Register a plain function as a tool: ``@server.tool()`` or ``@server.tool("name")``.
-
-        The input schema comes from the type hints, the description from the docstring, and
-        a structured return type adds an output schema. A parameter annotated
-        ``HandlerContext`` receives the request's context. ``input_schema`` replaces the
-        derived schema with a hand-written one (advertised verbatim, arguments validated
-        against it and passed as they arrive; a ``**kwargs`` parameter receives them all).
-
-        ``task="optional"`` or ``"required"`` lets the tool run as a task (a client that
-        negotiated tasks gets a ``CreateTaskResult`` and polls); ``defer_task=True`` runs
-        it as a plain call until it raises :class:`~mcpsync.tasks.RunAsTask`. See
-        docs/tasks.md.
-
-        ``scopes=["files:write"]``: the caller's access token (``ctx.auth``) must carry
-        these OAuth scopes; over HTTP with ``auth=`` a call without them is a 403
-        ``insufficient_scope`` naming them, elsewhere a JSON-RPC error. See docs/auth.md.
-        """
-        if callable(name):
-            self.add_tool(name)
-            return name
-
-        def register(fn: F) -> F:
-            self.add_tool(
-                fn, name=name, title=title, description=description, annotations=annotations,
-                icons=icons, meta=meta, structured_output=structured_output,
-                input_schema=input_schema, task=task, defer_task=defer_task, scopes=scopes,
-            )
-            return fn
-
-        return register
-
-    def add_tool(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: ToolAnnotations | dict[str, Any] | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        input_schema: dict[str, Any] | None = None,
-        task: Literal["forbidden", "optional", "required"] = "forbidden",
-        defer_task: bool = False,
-        scopes: Iterable[str] = (),
-    ) -> None:
-        """Register ``fn`` as a tool (the non-decorator form of :meth:`tool`)."""
-        if task not in ("forbidden", "optional", "required"):
-            raise ValueError(f"task must be 'forbidden', 'optional' or 'required', not {task!r}")
-        binding = ToolBinding.from_function(
-            fn, name=name, description=description, structured_output=structured_output,
-            context_type=HandlerContext, input_schema=input_schema,
-        )
-        execution = None if task == "forbidden" else {"taskSupport": task}
-        wire = describe(binding, title=title, annotations=annotations, icons=icons, meta=meta,
-                        execution=execution)
-        self.tools.add(RegisteredTool(binding, wire, task=task, defer_task=defer_task,
-                                      scopes=as_scopes(scopes)))
-
-    def remove_tool(self, name: str) -> None:
-        """Unregister a tool; connected clients are told the list changed."""
-        self.tools.remove(name)
-
-    def resource(
-        self,
-        uri: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        size: int | None = None,
-        icons: list[Icon] | None = None,
-        annotations: dict[str, Any] | None = None,
-        meta: dict[str, Any] | None = None,
-        scopes: Iterable[str] = (),
-    ) -> Callable[[F], F]:
-        """Register a function that reads a resource.
-
-        ``uri`` is a fixed URI (listed by ``resources/list``) or an RFC 6570 template such as
-        ``"weather://cities/{city}"`` (listed by ``resources/templates/list``); template
-        variables are passed as keyword arguments, converted to the annotated scalar type.
-        Return ``str`` (text), ``bytes`` (a blob), JSON-able data (JSON text), or
-        ``TextResourceContents``/``BlobResourceContents`` (one or a list).
-
-        ``scopes=["notes:read"]``: the reader's access token must carry these OAuth scopes
-        to read, subscribe to or complete it (as for :meth:`tool`). See docs/auth.md.
-        """
-        as_scopes(scopes)  # a bad scopes= fails at the decorator, not at the first read
-
-        def register(fn: F) -> F:
-            self.resources.add(describe_resource(
-                fn, uri, name=name, title=title, description=description, mime_type=mime_type,
-                size=size, icons=icons, annotations=annotations, meta=meta, scopes=scopes))
-            return fn
-
-        return register
-
     def notify_resource_updated(self, uri: str) -> None:
         """Tell every session subscribed to ``uri`` that it changed, and every
         ``subscriptions/listen`` stream whose ``resourceSubscriptions`` cover it (the same
@@ -520,131 +345,6 @@ class ServerCore:
         owners = None if sessions is None else [s.ended for s in sessions]
         self.listeners.end(owners)
         return self.listeners.wait_ended(owners, timeout)
-
-    def prompt(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        scopes: Iterable[str] = (),
-    ) -> Callable[[F], F]:
-        """Register a function that renders a prompt.
-
-        Its parameters (strings, or scalars converted from strings) are the prompt's
-        arguments: required unless they have a default, described by the docstring's
-        ``Args:`` section. Return a ``str`` (one user message), content blocks,
-        ``PromptMessage``/``{"role", "content"}`` items, a list of those, or a
-        ``GetPromptResult``.
-
-        ``scopes=["reports"]``: the caller's access token must carry these OAuth scopes to
-        get or complete it (as for :meth:`tool`). See docs/auth.md.
-        """
-        as_scopes(scopes)
-
-        def register(fn: F) -> F:
-            self.prompts.add(describe_prompt(fn, name=name, title=title,
-                                             description=description, icons=icons, meta=meta,
-                                             scopes=scopes))
-            return fn
-
-        return register
-
-    def completer(self, ref: str, argument: str) -> Callable[[Completer], Completer]:
-        """Register ``fn(value, context_arguments) -> [suggestions]`` for completion/complete.
-
-        ``ref`` is a prompt name or a resource template; ``argument`` the prompt argument or
-        template variable. At most 100 suggestions are sent (``total`` says how many).
-        """
-        def register(fn: Completer) -> Completer:
-            self._completions.add(ref, argument, fn)
-            return fn
-
-        return register
-
-    def method_handler(
-        self, method: str, *, replace: bool = False
-    ) -> Callable[[MethodHandler], MethodHandler]:
-        """Register a raw handler for any method: ``fn(ctx, params) -> result dict``.
-
-        The escape hatch for methods mcpsync has no typed support for; it replaces a
-        built-in handler of the same name. Registering a method that already has a custom
-        handler raises :class:`~mcpsync.DuplicateHandlerError` unless ``replace=True``.
-        An exception becomes the error answer (an ``MCPError`` keeps its code, anything
-        else is -32603). A custom method adds nothing to the declared capabilities.
-        """
-
-        def register(fn: MethodHandler) -> MethodHandler:
-            self.methods.add_request(method, fn, replace=replace)
-            return fn
-
-        return register
-
-    def request_scope(self, fn: Callable[[HandlerContext], Any]) -> Callable[
-            [HandlerContext], Any]:
-        """Run setup and teardown around every request, on the request's own thread.
-
-        ``fn(ctx)`` returns a context manager, or is a generator function (it is then
-        wrapped with :func:`contextlib.contextmanager`): the code before ``yield`` runs on
-        the handler thread before the handler, the code after it (put it in ``finally``)
-        when the handler has returned, raised or been cancelled. This is where a
-        thread-bound resource belongs (a SQLAlchemy ``scoped_session``, a SQLite
-        connection), because handler threads are reused::
-
-            @server.request_scope
-            def db_session(ctx):
-                try:
-                    yield
-                finally:
-                    Session.remove()
-
-        Scopes wrap every method that reaches a handler (``tools/call``, ``resources/read``,
-        ``tools/list``…; check ``ctx.method`` to pick), not ``initialize``. An exception
-        from a scope fails that request like one from the handler. Under 2026-07-28 a
-        handler that asks the client a question ends its attempt, and the retry runs the
-        scope again. A tool running as a task runs inside the scopes too, entered on the
-        task's own thread (``ctx`` is then its :class:`~mcpsync.tasks.TaskContext`). Work
-        handed to another thread (``ctx.detach()``) is outside it.
-        """
-        factory: ScopeFactory = (contextlib.contextmanager(fn)
-                                 if inspect.isgeneratorfunction(fn) else fn)
-        self.request_scopes.append(factory)
-        return fn
-
-    def run_handler(self, handler: MethodHandler, ctx: HandlerContext,
-                    params: dict[str, Any]) -> dict[str, Any]:
-        """Call a method handler inside the request scopes (the engine's one way in)."""
-        if params.get("_meta") is not None:
-            check_meta(params)
-        scopes = self.request_scopes
-        if not scopes:
-            check_scopes(self, ctx, ctx.method, params)
-            return handler(ctx, params)
-        with contextlib.ExitStack() as stack:
-            for scope in list(scopes):
-                stack.enter_context(scope(ctx))
-            # Per-item OAuth scopes, on every transport; inside the request scopes, so an
-            # auth layer written as one has set ``ctx.auth`` by then.
-            check_scopes(self, ctx, ctx.method, params)
-            return handler(ctx, params)
-
-    def notification_handler(
-        self, method: str
-    ) -> Callable[[NotificationHandler], NotificationHandler]:
-        """Register ``fn(session, params)`` for an inbound notification.
-
-        A method may have several handlers: each runs, in the order registered, on the
-        session's notification thread; one that raises is logged and the next still runs.
-        Notifications nobody handles are ignored, as the spec says.
-        """
-
-        def register(fn: NotificationHandler) -> NotificationHandler:
-            self.methods.add_notification(method, fn)
-            return fn
-
-        return register
 
     def mount(self, other: ServerCore, prefix: str | None = None) -> None:
         """Serve ``other``'s tools, prompts, resources and templates as this server's own:
