@@ -50,6 +50,11 @@ class Extensions:
                                  "on this server")
             self.installed = (*self.installed, extension)
 
+    def remove(self, extension: Plugged) -> None:
+        """Forget ``extension`` (one whose installation failed)."""
+        with self._lock:
+            self.installed = tuple(e for e in self.installed if e is not extension)
+
     @property
     def identifiers(self) -> frozenset[str]:
         """The identifiers of the extensions in use (what a mount hides)."""

@@ -170,8 +170,12 @@ class ServerCore(ServerDefinition):
         it. ``ValueError`` when an extension of the same identifier is in use already
         (a :class:`mcpsync.Server` uses the tasks extension from the start). Call it
         before serving: like a method handler, an extension is part of the definition."""
-        self.extensions.add(extension)
-        extension.install(self)
+        self.extensions.add(extension)  # first: a second one of its identifier is refused
+        try:
+            extension.install(self)
+        except BaseException:
+            self.extensions.remove(extension)
+            raise
         return extension
 
     @property
