@@ -81,10 +81,10 @@ if TYPE_CHECKING:
         UnsupportedProtocolVersionError,
         UrlElicitationRequiredError,
     )
+    from .facade import Server
     from .protocol.deadline import Deadline, DeadlineExceeded
     from .server.lifespan import StartupError
     from .server.paths import UnsafePathError, safe_join
-    from .server.server import Server
     from .server.session import ServerSession
     from .tasks import MemoryTaskStore, RunAsTask, SqliteTaskStore, TaskContext
     from .types import (
@@ -196,7 +196,7 @@ _LAZY: dict[str, str] = {
     "Root": ".types",
     "RunAsTask": ".tasks",
     "SamplingMessage": ".types",
-    "Server": ".server.server",
+    "Server": ".facade",
     "ServerExitedError": ".errors",
     "ServerSession": ".server.session",
     "SessionInfo": ".dispatch.session_info",

@@ -18,7 +18,7 @@ from ._version import __version__
 from .cli_output import stdout_to_stderr
 from .cli_session import USAGE, Exit
 from .cli_target import TargetError, UsageError, load_server
-from .server.server import Server
+from .facade import Server
 
 HELP = """\
   mcpsync run SERVER [--task-store PATH]    serve a Server over stdio

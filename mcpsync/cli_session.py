@@ -22,7 +22,7 @@ from .cli_target import connect
 from .client import Client
 from .client.negotiate import NotAnMCPServerError
 from .errors import MCPSyncError, ServerExitedError
-from .server.server import Server
+from .facade import Server
 
 T = TypeVar("T")
 

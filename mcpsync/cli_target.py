@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .client import Client
-from .server.server import Server
+from .facade import Server
 
 
 class UsageError(ValueError):

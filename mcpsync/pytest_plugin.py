@@ -31,7 +31,7 @@ from .testing import ERAS, connect
 
 if TYPE_CHECKING:
     from .client import Client
-    from .server.server import Server
+    from .facade import Server
 
 
 @pytest.fixture

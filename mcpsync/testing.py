@@ -24,7 +24,7 @@ from .transports.memory import memory_pair
 
 if TYPE_CHECKING:
     from .client import Client
-    from .server.server import Server
+    from .facade import Server
 
 #: The protocol eras a server should be tested in: the stateless 2026-07-28 and the
 #: newest handshake revision.

@@ -18,11 +18,11 @@ from .session_store import (
 from .wsgi import McpWsgiApp, close_sse_stream
 
 if TYPE_CHECKING:
-    from ..server.server import Server
+    from ..server.server import ServerCore
     from .wsgi import Environ, StartResponse
 
 
-def mount(app: Any, mcp: Server | McpWsgiApp, prefix: str = "/mcp", **options: Any) -> Any:
+def mount(app: Any, mcp: ServerCore | McpWsgiApp, prefix: str = "/mcp", **options: Any) -> Any:
     """Wrap a WSGI app (Flask's ``app.wsgi_app``, Django's ``get_wsgi_application()``) so
     that ``prefix`` goes to the MCP endpoint and everything else to ``app``::
 
@@ -58,7 +58,7 @@ def mount(app: Any, mcp: Server | McpWsgiApp, prefix: str = "/mcp", **options: A
     return DispatcherMiddleware(app, mounts)
 
 
-def serve(server: Server, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp",
+def serve(server: ServerCore, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp",
           ready: Any = None, timeout: float = 10.0, max_connections: int = 256,
           **options: Any) -> None:
     """Serve ``server`` at ``http://host:port{path}`` on the development server

@@ -3,8 +3,9 @@
 ``initialize`` mints an ``Mcp-Session-Id``; later POSTs feed the session's messages (one or
 a 2025-03-26 batch), GET opens the session's standalone stream or resumes one of its
 streams from the event store (``Last-Event-ID``), DELETE ends the session. These take the
-app for its sessions, event store and inbound path; the routing that picks them stays in
-``wsgi.py`` and the way an answer is written (JSON or SSE) is in ``replies.py``.
+app's :class:`~mcpsync.http.services.Services` for its sessions, event store and inbound
+path; the routing that picks them stays in ``wsgi.py`` and the way an answer is written
+(JSON or SSE) is in ``replies.py``.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, StoreUnavailableError
 from ..protocol import sse as sse_codec
 from ..protocol.jsonrpc import ErrorResponse, Invalid, Message, Request, Response
 from ..protocol.versions import features
+from .environ import transport_context
 from .modern import _inline_tool
 from .replies import (
     Environ,
@@ -25,6 +27,7 @@ from .replies import (
     _accepts,
     _encode,
     _HttpError,
+    error_reply,
     final_only,
     json_reply,
     json_response,
@@ -32,13 +35,11 @@ from .replies import (
     respond,
     sse_stream,
 )
+from .services import Services
 from .session_table import RETRY_AFTER, SessionTableFull
 from .sessions import HttpSession
 from .sse_body import _has_answer
 from .streams import ResponseStream, _seq
-
-if TYPE_CHECKING:
-    from .wsgi import McpWsgiApp
 
 SESSION_NOT_FOUND: Final = -32001
 _LEGACY_STATUS: Final = {INVALID_REQUEST: "400 Bad Request", PARSE_ERROR: "400 Bad Request"}
@@ -48,65 +49,65 @@ class _MethodNotAllowed(Exception):
     pass
 
 
-def initialize(app: McpWsgiApp, message: Request, environ: Environ, headers: dict[str, str],
+def initialize(services: Services, message: Request, environ: Environ, headers: dict[str, str],
                start_response: StartResponse) -> Iterable[bytes]:
     """An ``initialize`` without a session: mint one, answer with its ``Mcp-Session-Id``."""
     remote = environ.get("REMOTE_ADDR")
     try:
-        session = app.sessions.create(owner=app.owner(),
+        session = services.sessions.create(owner=services.gate.owner(),
                                       address=remote if isinstance(remote, str) else None)
     except SessionTableFull as exc:
-        return app._plain_error(start_response, "503 Service Unavailable", INTERNAL_ERROR,
-                                f"Too many sessions: {exc}", message.id,
-                                extra=[("Retry-After", str(RETRY_AFTER))])
+        return error_reply(start_response, "503 Service Unavailable", INTERNAL_ERROR,
+                           f"Too many sessions: {exc}", message.id,
+                           extra=[("Retry-After", str(RETRY_AFTER))])
     try:
-        return _initialize(app, session, message, environ, headers, start_response)
+        return _initialize(services, session, message, environ, headers, start_response)
     finally:
         session.leave()
 
 
-def _initialize(app: McpWsgiApp, session: HttpSession, message: Request, environ: Environ,
+def _initialize(services: Services, session: HttpSession, message: Request, environ: Environ,
                 headers: dict[str, str], start_response: StartResponse) -> Iterable[bytes]:
     stream = session.open_stream(message.id)
     assert stream is not None
     stream.attach()
-    session.feed(message, app._transport(environ, headers, session.id))
-    final = final_only(app, stream)
+    session.feed(message, transport_context(environ, headers, session.id))
+    final = final_only(services.pacing, stream)
     stream.detach()
     stream.delivered = final is not None
     session.release(stream)
     if not isinstance(final, Response):
-        app.sessions.remove(session.id, session.owner)
+        services.sessions.remove(session.id, session.owner)
         return json_response(start_response, final, _LEGACY_STATUS, None)
     version = session.protocol_version
-    session.priming = (app.store is not None and version is not None
+    session.priming = (services.store is not None and version is not None
                        and features(version).sse_polling)
     try:
-        app.sessions.initialized(session)
+        services.sessions.initialized(session)
     except StoreUnavailableError:
-        app.sessions.remove(session.id, session.owner)  # answered 503: no session here
+        services.sessions.remove(session.id, session.owner)  # answered 503: no session here
         raise
     return json_reply(start_response, "200 OK", _encode(final),
                       [("Mcp-Session-Id", session.id)])
 
 
-def post(app: McpWsgiApp, session: HttpSession, items: list[Message | Invalid], batch: bool,
+def post(services: Services, session: HttpSession, items: list[Message | Invalid], batch: bool,
          environ: Environ, headers: dict[str, str],
          start_response: StartResponse) -> Iterable[bytes]:
     """A POST to an existing session: one message or a batch (2025-03-26 only)."""
     if not session.claim():  # ended, or evicted, since it was looked up
         raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
     try:
-        return _post(app, session, items, batch, environ, headers, start_response)
+        return _post(services, session, items, batch, environ, headers, start_response)
     finally:
         session.leave()  # its streams, if any, keep it busy from here
 
 
-def _post(app: McpWsgiApp, session: HttpSession, items: list[Message | Invalid], batch: bool,
+def _post(services: Services, session: HttpSession, items: list[Message | Invalid], batch: bool,
           environ: Environ, headers: dict[str, str],
           start_response: StartResponse) -> Iterable[bytes]:
     version = headers.get("mcp-protocol-version")
-    if version is not None and version not in app.server.legacy_versions:
+    if version is not None and version not in services.server.legacy_versions:
         raise _HttpError("400 Bad Request", INVALID_REQUEST,
                          f"Bad request: unsupported MCP-Protocol-Version {version!r}")
     if batch and not (session.protocol_version
@@ -115,11 +116,11 @@ def _post(app: McpWsgiApp, session: HttpSession, items: list[Message | Invalid],
                          "Invalid request: batches are only allowed in 2025-03-26")
     replies: list[Message] = []
     streams: list[tuple[ResponseStream, int]] = []  # with each one's consumer token
-    transport = app._transport(environ, headers, session.id)
+    transport = transport_context(environ, headers, session.id)
     for item in items:
         if isinstance(item, Invalid):
             if item.reply is not None:  # answered in this POST's body, as sent
-                app._executor().send(item.reply, transport, replies.append)
+                services.executor().send(item.reply, transport, replies.append)
             continue
         if isinstance(item, Request):
             stream = session.open_stream(item.id)
@@ -129,14 +130,14 @@ def _post(app: McpWsgiApp, session: HttpSession, items: list[Message | Invalid],
                     "message": f"Invalid request: id {item.id!r} is already in flight"}))
                 continue
             streams.append((stream, stream.attach()))
-            if not batch and _inline_here(app, session, item):
+            if not batch and _inline_here(services, session, item):
                 began = time.monotonic()
-                with app._pool.inline_next():
+                with services.pool.inline_next():
                     session.feed(item, transport)
-                if time.monotonic() - began > app.json_window / 2:
+                if time.monotonic() - began > services.pacing.json_window / 2:
                     # Near the JSON window: from now on this tool runs on the pool, so
                     # that a slow call is upgraded to a (resumable) SSE stream in time.
-                    app.slow_tools.add(str((item.params or {}).get("name")))
+                    services.slow_tools.add(str((item.params or {}).get("name")))
                 continue
         session.feed(item, transport)
     if not streams and not replies:
@@ -144,7 +145,7 @@ def _post(app: McpWsgiApp, session: HttpSession, items: list[Message | Invalid],
         return [b""]
     if batch or not streams:
         for stream, token in streams:
-            final = final_only(app, stream, consumer=token)
+            final = final_only(services.pacing, stream, consumer=token)
             if stream.detach(token):
                 stream.delivered = final is not None
                 session.release(stream)
@@ -161,47 +162,48 @@ def _post(app: McpWsgiApp, session: HttpSession, items: list[Message | Invalid],
         if stream.detach(token):
             session.release(stream)
 
-    return respond(app, start_response, stream, headers, on_close, statuses=_LEGACY_STATUS,
+    return respond(services.pacing, start_response, stream, headers, on_close,
+                   statuses=_LEGACY_STATUS,
                    prime=(lambda: session.prime(stream)) if session.priming else None,
                    consumer=token)
 
 
-def _session_for(app: McpWsgiApp, headers: dict[str, str]) -> HttpSession:
+def _session_for(services: Services, headers: dict[str, str]) -> HttpSession:
     session_id = headers.get("mcp-session-id")
-    if not session_id or not app.legacy_sessions:
+    if not session_id or not services.legacy_sessions:
         raise _MethodNotAllowed()
-    session = app.sessions.get(session_id, app.owner())
+    session = services.sessions.get(session_id, services.gate.owner())
     if session is None or not session.claim():  # (ended or evicted since the lookup)
         raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
     return session
 
 
-def get(app: McpWsgiApp, headers: dict[str, str],
+def get(services: Services, headers: dict[str, str],
         start_response: StartResponse) -> Iterable[bytes]:
     """A GET: the session's standalone stream, or the resumption of one of its streams."""
     try:
-        session = _session_for(app, headers)
+        session = _session_for(services, headers)
     except _MethodNotAllowed:
         return method_not_allowed(start_response)
     try:
-        return _get(app, session, headers, start_response)
+        return _get(services, session, headers, start_response)
     finally:
         session.leave()  # an attached stream keeps it busy from here
 
 
-def _get(app: McpWsgiApp, session: HttpSession, headers: dict[str, str],
+def _get(services: Services, session: HttpSession, headers: dict[str, str],
          start_response: StartResponse) -> Iterable[bytes]:
     if not _accepts(headers)[1]:
         raise _HttpError("406 Not Acceptable", INVALID_REQUEST,
                          "Not acceptable: a GET stream needs Accept: text/event-stream")
     session.touch()
     last = headers.get("last-event-id")
-    if last and app.store is not None:
-        found = app.store.events_after(last)
+    if last and services.store is not None:
+        found = services.store.events_after(last)
         # Only this session's own streams: an id of another session's stream is
         # treated as unknown (a fresh GET stream, nothing replayed).
         if found is not None and session.owns(found[0]):
-            return _resume(app, session, found, last, start_response)
+            return _resume(services, session, found, last, start_response)
     stream = session.open_standalone()
     if stream is None:
         raise _HttpError("409 Conflict", INVALID_REQUEST,
@@ -216,12 +218,12 @@ def _get(app: McpWsgiApp, session: HttpSession, headers: dict[str, str],
     # With a relay, what waited in the store comes first with its own ids: a priming
     # event (stored after them) would make a client that drops at once resume past them.
     prime = session.priming and not (session.relay is not None and items)
-    return sse_stream(app, start_response, stream, items, done, on_close,
+    return sse_stream(services.pacing, start_response, stream, items, done, on_close,
                       prime_id=session.prime(stream) if prime else None,
                       consumer=token)
 
 
-def _resume(app: McpWsgiApp, session: HttpSession, found: tuple[str, list[tuple[str, bytes]]],
+def _resume(services: Services, session: HttpSession, found: tuple[str, list[tuple[str, bytes]]],
             last: str, start_response: StartResponse) -> Iterable[bytes]:
     """Replay a stream's events after ``last`` and, if it is still live, carry on with it.
 
@@ -234,12 +236,12 @@ def _resume(app: McpWsgiApp, session: HttpSession, found: tuple[str, list[tuple[
         if key == session.standalone_key:
             followed = session.follow_standalone(last)
             assert followed is not None
-            return _follow(app, session, followed, start_response)
+            return _follow(services, session, followed, start_response)
         local = session.stream_by_key(key)
         if (local is None or local.follower is not None) and not _has_any_answer(events):
             # Its request runs on another worker (or ran here and a follower of ours
             # lost its client): follow its key until the answer.
-            return _follow(app, session, session.follow_stream(key, last), start_response)
+            return _follow(services, session, session.follow_stream(key, last), start_response)
     live = session.stream_by_key(key)
     if live is not None and live.follower is not None:
         live = None  # a follower of ours whose answer is stored: replay it, as below
@@ -253,7 +255,7 @@ def _resume(app: McpWsgiApp, session: HttpSession, found: tuple[str, list[tuple[
         token = live.attach()
         if session.relay is not None:  # a follower elsewhere lets go of it
             session.relay.takeover(session.id, key)
-        again = app.store.events_after(last) if app.store is not None else None
+        again = services.store.events_after(last) if services.store is not None else None
         if again is not None and again[0] == key:
             events = again[1]
     skip = max([_seq(last)] + [_seq(event_id) for event_id, _ in events])
@@ -279,11 +281,11 @@ def _resume(app: McpWsgiApp, session: HttpSession, found: tuple[str, list[tuple[
             session.close_standalone(live)
 
     items, done = stream.take(0.0, token)
-    return sse_stream(app, start_response, stream, items, done, on_close, prelude=replay,
-                      on_complete=on_complete, consumer=token)
+    return sse_stream(services.pacing, start_response, stream, items, done, on_close,
+                      prelude=replay, on_complete=on_complete, consumer=token)
 
 
-def _follow(app: McpWsgiApp, session: HttpSession, stream: ResponseStream,
+def _follow(services: Services, session: HttpSession, stream: ResponseStream,
             start_response: StartResponse) -> Iterable[bytes]:
     """Relay: serve a stream filled from the event store (see :mod:`mcpsync.http.relay`)."""
     token = stream.attach()
@@ -301,7 +303,7 @@ def _follow(app: McpWsgiApp, session: HttpSession, stream: ResponseStream,
             session.forget_finished(key)  # the answer went out whole
 
     items, done = stream.take(0.0, token)
-    return sse_stream(app, start_response, stream, items, done, on_close,
+    return sse_stream(services.pacing, start_response, stream, items, done, on_close,
                       on_complete=on_complete, consumer=token)
 
 
@@ -319,26 +321,26 @@ def _has_any_answer(events: list[tuple[str, bytes]]) -> bool:
     return False
 
 
-def delete(app: McpWsgiApp, headers: dict[str, str],
+def delete(services: Services, headers: dict[str, str],
            start_response: StartResponse) -> Iterable[bytes]:
     """A DELETE: the client ends its session."""
     session_id = headers.get("mcp-session-id")
-    if not session_id or not app.legacy_sessions:
+    if not session_id or not services.legacy_sessions:
         return method_not_allowed(start_response)
-    if not app.sessions.remove(session_id, app.owner()):
+    if not services.sessions.remove(session_id, services.gate.owner()):
         raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
     start_response("200 OK", [("Content-Length", "0")])
     return [b""]
 
 
-def _inline_here(app: McpWsgiApp, session: HttpSession, request: Request) -> bool:
+def _inline_here(services: Services, session: HttpSession, request: Request) -> bool:
     """Whether the handler of ``request`` may run on this POST's thread rather than on
     the pool: a tool without a context parameter (as in 2026-07-28, ``modern.py``), on a
     session of this worker whose engine runs no receive middleware (a handler never runs
     inside it), unless one of its calls here took over half the JSON window (a call
     slower than the window is answered on an SSE stream, with its priming event)."""
-    if (app.relay is not None or not _inline_tool(app, request)
-            or str((request.params or {}).get("name")) in app.slow_tools):
+    if (services.relay is not None or not _inline_tool(services.server, request)
+            or str((request.params or {}).get("name")) in services.slow_tools):
         return False
     executor = getattr(session.server_session.connection, "_executor", None)
     return executor is not None and not executor.has_receive_middleware

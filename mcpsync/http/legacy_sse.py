@@ -1,59 +1,58 @@
 """The 2024-11-05 HTTP+SSE transport, for old clients: ``GET {sse_path}`` opens a session
 and its one stream, ``POST {messages_path}`` feeds it messages whose answers go on that
 stream. Apart from the Streamable HTTP eras (``modern.py``, ``legacy.py``) because it has
-its own endpoints and framing; the routing that picks it stays in ``wsgi.py``.
+its own endpoints and framing; the routing that picks it stays in ``wsgi.py``. Takes the
+app's :class:`~mcpsync.http.services.Services`, as the other eras do.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 from ..protocol import jsonrpc
 from ..protocol import sse as sse_codec
+from .environ import transport_context
 from .legacy import SESSION_NOT_FOUND
 from .replies import Environ, StartResponse, _HttpError, sse_stream
-
-if TYPE_CHECKING:
-    from .wsgi import McpWsgiApp
+from .services import Services
 
 
-def open_stream(app: McpWsgiApp, environ: Environ, headers: dict[str, str],
+def open_stream(services: Services, environ: Environ, headers: dict[str, str],
                 start_response: StartResponse) -> Iterable[bytes]:
     """``POST {messages_path}?session_id=…``: messages whose answers go on the stream."""
     """``GET {sse_path}``: a new session whose stream first names its POST endpoint."""
     remote = environ.get("REMOTE_ADDR")
-    session = app.sessions.create(legacy_sse=True, owner=app.owner(),
+    session = services.sessions.create(legacy_sse=True, owner=services.gate.owner(),
                                   address=remote if isinstance(remote, str) else None)
     stream = session.open_standalone()
     assert stream is not None
     stream.attach()
-    endpoint = (environ.get("SCRIPT_NAME", "") + app.messages_path
+    endpoint = (environ.get("SCRIPT_NAME", "") + services.messages_path
                 + "?session_id=" + session.id)
 
     def on_close() -> None:
         stream.detach()
-        app.sessions.remove(session.id, session.owner)
+        services.sessions.remove(session.id, session.owner)
 
     items, done = stream.take(0.0)
-    return sse_stream(app, start_response, stream, items, done, on_close,
+    return sse_stream(services.pacing, start_response, stream, items, done, on_close,
                       prelude=sse_codec.encode_event(endpoint, event="endpoint"),
                       event_name="message")
 
 
-def post(app: McpWsgiApp, environ: Environ, headers: dict[str, str],
+def post(services: Services, environ: Environ, headers: dict[str, str],
          start_response: StartResponse) -> Iterable[bytes]:
     query = parse_qs(environ.get("QUERY_STRING", ""))
     session_id = (query.get("session_id") or query.get("sessionId") or [""])[0]
-    session = app.sessions.get(session_id, app.owner())
+    session = services.sessions.get(session_id, services.gate.owner())
     if session is None or not session.legacy_sse:
         raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
-    body = app._read_body(environ)
-    refusal = app._scope_refusal(jsonrpc.decode(body))
+    body = services.body.read(environ)
+    refusal = services.gate.scope_refusal(jsonrpc.decode(body))
     if refusal is not None:
-        return app._refuse(start_response, refusal)
-    transport = app._transport(environ, headers, session.id)
+        return services.gate.refuse(start_response, refusal)
+    transport = transport_context(environ, headers, session.id)
     for item in jsonrpc.decode(body):
         # An unreadable message too: the engine sends its error reply, through the
         # send middleware, on the stream (as on every other transport).

@@ -6,14 +6,15 @@ request's ``_meta`` envelope and its mirrored headers against the body, runs it 
 the app's inbound executor (on the app's pool for the methods that may stream progress)
 and answers it. The channel and host are what the stateless dispatcher sees in place of a
 session's connection (``OutboundChannel``) and the session itself (``StatelessHost``).
-All of it lives apart from the app's routing in ``wsgi.py``.
+All of it lives apart from the app's routing in ``wsgi.py``, and takes the app's
+:class:`~mcpsync.http.services.Services`, not the app.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..dispatch.inbound import InboundExecutor
 from ..dispatch.transport import TransportContext
@@ -35,12 +36,12 @@ from ..protocol import envelope, jsonrpc
 from ..protocol.http_headers import header_params, mismatch
 from ..protocol.jsonrpc import Message, Notification, Request
 from ..server import stateless
+from ..server.host import RequestServer
+from ..server.server import ServerCore
+from .environ import transport_context
 from .replies import Environ, StartResponse, _HttpError, respond
+from .services import Services
 from .streams import ResponseStream
-
-if TYPE_CHECKING:
-    from ..server.server import Server
-    from .wsgi import McpWsgiApp
 
 _MODERN_STATUS: Final = {
     HEADER_MISMATCH: "400 Bad Request", MISSING_CLIENT_CAPABILITY: "400 Bad Request",
@@ -86,7 +87,7 @@ class _RequestHost:
     """The host (``server.stateless.StatelessHost``) a stateless request is served in: the
     server and the request's stream."""
 
-    def __init__(self, server: Server, channel: _RequestChannel,
+    def __init__(self, server: RequestServer, channel: _RequestChannel,
                  stream: ResponseStream) -> None:
         self.server = server
         self.connection = channel
@@ -97,7 +98,7 @@ class _RequestHost:
         return self._stream.consumer_gone  # made only if a handler asks
 
 
-def serve(app: McpWsgiApp, message: Request, environ: Environ, headers: dict[str, str],
+def serve(services: Services, message: Request, environ: Environ, headers: dict[str, str],
           start_response: StartResponse) -> Iterable[bytes]:
     """Check and serve one 2026-07-28 request; its answer is JSON or an SSE stream."""
     params = message.params or {}
@@ -118,13 +119,13 @@ def serve(app: McpWsgiApp, message: Request, environ: Environ, headers: dict[str
                      f"match body value {version!r}")
         raise _HttpError("400 Bad Request", HEADER_MISMATCH, f"Header mismatch: {text}",
                          message.id)
-    problem = mismatch(headers, message.to_wire(), _tool_headers(app, message))
+    problem = mismatch(headers, message.to_wire(), _tool_headers(services, message))
     if problem is not None:
         raise _HttpError("400 Bad Request", HEADER_MISMATCH, f"Header mismatch: {problem}",
                          message.id)
     stream = ResponseStream(final_id=message.id)
-    executor = app._executor()
-    transport = app._transport(environ, headers, None)
+    executor = services.executor()
+    transport = transport_context(environ, headers, None)
     channel = _RequestChannel(stream, executor, transport)
     accepted: list[Request] = []
     refused: list[Message] = []
@@ -148,11 +149,12 @@ def serve(app: McpWsgiApp, message: Request, environ: Environ, headers: dict[str
         def detach() -> None:
             stream.detach()
 
-        return respond(app, start_response, stream, headers, detach, statuses=_MODERN_STATUS)
+        return respond(services.pacing, start_response, stream, headers, detach,
+                       statuses=_MODERN_STATUS)
     request = accepted[0]
     inbound = InboundRequest(channel, request.id, request.method, request.params or {},
                              transport)
-    host = _RequestHost(app.server, channel, stream)
+    host = _RequestHost(services.server, channel, stream)
 
     def run() -> None:
         out = executor.answer(inbound, lambda: stateless.serve(host, inbound))
@@ -164,9 +166,9 @@ def serve(app: McpWsgiApp, message: Request, environ: Environ, headers: dict[str
             if not stream.finished:  # no answer, or send middleware dropped it
                 stream.end()
 
-    if request.method in _THREADED and not _inline_tool(app, request):
+    if request.method in _THREADED and not _inline_tool(services.server, request):
         try:
-            app._pool.submit(run)
+            services.pool.submit(run)
         except (PoolFullError, RuntimeError) as exc:
             raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
                              f"Server busy: {exc}", request.id) from None
@@ -178,27 +180,30 @@ def serve(app: McpWsgiApp, message: Request, environ: Environ, headers: dict[str
         if not stream.finished:
             inbound.cancelled.set()  # closing a 2026-07-28 stream cancels the request
 
-    return respond(app, start_response, stream, headers, on_close, statuses=_MODERN_STATUS)
+    return respond(services.pacing, start_response, stream, headers, on_close,
+                   statuses=_MODERN_STATUS)
 
 
-def _tool_headers(app: McpWsgiApp, message: Request) -> dict[str, tuple[str, ...]] | None:
+def _tool_headers(services: Services,
+                  message: Request) -> dict[str, tuple[str, ...]] | None:
     if message.method != "tools/call":
         return None
-    tool = app.server.tools.get(str((message.params or {}).get("name")))
+    tool = services.server.tools.get(str((message.params or {}).get("name")))
     if tool is None:
         return None
     key = id(tool.description)
-    if key not in app._header_maps:
+    maps = services.header_maps
+    if key not in maps:
         schema = tool.description.get("inputSchema")
-        app._header_maps[key] = header_params(schema) if isinstance(schema, dict) else None
-    return app._header_maps[key]
+        maps[key] = header_params(schema) if isinstance(schema, dict) else None
+    return maps[key]
 
 
-def _inline_tool(app: McpWsgiApp, message: Request) -> bool:
+def _inline_tool(server: ServerCore, message: Request) -> bool:
     # A tool without a context parameter can neither report progress nor see
     # cancellation: it runs on this thread, saving a hand-off.
     if message.method != "tools/call":
         return False
-    tool = app.server.tools.get(str((message.params or {}).get("name")))
+    tool = server.tools.get(str((message.params or {}).get("name")))
     binding = getattr(tool, "binding", None)
     return binding is not None and getattr(binding, "context_param", 1) is None

@@ -31,7 +31,7 @@ from .session_table import SessionTable, SessionTableFull
 from .sessions import HttpSession, key_prefix
 
 if TYPE_CHECKING:
-    from ..server.server import Server
+    from ..server.server import ServerCore
 
 logger = logging.getLogger("mcpsync.http")
 
@@ -50,7 +50,7 @@ class SessionRegistry:
     """Live sessions by id, with idle expiry; with a :class:`SessionStore`, also those
     another worker initialized. Thread-safe."""
 
-    def __init__(self, server: Server, store: EventStore | None, *, idle_timeout: float,
+    def __init__(self, server: ServerCore, store: EventStore | None, *, idle_timeout: float,
                  max_sessions: int, session_store: SessionStore | None = None,
                  handshake_timeout: float = 10.0, pool: WorkerPool | None = None,
                  relay: Relay | None = None, max_per_principal: int | None = None,

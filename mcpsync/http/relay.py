@@ -32,17 +32,17 @@ import os
 import secrets
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
+from ..dispatch.transport import TransportContext
 from ..errors import StoreUnavailableError
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Message, RequestId, Response
+from ..server.session import ServerSession
+from ..transports.base import Received
 from .bus import Bus, BusMessage, MessageQueue
 from .events import EventStore
 from .streams import ResponseStream
-
-if TYPE_CHECKING:
-    from .registry import SessionRegistry
 
 logger = logging.getLogger("mcpsync.http")
 
@@ -174,6 +174,32 @@ def unavailable(exc: BaseException) -> StoreUnavailableError:
     return StoreUnavailableError(f"the shared store failed: {exc}")
 
 
+class HeldSession(Protocol):
+    """A session this worker holds, as a bus message is applied to it (an
+    :class:`~mcpsync.http.sessions.HttpSession`, which imports this module: hence a
+    protocol)."""
+
+    @property
+    def server_session(self) -> ServerSession: ...
+
+    def ring(self, key: str) -> None: ...
+
+    def let_go(self, key: str) -> None: ...
+
+    def feed(self, message: Received, transport: TransportContext | None = None, *,
+             relayed: bool = False) -> None: ...
+
+
+class HeldSessions(Protocol):
+    """The sessions this worker holds: the app's
+    :class:`~mcpsync.http.registry.SessionRegistry`, which sets itself as
+    :attr:`Relay.sessions`."""
+
+    def held(self, session_id: str) -> HeldSession | None: ...
+
+    def end_here(self, session_id: str) -> None: ...
+
+
 class Relay:
     """One app's end of the bus. Thread-safe.
 
@@ -191,7 +217,7 @@ class Relay:
         #: The process the relay's thread and subscription live in: a fork (gunicorn
         #: ``--preload``) copies neither, so the app refuses to serve from a child.
         self.pid = os.getpid()
-        self.sessions: SessionRegistry | None = None
+        self.sessions: HeldSessions | None = None
         self._queue = MessageQueue(max_queued, max_queued_bytes)
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"mcpsync-relay-{self.worker}")

@@ -3,16 +3,17 @@ between one JSON answer and an SSE stream, and the SSE stream writer itself.
 
 Both eras and the 2024-11-05 transport answer through these, so they live apart from the
 routing (``wsgi.py``) and from the era-specific handling (``modern.py``, ``legacy.py``,
-``legacy_sse.py``). The functions that wait on a stream take the app for its timing
-settings (``json_window``, ``keepalive_interval``, ``retry_ms``) and for the check of
-whether the client has left, which the app keeps per request thread.
+``legacy_sse.py``). The functions that wait on a stream take the app's :class:`Pacing`:
+its timing settings (``json_window``, ``keepalive_interval``, ``retry_ms``) and the check
+of whether the client has left, which the app keeps per request thread.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Final
+from dataclasses import dataclass
+from typing import Any, Final
 
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST
 from ..protocol import jsonrpc
@@ -21,11 +22,23 @@ from ..protocol.jsonrpc import ErrorResponse, Message, Response
 from .sse_body import _PEER_CHECK, _Body
 from .streams import Item, ResponseStream
 
-if TYPE_CHECKING:
-    from .wsgi import McpWsgiApp
-
 StartResponse = Callable[..., Any]
 Environ = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """How one app paces an answer: how long a handler may take to answer with plain
+    JSON (``json_window``), the seconds between keep-alive comments on a quiet SSE stream
+    (``keepalive_interval``), the ``retry:`` advice to reconnecting clients
+    (``retry_ms``), and ``peer()``: the request's check of whether its client has left
+    (``None`` where the WSGI server does not let the app see it), read on the request's
+    own thread."""
+
+    json_window: float
+    keepalive_interval: float
+    retry_ms: int
+    peer: Callable[[], Callable[[], bool] | None]
 
 _SSE_HEADERS: Final = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
                        ("X-Accel-Buffering", "no")]
@@ -86,7 +99,7 @@ def error_reply(start_response: StartResponse, status: str, code: int, message: 
     return json_reply(start_response, status, body, extra)
 
 
-def sse_stream(app: McpWsgiApp, start_response: StartResponse, stream: ResponseStream,
+def sse_stream(pacing: Pacing, start_response: StartResponse, stream: ResponseStream,
                first: list[Item], done: bool, on_close: Callable[[], None], *,
                prime_id: str | None = None, prelude: bytes = b"",
                extra: list[tuple[str, str]] | None = None, event_name: str | None = None,
@@ -98,9 +111,9 @@ def sse_stream(app: McpWsgiApp, start_response: StartResponse, stream: ResponseS
     ``consumer`` is this response's token from :meth:`ResponseStream.attach`: once another
     connection has taken the stream over, this one ends at once."""
     start_response("200 OK", _SSE_HEADERS + (extra or []))
-    keepalive = app.keepalive_interval
-    retry_ms = app.retry_ms
-    peer: Callable[[], bool] | None = getattr(app._local, "peer", None)
+    keepalive = pacing.keepalive_interval
+    retry_ms = pacing.retry_ms
+    peer = pacing.peer()
     tick = min(keepalive, _PEER_CHECK) if peer is not None else keepalive
 
     def chunks() -> Iterator[bytes]:
@@ -155,7 +168,7 @@ def sse_stream(app: McpWsgiApp, start_response: StartResponse, stream: ResponseS
     return _Body(chunks(), on_close)
 
 
-def respond(app: McpWsgiApp, start_response: StartResponse, stream: ResponseStream,
+def respond(pacing: Pacing, start_response: StartResponse, stream: ResponseStream,
             headers: dict[str, str], on_close: Callable[[], None], *, statuses: dict[int, str],
             prime: Callable[[], str | None] | None = None,
             extra: list[tuple[str, str]] | None = None,
@@ -164,7 +177,7 @@ def respond(app: McpWsgiApp, start_response: StartResponse, stream: ResponseStre
     want_json, want_sse = _accepts(headers)
     if not want_sse:
         try:
-            final = final_only(app, stream, getattr(app._local, "peer", None), consumer)
+            final = final_only(pacing, stream, pacing.peer(), consumer)
         except _ClientGone:
             on_close()  # as when a stream's client leaves: a cancellation in 2026-07-28
             raise _HttpError("499 Client Closed Request", INTERNAL_ERROR,
@@ -173,7 +186,7 @@ def respond(app: McpWsgiApp, start_response: StartResponse, stream: ResponseStre
             stream.delivered = final is not None
         on_close()
         return json_response(start_response, final, statuses, extra)
-    items, done = stream.take(app.json_window if want_json else 0.0, consumer)
+    items, done = stream.take(pacing.json_window if want_json else 0.0, consumer)
     if want_json and done and len(items) == 1 and items[0][1] is not None and isinstance(
             items[0][1], (Response, ErrorResponse)):
         stream.delivered = True
@@ -181,24 +194,24 @@ def respond(app: McpWsgiApp, start_response: StartResponse, stream: ResponseStre
         return json_response(start_response, items[0][1], statuses, extra)
     if done and not items and stream.disconnect_requested and prime is not None:
         # Closed before a word was sent: a priming event lets the client resume.
-        return sse_stream(app, start_response, stream, [], True, on_close, prime_id=prime(),
+        return sse_stream(pacing, start_response, stream, [], True, on_close, prime_id=prime(),
                           extra=extra, consumer=consumer)
     if done and not items:
         on_close()
         raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
                          "The session ended before the request was answered")
-    return sse_stream(app, start_response, stream, items, done, on_close,
+    return sse_stream(pacing, start_response, stream, items, done, on_close,
                       prime_id=prime() if prime is not None else None, extra=extra,
                       consumer=consumer)
 
 
-def final_only(app: McpWsgiApp, stream: ResponseStream,
+def final_only(pacing: Pacing, stream: ResponseStream,
                peer: Callable[[], bool] | None = None,
                consumer: int | None = None) -> Message | None:
     """Wait for the final answer only. With a check of the client (``peer``), raise
     :class:`_ClientGone` as soon as the client has closed its connection."""
-    tick = min(app.keepalive_interval, _PEER_CHECK) if peer is not None else (
-        app.keepalive_interval)
+    tick = min(pacing.keepalive_interval, _PEER_CHECK) if peer is not None else (
+        pacing.keepalive_interval)
     while True:
         items, done = stream.take(tick, consumer)
         for _, message in items:

@@ -44,7 +44,7 @@ from .session_store import SharedSessionState
 from .streams import ResponseStream
 
 if TYPE_CHECKING:
-    from ..server.server import Server
+    from ..server.server import ServerCore
 
 logger = logging.getLogger("mcpsync.http")
 
@@ -124,7 +124,7 @@ class HttpSession(RelayedSession):
     """One handshake-era client. Made by :class:`~mcpsync.http.registry.SessionRegistry`;
     thread-safe."""
 
-    def __init__(self, server: Server, store: EventStore | None, *, legacy_sse: bool = False,
+    def __init__(self, server: ServerCore, store: EventStore | None, *, legacy_sse: bool = False,
                  priming: bool = False, session_id: str | None = None,
                  pool: WorkerPool | None = None, owner: Any = None,
                  relay: Relay | None = None,

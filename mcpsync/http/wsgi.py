@@ -23,10 +23,11 @@ requests running at once over all sessions and both eras.
 The app is thread-safe and meant for threaded WSGI servers (werkzeug threaded, gunicorn
 ``gthread``, waitress): SSE responses hold their server thread while they last.
 
-This module is the app and its router (host checks, body reading, which era a POST
-belongs to). The eras are served by ``modern.py`` (2026-07-28), ``legacy.py`` (the
-handshake era's session POST/GET/DELETE) and ``legacy_sse.py`` (2024-11-05); the JSON or
-SSE answer is written by ``replies.py``.
+This module is the app and its router (host checks, which era a POST belongs to). The
+eras are served by ``modern.py`` (2026-07-28), ``legacy.py`` (the handshake era's session
+POST/GET/DELETE) and ``legacy_sse.py`` (2024-11-05), each handed the app's
+:class:`~mcpsync.http.services.Services`; the JSON or SSE answer is written by
+``replies.py``, the body read by ``body.py``, tokens and scopes checked by ``gate.py``.
 """
 
 from __future__ import annotations
@@ -34,74 +35,42 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
-from ..auth.server.resource import Refusal
-from ..dispatch.inbound import InboundExecutor
-from ..dispatch.transport import Headers, TransportContext
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, StoreUnavailableError
 from ..protocol import envelope, jsonrpc
 from ..protocol.budget import Budget
 from ..protocol.envelope import is_stateless
 from ..protocol.jsonrpc import Invalid, Notification, Request
-from ..protocol.numerals import parse_decimal
 from ..server.lifespan import StartupError
-from ..server.scopes import required_scopes
 from . import legacy, legacy_sse, modern
+from .body import BodyReader
 from .bus import Bus
+from .environ import AUTH_ENVIRON_KEY as AUTH_ENVIRON_KEY
+from .environ import request_headers as request_headers
+from .environ import transport_context
 from .events import EventStore, InMemoryEventStore
+from .gate import AuthGate
 from .handoff import HandOffPool
 from .legacy import SESSION_NOT_FOUND as SESSION_NOT_FOUND
 from .registry import SessionRegistry
 from .relay import Relay
 from .replies import Environ as Environ
+from .replies import Pacing, _accepts, _HttpError, error_reply, method_not_allowed
 from .replies import StartResponse as StartResponse
-from .replies import _accepts, _HttpError, error_reply, json_reply, method_not_allowed
 from .security import HostPolicy
+from .services import Services
 from .session_store import SessionStore
 from .sse_body import _peer_probe
 
 if TYPE_CHECKING:
     from ..auth.server.resource import ResourceServer
-    from ..server.server import Server
+    from ..server.server import ServerCore
 
 logger = logging.getLogger("mcpsync.http")
 
 _DEFAULT_STORE: Final = object()
-#: Where the verified AccessToken of a request sits in its WSGI environ.
-AUTH_ENVIRON_KEY: Final = "mcpsync.auth"
-
-#: WSGI environ key -> header name (``HTTP_MCP_SESSION_ID`` -> ``mcp-session-id``; ``""``
-#: for a key that is not a header). Every request walks the whole environ, and some servers
-#: put far more than headers in it (granian copies the process environment into each one),
-#: so the translation is looked up, not redone. Bounded in entries and in bytes: clients
-#: choose header names, so only keys up to ``_MAX_CACHED_KEY`` characters are remembered,
-#: at most ``_MAX_HEADER_NAMES`` of them (~125 KiB at worst); the rest are translated each
-#: time.
-_HEADER_NAMES: dict[str, str] = {}
-_MAX_HEADER_NAMES: Final = 512
-_MAX_CACHED_KEY: Final = 64
-
-
-def request_headers(environ: Environ) -> dict[str, str]:
-    """The request's headers from a WSGI ``environ``, lower-cased names with dashes, plus
-    ``content-type`` and ``content-length`` (which WSGI keeps without the ``HTTP_``)."""
-    names = _HEADER_NAMES
-    headers: dict[str, str] = {}
-    for key, value in environ.items():
-        name = names.get(key)
-        if name is None:
-            name = key[5:].replace("_", "-").lower() if key.startswith("HTTP_") else ""
-            if len(names) < _MAX_HEADER_NAMES and len(key) <= _MAX_CACHED_KEY:
-                names[key] = name  # a racing thread writes the same value: harmless
-        if name:
-            headers[name] = value
-    if "CONTENT_TYPE" in environ:
-        headers["content-type"] = environ["CONTENT_TYPE"]
-    if "CONTENT_LENGTH" in environ:
-        headers["content-length"] = environ["CONTENT_LENGTH"]
-    return headers
 
 
 class McpWsgiApp:
@@ -142,7 +111,7 @@ class McpWsgiApp:
 
     def __init__(
         self,
-        server: Server,
+        server: ServerCore,
         *,
         path: str | None = None,
         allowed_hosts: Iterable[str] | None = None,
@@ -169,6 +138,7 @@ class McpWsgiApp:
         self.path = path.rstrip("/") or "/" if path is not None else None
         self.policy = HostPolicy(allowed_hosts, allowed_origins)
         self.max_body_bytes = max_body_bytes
+        self._body = BodyReader(max_body_bytes)
         self.json_window = json_window
         self.keepalive_interval = keepalive_interval
         self.retry_ms = retry_ms
@@ -176,6 +146,7 @@ class McpWsgiApp:
         self.sse_path = sse_path
         self.messages_path = messages_path
         self.auth = auth
+        self._gate = AuthGate(auth, server)
         if store_budget is not None and not store_budget > 0:
             raise ValueError("store_budget must be positive (or None)")
         self.store_budget = store_budget
@@ -201,13 +172,17 @@ class McpWsgiApp:
                                         max_per_address=max_sessions_per_address)
         if self.relay is not None and self.sessions.shared is not None:
             server.resource_update_hooks.append(self.sessions.resource_updated)
-        self._header_maps: dict[int, dict[str, tuple[str, ...]] | None] = {}
         #: Context-free tools seen to take over half ``json_window`` on a handshake-era
-        #: POST's thread: they run on the pool from then on (``legacy.py``). Names of
-        #: registered tools only, so bounded by the server's tool count.
+        #: POST's thread: they run on the pool from then on (``legacy.py``).
         self.slow_tools: set[str] = set()
         self._closed = threading.Event()
         self._local = threading.local()
+        self._services = Services(
+            server=server, pool=self._pool, sessions=self.sessions, store=store,
+            relay=self.relay, gate=self._gate, body=self._body, header_maps={},
+            slow_tools=self.slow_tools, legacy_sessions=legacy_sessions,
+            messages_path=messages_path,
+            pacing=Pacing(json_window, keepalive_interval, retry_ms, self._peer))
         self._warn_lock = threading.Lock()
         self._warned_single = False
         self._warned_fork = False
@@ -253,13 +228,13 @@ class McpWsgiApp:
                                      f"Forbidden: Origin {headers.get('origin')!r} is not allowed")
         method = environ.get("REQUEST_METHOD", "GET").upper()
         path = environ.get("PATH_INFO") or "/"
-        self._local.owner = self._local.token = None
+        self._gate.begin()
         if self.auth is not None:
             if (path in self.auth.metadata_paths
                     or (environ.get("SCRIPT_NAME", "") + (environ.get("PATH_INFO") or ""))
                     in self.auth.metadata_paths):
-                return self._metadata(method, start_response)
-            refused = self._authenticate(environ, headers, start_response)
+                return self._gate.metadata(method, start_response)
+            refused = self._gate.authenticate(environ, headers, start_response)
             if refused is not None:
                 return refused
         if self.relay is not None and self.relay.pid != os.getpid():
@@ -290,18 +265,19 @@ class McpWsgiApp:
                             start_response, "405 Method Not Allowed", INVALID_REQUEST,
                             "Method not allowed: this is the HTTP+SSE stream; GET it",
                             extra=[("Allow", "GET")])
-                    return legacy_sse.open_stream(self, environ, headers, start_response)
+                    return legacy_sse.open_stream(self._services, environ, headers,
+                                                  start_response)
                 if path == self.messages_path and method == "POST":
-                    return legacy_sse.post(self, environ, headers, start_response)
+                    return legacy_sse.post(self._services, environ, headers, start_response)
             if self.path is not None and (path.rstrip("/") or "/") != self.path:
                 return self._plain_error(start_response, "404 Not Found", INVALID_REQUEST,
                                          f"Not found: {path}")
             if method == "POST":
                 return self._post(environ, headers, start_response)
             if method == "GET":
-                return legacy.get(self, headers, start_response)
+                return legacy.get(self._services, headers, start_response)
             if method == "DELETE":
-                return legacy.delete(self, headers, start_response)
+                return legacy.delete(self._services, headers, start_response)
             return self._method_not_allowed(start_response)
         except _HttpError as exc:
             return self._plain_error(start_response, exc.status, exc.code, exc.message,
@@ -326,64 +302,15 @@ class McpWsgiApp:
                                  "Service unavailable: the relay between workers was started "
                                  "in another process (built before a fork)")
 
-    # -- authorization (auth=ResourceServer) ---------------------------------------------
-
-    def _metadata(self, method: str, start_response: StartResponse) -> Iterable[bytes]:
-        """RFC 9728 Protected Resource Metadata: public, so that a client without a token
-        learns where to get one (CORS-readable, for browser-based clients)."""
-        assert self.auth is not None
-        if method not in ("GET", "HEAD"):
-            return self._method_not_allowed(start_response)
-        body = self.auth.metadata_json()
-        start_response("200 OK", [("Content-Type", "application/json"),
-                                  ("Content-Length", str(len(body))),
-                                  ("Access-Control-Allow-Origin", "*"),
-                                  ("Cache-Control", "max-age=3600")])
-        return [b""] if method == "HEAD" else [body]
-
-    def _authenticate(self, environ: Environ, headers: dict[str, str],
-                      start_response: StartResponse) -> Iterable[bytes] | None:
-        """Check the request's bearer token: ``None`` and the verified token stored for
-        this request (``ctx.auth``, the session's owner), or the 401/403 already answered.
-        The refusal never repeats the token."""
-        assert self.auth is not None
-        verdict = self.auth.authenticate(headers.get("authorization"))
-        if isinstance(verdict, Refusal):
-            return self._refuse(start_response, verdict)
-        environ[AUTH_ENVIRON_KEY] = verdict
-        self._local.owner = verdict.principal
-        self._local.token = verdict
-        return None
-
-    def _refuse(self, start_response: StartResponse, refusal: Refusal,
-                msg_id: Any = None) -> list[bytes]:
-        message = {None: "Unauthorized: this server needs an OAuth bearer token",
-                   "invalid_token": "Unauthorized: the access token is not valid here",
-                   "invalid_request": "Unauthorized: send the token as Authorization: Bearer",
-                   "insufficient_scope": "Forbidden: the access token lacks a needed scope",
-                   }.get(refusal.error, "Unauthorized")
-        return self._plain_error(start_response, refusal.status, INVALID_REQUEST, message,
-                                 msg_id, extra=[("WWW-Authenticate", refusal.challenge)])
-
     def owner(self) -> Any:
         """The principal of the request this thread is serving (``None`` without auth):
         the owner a handshake-era session is created with and checked against."""
-        return getattr(self._local, "owner", None)
+        return self._gate.owner()
 
-    def _scope_refusal(self, items: list[Any]) -> Refusal | None:
-        """A 403 for a request needing ``scopes`` the token lacks (a tool, a resource read
-        or subscribed to, a prompt: :func:`~mcpsync.server.scopes.required_scopes`),
-        before it is dispatched, so the client gets the challenge it can step up with."""
-        if self.auth is None:
-            return None
-        token = getattr(self._local, "token", None)
-        for item in items:
-            if not isinstance(item, Request) or token is None:
-                continue
-            needed = required_scopes(self.server, item.method, item.params)
-            if needed is not None and not token.has_scopes(needed.scopes):
-                return self.auth.insufficient_scope(token, needed.scopes)
-        return None
+    def _peer(self) -> Callable[[], bool] | None:
+        """The check of whether this thread's request's client has left (``None``: the
+        WSGI server does not let the app see it)."""
+        return getattr(self._local, "peer", None)
 
     def _single_threaded_get(self, environ: Environ, path: str,
                              start_response: StartResponse) -> Iterable[bytes]:
@@ -413,31 +340,7 @@ class McpWsgiApp:
             "-k gthread --threads 8 (see docs/wsgi.md).",
             environ.get("SERVER_SOFTWARE", "unknown"))
 
-    # -- the inbound path ----------------------------------------------------------------
-
-    def _executor(self) -> InboundExecutor:
-        """The server's middleware as it is now (like a session, a request takes a copy)."""
-        return InboundExecutor(self.server.recv_middleware, self.server.send_middleware,
-                               name="mcpsync-http")
-
-    @staticmethod
-    def _transport(environ: Environ, headers: dict[str, str], session_id: str | None,
-                   ) -> TransportContext:
-        """The TransportContext of the messages of one HTTP request: a handshake-era
-        session's (``session_id``) can be sent requests, a 2026-07-28 one's can not."""
-        remote = environ.get("REMOTE_ADDR")
-        return TransportContext("http", headers=Headers.lowered(
-                                    _without_credentials(headers) if AUTH_ENVIRON_KEY in environ
-                                    else headers),
-                                remote_addr=remote if isinstance(remote, str) else None,
-                                session_id=session_id, can_receive_requests=session_id is not None,
-                                auth=environ.get(AUTH_ENVIRON_KEY))
-
     # -- responses -----------------------------------------------------------------------
-
-    def _json(self, start_response: StartResponse, status: str, body: bytes,
-              extra: list[tuple[str, str]] | None = None) -> list[bytes]:
-        return json_reply(start_response, status, body, extra)
 
     def _plain_error(self, start_response: StartResponse, status: str, code: int, message: str,
                      msg_id: Any = None, data: Any = None,
@@ -446,46 +349,6 @@ class McpWsgiApp:
 
     def _method_not_allowed(self, start_response: StartResponse) -> list[bytes]:
         return method_not_allowed(start_response)
-
-    def _read_body(self, environ: Environ) -> bytes:
-        """The request body, never more than ``max_body_bytes`` of it read, whatever the
-        framing claims; malformed framing is a 400 with a JSON-RPC body."""
-        try:
-            return self._read_framed(environ)
-        except _HttpError:
-            raise
-        except Exception as exc:
-            # The WSGI server's own framing errors surface here, as whatever it raises: a
-            # chunk size that is not hex, a body cut short, a client gone mid-body.
-            logger.debug("unreadable request body: %r", exc)
-            raise _HttpError("400 Bad Request", INVALID_REQUEST,
-                             "Bad request: malformed request body framing") from None
-
-    def _read_framed(self, environ: Environ) -> bytes:
-        length_text = str(environ.get("CONTENT_LENGTH") or "").strip()
-        stream = environ["wsgi.input"]
-        if length_text:
-            # Digits only: int() would take "-1" (which some servers then read as "to
-            # EOF"), "+5" or "1_0".
-            length = parse_decimal(length_text)
-            if length is None:
-                raise _HttpError("400 Bad Request", INVALID_REQUEST,
-                                 "Bad request: invalid Content-Length")
-            if length > self.max_body_bytes:
-                raise _HttpError("413 Content Too Large", INVALID_REQUEST,
-                                 f"Request body larger than {self.max_body_bytes} bytes")
-            data = bytes(stream.read(length))
-            if len(data) != length:
-                raise _HttpError("400 Bad Request", INVALID_REQUEST,
-                                 "Bad request: the body ended before Content-Length bytes")
-            return data
-        if environ.get("wsgi.input_terminated") or environ.get("HTTP_TRANSFER_ENCODING"):
-            data = bytes(stream.read(self.max_body_bytes + 1))
-            if len(data) > self.max_body_bytes:
-                raise _HttpError("413 Content Too Large", INVALID_REQUEST,
-                                 f"Request body larger than {self.max_body_bytes} bytes")
-            return data
-        return b""
 
     # -- POST ----------------------------------------------------------------------------
 
@@ -499,7 +362,7 @@ class McpWsgiApp:
         if not want_json and not want_sse:
             raise _HttpError("406 Not Acceptable", INVALID_REQUEST,
                              "Not acceptable: accept application/json and text/event-stream")
-        body = self._read_body(environ)
+        body = self._body.read(environ)
         batch = jsonrpc.is_batch(body)
         items = jsonrpc.decode(body)
         if not items:
@@ -510,20 +373,20 @@ class McpWsgiApp:
                 "code": INVALID_REQUEST, "message": items[0].reason}
             raise _HttpError("400 Bad Request", int(error["code"]), str(error["message"]),
                              reply.id if reply is not None else None)
-        refusal = self._scope_refusal(items)
+        refusal = self._gate.scope_refusal(items)
         if refusal is not None:
-            return self._refuse(start_response, refusal, getattr(items[0], "id", None))
+            return self._gate.refuse(start_response, refusal, getattr(items[0], "id", None))
         session_id = headers.get("mcp-session-id")
         first = items[0]
         if not batch and isinstance(first, (Request, Notification)) and self._is_modern(
                 first, headers):
             if isinstance(first, Notification):
                 # Nothing to route it to without a session, but middleware sees it.
-                transport = self._transport(environ, headers, None)
-                self._executor().receive(first, transport, lambda _: None, lambda _: None)
+                transport = transport_context(environ, headers, None)
+                self._services.executor().receive(first, transport, lambda _: None, lambda _: None)
                 start_response("202 Accepted", [("Content-Length", "0")])
                 return [b""]
-            return modern.serve(self, first, environ, headers, start_response)
+            return modern.serve(self._services, first, environ, headers, start_response)
         if not self.legacy_sessions:
             raise _HttpError("400 Bad Request", INVALID_PARAMS,
                              "Invalid params: this server speaks 2026-07-28 only; put "
@@ -534,10 +397,11 @@ class McpWsgiApp:
             if session is None:
                 raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found",
                                  getattr(first, "id", None))
-            return legacy.post(self, session, items, batch, environ, headers,
+            return legacy.post(self._services, session, items, batch, environ, headers,
                                start_response)
         if not batch and isinstance(first, Request) and first.method == "initialize":
-            return legacy.initialize(self, first, environ, headers, start_response)
+            return legacy.initialize(self._services, first, environ, headers,
+                                     start_response)
         if batch and any(isinstance(i, Request) and i.method == "initialize" for i in items):
             raise _HttpError("400 Bad Request", INVALID_REQUEST,
                              "Invalid request: initialize cannot be batched")
@@ -554,15 +418,6 @@ class McpWsgiApp:
         version = headers.get("mcp-protocol-version")
         return version is not None and version not in self.server.legacy_versions and (
             not headers.get("mcp-session-id"))
-
-
-def _without_credentials(headers: dict[str, str]) -> dict[str, str]:
-    """The headers handlers and middleware see: with ``auth=`` the verified token is
-    ``ctx.auth``, and the raw ``Authorization`` value is not handed on (so it cannot end
-    up in a log line that prints the headers)."""
-    if "authorization" not in headers:
-        return headers
-    return {k: v for k, v in headers.items() if k != "authorization"}
 
 
 def close_sse_stream(ctx: Any) -> bool:

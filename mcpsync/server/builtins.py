@@ -1,30 +1,49 @@
 """The methods every :class:`~mcpsync.Server` answers out of the box, and their table.
 
-``install_core_methods`` puts them in the server's method registry as defaults (a
-``method_handler`` of the same name replaces one). The list and read handlers live with
-their registries (``tools.py``, ``resources.py``, ``prompts.py``) and ``subscriptions/listen``
-with its streams (``listen.py``); what is here is what belongs to no registry: completion
-(which looks up prompts, templates and completers), ``resources/(un)subscribe`` and
-``logging/setLevel`` (which act on the caller's session). Apart from ``server.py`` so that
-the class there reads as the server's definition: identity, registration, serving.
+The server puts them in its method registry as defaults (a ``method_handler`` of the same
+name replaces one). The list and read handlers live with their registries (``tools.py``,
+``resources.py``, ``prompts.py``), completion with its completers (``completions.py``)
+and ``subscriptions/listen`` with its streams (``listen.py``); what is here is the table
+and what belongs to no registry: ``resources/(un)subscribe`` and ``logging/setLevel``
+(which act on the caller's session). Apart from ``server.py`` so that the class there
+reads as the server's definition: identity, registration, serving.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..dispatch.context import HandlerContext
 from ..errors import InvalidParamsError, MethodNotFoundError
-from .prompts import complete
+from .completions import Completions
+from .handlers import MethodHandler
+from .prompts import PromptRegistry
+from .resources import ResourceRegistry
 from .session import ServerSession
-
-if TYPE_CHECKING:
-    from .server import MethodHandler, Server
+from .tools import ToolRegistry
 
 
-def install_core_methods(server: Server) -> None:
-    """Install the built-ins as defaults: a ``method_handler`` of the same name replaces one."""
-    core: dict[str, MethodHandler] = {
+class Registries(Protocol):
+    """What the built-in list and read methods read of a server (a ``ServerCore``): its
+    registries, and the page size of its lists (read at each request)."""
+
+    @property
+    def tools(self) -> ToolRegistry: ...
+
+    @property
+    def resources(self) -> ResourceRegistry: ...
+
+    @property
+    def prompts(self) -> PromptRegistry: ...
+
+    @property
+    def page_size(self) -> int: ...
+
+
+def core_methods(server: Registries, completions: Completions) -> dict[str, MethodHandler]:
+    """The built-ins but ``subscriptions/listen`` (the server's own: it compares the
+    registered handler with it), by method."""
+    return {
         "ping": lambda ctx, params: {},
         "tools/list": lambda ctx, params: server.tools.list(ctx, params, server.page_size),
         "tools/call": server.tools.call,
@@ -38,44 +57,8 @@ def install_core_methods(server: Server) -> None:
         "resources/unsubscribe": unsubscribe,
         "prompts/list": lambda ctx, params: server.prompts.list(ctx, params, server.page_size),
         "prompts/get": server.prompts.render,
-        "completion/complete": lambda ctx, params: complete_request(server, ctx, params),
-        "subscriptions/listen": server._listen,
+        "completion/complete": completions.complete,
     }
-    for method, handler in core.items():
-        server.methods.set_default(method, handler)
-
-
-def complete_request(server: Server, ctx: HandlerContext,
-                     params: dict[str, Any]) -> dict[str, Any]:
-    """``completion/complete``: the registered completer of a prompt argument or template
-    variable, after the checks of ``ref``, ``argument`` and ``context``."""
-    ref = params.get("ref")
-    argument = params.get("argument")
-    if not isinstance(ref, dict) or not isinstance(argument, dict):
-        raise InvalidParamsError('Invalid params: "ref" and "argument" must be objects')
-    kind = ref.get("type")
-    key = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
-    if kind == "ref/prompt" and server.prompts.get(str(key)) is None:
-        raise InvalidParamsError(f"Unknown prompt: {key}")
-    if kind == "ref/resource" and server.resources.template(str(key)) is None:
-        raise InvalidParamsError(f"Unknown resource template: {key}")
-    if kind not in ("ref/prompt", "ref/resource"):
-        raise InvalidParamsError(f"Invalid params: unknown reference type {kind!r}")
-    name, value = argument.get("name"), argument.get("value", "")
-    if not isinstance(name, str) or not isinstance(value, str):
-        raise InvalidParamsError("Invalid params: argument name and value must be strings")
-    context = params.get("context")
-    if context is not None and not isinstance(context, dict):
-        raise InvalidParamsError('Invalid params: "context" must be an object')
-    context_arguments = (context or {}).get("arguments")
-    if context_arguments is not None and not (isinstance(context_arguments, dict) and all(
-            isinstance(v, str) for v in context_arguments.values())):
-        raise InvalidParamsError(
-            'Invalid params: "context.arguments" must map names to strings')
-    completer = server._completers.get((str(kind), str(key), name))
-    if completer is None:
-        return {"completion": {"values": [], "total": 0, "hasMore": False}}
-    return complete(completer, value, dict(context_arguments or {}))
 
 
 def _session_of(ctx: HandlerContext, method: str) -> ServerSession:

@@ -105,7 +105,7 @@ class Listener:
                  principal: str = "", may_read: Callable[[str], bool] | None = None) -> None:
         self.subscription_id = subscription_id
         self.owner = owner
-        #: Whose tasks this listen may hear about (see mcpsync.tasks.surface.owner_of).
+        #: Whose tasks this listen may hear about (see mcpsync.server.owners.owner_of).
         self.principal = principal
         #: Whether its principal may read a URI (per-resource scopes): a subscription to
         #: ``notes://`` must not hear of ``notes://secret`` it may not read.

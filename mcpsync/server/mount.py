@@ -51,16 +51,28 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.registry import SERVES_EVERY_NAME
 from ..errors import MCPError, MethodNotFoundError
-from .mounted import call_mounted, content_out, error_out, name_in, name_out, uri_in, uri_out
-
-if TYPE_CHECKING:
-    from .server import MethodHandler, Server
+from .handlers import MethodHandler
+from .lifespan import Lifespan
+from .mounted import (
+    MountedServer,
+    call_mounted,
+    content_out,
+    error_out,
+    name_in,
+    name_out,
+    uri_in,
+    uri_out,
+)
+from .prompts import PromptRegistry
+from .resources import ResourceRegistry
+from .subscribers import ResourceSubscribers
+from .tools import ToolRegistry
 
 _PREFIX = re.compile(r"[A-Za-z0-9_.-]+")
 #: Guards every parent's list of mounts: a cycle check spans servers.
@@ -72,7 +84,56 @@ MAX_PAGES = 1000
 _LISTS = {"tools/list": ("tools", "name"), "prompts/list": ("prompts", "name"),
           "resources/list": ("resources", "uri"),
           "resources/templates/list": ("resourceTemplates", "uriTemplate")}
-def _own(server: Server, kind: str, key: str) -> bool:
+class Mountable(MountedServer, Protocol):
+    """What mounting needs of a parent and of the server mounted into it (each a
+    ``ServerCore``): besides serving a request handed across, its registries and list
+    changes, its startup and shutdown, and the mounts it holds itself."""
+
+    #: The servers mounted into it (None: none yet); made by :func:`mount`.
+    _mounts: Mounts | None
+
+    @property
+    def tools(self) -> ToolRegistry: ...
+
+    @property
+    def prompts(self) -> PromptRegistry: ...
+
+    @property
+    def resources(self) -> ResourceRegistry: ...
+
+    @property
+    def subscribers(self) -> ResourceSubscribers: ...
+
+    @property
+    def page_size(self) -> int: ...
+
+    @property
+    def list_changed_hooks(self) -> list[Callable[[str], None]]: ...
+
+    @property
+    def resource_update_hooks(self) -> list[Callable[[str], None]]: ...
+
+    @property
+    def _lifespan(self) -> Lifespan: ...
+
+    def _provides(self, kind: str) -> bool: ...
+
+    def notify_list_changed(self, kind: str) -> None: ...
+
+    def notify_resource_updated(self, uri: str) -> None: ...
+
+    def on_startup(self, fn: Callable[[], Any]) -> Callable[[], Any]: ...
+
+    def on_shutdown(self, fn: Callable[[], Any]) -> Callable[[], Any]: ...
+
+    def start(self) -> Any: ...
+
+    def stop(self) -> None: ...
+
+    def __hash__(self) -> int: ...  # a parent subscribes to its mounts' URIs as itself
+
+
+def _own(server: Mountable, kind: str, key: str) -> bool:
     """Whether ``server``'s own registry holds ``key`` (a "tool", "prompt", "resource"
     URI or resource "template")."""
     if kind == "tool":
@@ -89,7 +150,7 @@ class Mount:
     """One mounted server and its prefix (None: names unchanged). Immutable, so
     thread-safe."""
 
-    server: Server
+    server: Mountable
     prefix: str | None
 
     def key_in(self, kind: str, key: str) -> str | None:
@@ -107,7 +168,7 @@ class Mount:
         return {**item, field: renamed}
 
 
-def knows(server: Server, method: str, kind: str, key: str) -> bool:
+def knows(server: Mountable, method: str, kind: str, key: str) -> bool:
     """Whether ``server`` serves ``key`` (of ``kind``) through ``method``: its registry or
     its own mounts when the method is its built-in; always, for a custom handler."""
     handler = server.methods.request_handler(method)
@@ -124,7 +185,7 @@ class Mounts:
     """The servers mounted into one parent, and its merging handlers. Thread-safe: the
     tuple of mounts is replaced, never changed, so requests read it without a lock."""
 
-    def __init__(self, parent: Server) -> None:
+    def __init__(self, parent: Mountable) -> None:
         self._parent = parent
         self.mounts: tuple[Mount, ...] = ()
         self._own: dict[str, MethodHandler | None] = {}
@@ -132,7 +193,7 @@ class Mounts:
                        "completion/complete"):
             self._install(method)
         #: The parent's subscribed URIs passed on to a mount: its server and its URI.
-        self._passed: dict[str, tuple[Server, str]] = {}
+        self._passed: dict[str, tuple[Mountable, str]] = {}
         self._passing = threading.Lock()  # held while a mounted server records one
         parent.subscribers.watchers.append(self.subscription_changed)
 
@@ -306,7 +367,7 @@ def _result_out(method: str, prefix: str | None, result: dict[str, Any]) -> dict
     return result
 
 
-def mount(parent: Server, child: Server, prefix: str | None) -> None:
+def mount(parent: Mountable, child: Mountable, prefix: str | None) -> None:
     """``parent.mount(child, prefix)`` (``child`` a Server: the method checks): see the
     module."""
     if prefix == "":
@@ -336,7 +397,7 @@ def mount(parent: Server, child: Server, prefix: str | None) -> None:
             parent.notify_list_changed(kind)
 
 
-def _reaches(start: Server, target: Server) -> bool:
+def _reaches(start: Mountable, target: Mountable) -> bool:
     """Whether ``target`` is mounted into ``start``, however deep (under ``_GRAPH``)."""
     stack, seen = [start], set()
     while stack:

@@ -14,23 +14,48 @@ receive middleware (a ``Request`` with the un-prefixed params), its request scop
 per-item OAuth scopes (:meth:`Server.run_handler`), its handler, and its send middleware
 (the answer, before the parent re-prefixes it). The handler's context is the parent's,
 except that ``ctx.server``/``ctx.state``/``ctx.read_resource`` are the mounted server's
-and the client appears not to speak the tasks extension (tasks are not routed across a
-mount). Notifications the handler sends go out through the parent's send middleware.
+and the client appears not to speak the extensions the mounted server uses (``Server.use``:
+the tasks extension of every ``mcpsync.Server``): an extension serves its own server's
+clients, and tasks are not routed across a mount. Notifications the handler sends go out
+through the parent's send middleware.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection
+from typing import Any, Protocol
 
 from ..dispatch.context import HandlerContext
 from ..dispatch.inbound import compose
+from ..dispatch.registry import MethodRegistry
 from ..dispatch.session_info import SessionInfo
+from ..engine.connection import Middleware
 from ..errors import InternalError, MCPError, MethodNotFoundError
 from ..protocol.jsonrpc import ErrorResponse, Message, Request, Response
-from ..tasks.wire import EXTENSION
+from .extensions import Extensions
+from .handlers import MethodHandler
 
-if TYPE_CHECKING:
-    from .server import Server
+
+class MountedServer(Protocol):
+    """What a request handed across a mount needs of the mounted server (a ServerCore)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def methods(self) -> MethodRegistry[MethodHandler, Any]: ...
+
+    @property
+    def recv_middleware(self) -> list[Middleware]: ...
+
+    @property
+    def send_middleware(self) -> list[Middleware]: ...
+
+    @property
+    def extensions(self) -> Extensions: ...
+
+    def run_handler(self, handler: MethodHandler, ctx: HandlerContext,
+                    params: dict[str, Any]) -> dict[str, Any]: ...
 
 
 def name_out(prefix: str | None, name: str) -> str:
@@ -78,13 +103,14 @@ def content_out(prefix: str | None, block: Any) -> Any:
 class MountedContext(HandlerContext):
     """The parent's context as a mounted server's handler sees it: the same request,
     session, transport and cancellation; ``server`` (so ``state``, ``read_resource``) is
-    the mounted server; the tasks extension is hidden. Thread-safe as its origin."""
+    the mounted server; the extensions it uses are hidden. Thread-safe as its origin."""
 
-    def __init__(self, origin: HandlerContext, server: Server) -> None:
+    def __init__(self, origin: HandlerContext, server: MountedServer) -> None:
         # Share the origin's request, session and transport: a copy, not a re-parse.
         self.__dict__.update(origin.__dict__)
         self._mounted = server
-        self.meta = _without_tasks(origin.meta)
+        self._hidden = server.extensions.identifiers
+        self.meta = _without(origin.meta, self._hidden)
 
     @property
     def server(self) -> Any:
@@ -94,27 +120,32 @@ class MountedContext(HandlerContext):
     def session(self) -> SessionInfo:
         info = self._session.info
         caps = info.client_capabilities
-        if not (isinstance(caps.get("extensions"), dict) and EXTENSION in caps["extensions"]):
+        if not _declares(caps, self._hidden):
             return info
         return SessionInfo(protocol_version=info.protocol_version,
                            client_info=info.client_info,
-                           client_capabilities=_strip_extension(caps),
+                           client_capabilities=_strip_extensions(caps, self._hidden),
                            session_id=info.session_id)
 
 
-def _strip_extension(caps: dict[str, Any]) -> dict[str, Any]:
-    extensions = {k: v for k, v in caps["extensions"].items() if k != EXTENSION}
+def _declares(caps: Any, hidden: Collection[str]) -> bool:
+    """Whether capabilities ``caps`` declare one of the ``hidden`` extensions."""
+    extensions = caps.get("extensions") if isinstance(caps, dict) else None
+    return isinstance(extensions, dict) and any(key in extensions for key in hidden)
+
+
+def _strip_extensions(caps: dict[str, Any], hidden: Collection[str]) -> dict[str, Any]:
+    extensions = {k: v for k, v in caps["extensions"].items() if k not in hidden}
     return {**caps, "extensions": extensions}
 
 
-def _without_tasks(meta: dict[str, Any]) -> dict[str, Any]:
-    changed = {key: _strip_extension(value) for key, value in meta.items()
-               if isinstance(value, dict) and isinstance(value.get("extensions"), dict)
-               and EXTENSION in value["extensions"]}
+def _without(meta: dict[str, Any], hidden: Collection[str]) -> dict[str, Any]:
+    changed = {key: _strip_extensions(value, hidden) for key, value in meta.items()
+               if _declares(value, hidden)}
     return {**meta, **changed} if changed else meta
 
 
-def call_mounted(server: Server, method: str, params: dict[str, Any],
+def call_mounted(server: MountedServer, method: str, params: dict[str, Any],
                  ctx: HandlerContext) -> dict[str, Any]:
     """Run ``method`` with ``params`` on mounted ``server``, as the module says: its
     middleware, scopes and handler. -32601 when it does not serve ``method``; -32603 when
@@ -152,7 +183,7 @@ def call_mounted(server: Server, method: str, params: dict[str, Any],
                         f"with {final!r}")
 
 
-def _handler(server: Server, method: str) -> Any:
+def _handler(server: MountedServer, method: str) -> MethodHandler:
     handler = server.methods.request_handler(method)
     if handler is None:
         raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})

@@ -4,7 +4,7 @@
 A listen stream is held by one worker, but the change it waits for may happen on another
 (a resource updated there, a tool added there, a task that runs there or is cancelled
 through it). :meth:`Server.relay_events <mcpsync.Server.relay_events>` joins the workers
-through a :class:`~mcpsync.http.bus.Bus`: each server-wide event raised here is also
+through a :class:`~mcpsync.protocol.bus.Bus`: each server-wide event raised here is also
 published (``{"kind": "event", "origin": ..., "event": ...}``), and each one published by
 another process is handed to this process's listen registry exactly as if raised here.
 
@@ -37,10 +37,10 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..protocol.bus import Bus, BusMessage
 from ..protocol.envelope import LIST_FIELDS
 
 if TYPE_CHECKING:
-    from ..http.bus import Bus, BusMessage
     from .listen import ListenRegistry
 
 logger = logging.getLogger("mcpsync.server")

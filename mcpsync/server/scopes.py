@@ -14,12 +14,48 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..errors import INVALID_REQUEST, MCPError
 
-if TYPE_CHECKING:
-    from .server import Server
+
+class Scoped(Protocol):
+    """A registered tool, prompt or resource, as far as scopes go."""
+
+    @property
+    def scopes(self) -> tuple[str, ...]: ...
+
+
+class Named(Protocol):
+    """The tools or the prompts of a server, looked up by name."""
+
+    def get(self, name: str) -> Scoped | None: ...
+
+
+class Resources(Protocol):
+    """The resources of a server, looked up as ``resources/read`` and completion do."""
+
+    @property
+    def has_scoped(self) -> bool: ...
+
+    def template(self, uri_template: str) -> Scoped | None: ...
+
+    def resolve(self, uri: str) -> tuple[Scoped, dict[str, str]] | None: ...
+
+
+class Catalog(Protocol):
+    """What the scope rules read of a server: its three registries (those of
+    ``tools.py``, ``prompts.py`` and ``resources.py``, which import this module for
+    :func:`permits`, so they are named by these protocols here)."""
+
+    @property
+    def tools(self) -> Named: ...
+
+    @property
+    def prompts(self) -> Named: ...
+
+    @property
+    def resources(self) -> Resources: ...
 
 
 @dataclass(frozen=True)
@@ -47,7 +83,7 @@ def permits(auth: Any, scopes: Iterable[str]) -> bool:
     return granted is not None and needed <= set(granted)
 
 
-def required_scopes(server: Server, method: str, params: Any) -> Requirement | None:
+def required_scopes(server: Catalog, method: str, params: Any) -> Requirement | None:
     """The scopes request ``method`` with ``params`` needs on ``server``, or ``None`` when
     it needs none (or names nothing registered: the handler then answers "not found").
     Malformed params need nothing here; the handler refuses them as it always does."""
@@ -84,7 +120,7 @@ def required_scopes(server: Server, method: str, params: Any) -> Requirement | N
     return None
 
 
-def check(server: Server, ctx: Any, method: str, params: Any) -> None:
+def check(server: Catalog, ctx: Any, method: str, params: Any) -> None:
     """Refuse a request whose principal (``ctx.auth``) lacks the scopes it needs: a
     JSON-RPC error whose data names them (``insufficient_scope``), as the 403 does."""
     if method == "tools/call" and isinstance(params, dict):
@@ -102,7 +138,7 @@ def check(server: Server, ctx: Any, method: str, params: Any) -> None:
                    code=INVALID_REQUEST, data={"error": "insufficient_scope", "scope": scope})
 
 
-def reader(server: Server, auth: Any) -> Callable[[str], bool]:
+def reader(server: Catalog, auth: Any) -> Callable[[str], bool]:
     """Whether ``auth`` may read a URI, for filtering updates at delivery: a listen on a
     URI that needs nothing (``notes://``) covers sub-resources that may need scopes.
     Cheap while the server has no scoped resource (no URI is resolved then)."""
@@ -121,16 +157,16 @@ def _of(what: str, item: Any) -> Requirement | None:
     return Requirement(what, scopes) if scopes else None
 
 
-def _tool(server: Server, name: Any) -> Requirement | None:
+def _tool(server: Catalog, name: Any) -> Requirement | None:
     tool = server.tools.get(name) if isinstance(name, str) else None
     return _of(f"tool {name!r}", tool)
 
 
-def _prompt(server: Server, name: Any) -> Requirement | None:
+def _prompt(server: Catalog, name: Any) -> Requirement | None:
     prompt = server.prompts.get(name) if isinstance(name, str) else None
     return _of(f"prompt {name!r}", prompt)
 
 
-def _resource(server: Server, uri: Any) -> Requirement | None:
+def _resource(server: Catalog, uri: Any) -> Requirement | None:
     found = server.resources.resolve(uri) if isinstance(uri, str) else None
     return _of(f"resource {uri!r}", found[0] if found is not None else None)

@@ -1,68 +1,72 @@
-"""``Server``: the definition of an MCP server — its identity, tools and method table.
+"""``ServerCore``: the definition of an MCP server — its identity, tools and method table.
+
+The user-facing :class:`mcpsync.Server` is this class with the tasks extension and
+Streamable HTTP serving added one floor above (:mod:`mcpsync.facade`): nothing here
+imports ``mcpsync.http`` or ``mcpsync.tasks``. Extensions plug in through :meth:`use`.
 
 A Server is a definition, not a connection: one Server serves any number of sessions at
 once (a stdio stream, many HTTP clients, in-memory test clients). Register tools and
 handlers before serving or while serving: registries are thread-safe and a change is
 announced to connected clients.
 
-This module holds the class: identity, registration (the decorators) and the serving
-entry points. The built-in method handlers are in ``builtins.py``; what a tool, resource
-or prompt is, how it is described and how it is run, in ``tools.py``, ``resources.py`` and
-``prompts.py``; serving itself in ``session.py``, ``stdio.py`` and ``mcpsync.http``.
+This module holds the class: identity, capabilities, extensions, lifespan and the serving
+entry points. Its base, :class:`~mcpsync.server.definition.ServerDefinition`, holds the
+registries, the method table and the registration decorators. The built-in method
+handlers are in ``builtins.py``; what a tool, resource or prompt is, how it is described
+and how it is run, in ``tools.py``, ``resources.py`` and ``prompts.py``; serving itself
+in ``session.py``, ``stdio.py`` and ``mcpsync.http``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import inspect
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..codec import to_wire
-from ..dispatch.context import HandlerContext, check_meta
-from ..dispatch.registry import MethodRegistry, NotificationHandlers, RequestHandlers
-from ..dispatch.typed import ToolBinding
+from ..dispatch.context import HandlerContext
 from ..engine.connection import Middleware
 from ..engine.pool import WorkerPool
-from ..protocol.uritemplate import is_template
+from ..protocol.bus import Bus
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, features
-from ..tasks.bounds import DEFAULT_TTL_MS
-from ..tasks.wire import EXTENSION
 from ..transports.base import Transport
 from ..transports.pipe_writer import WRITE_TIMEOUT
-from ..types import Icon, ToolAnnotations
-from .builtins import install_core_methods
+from ..types import Icon
+from .builtins import core_methods
+from .definition import NotificationHandler as NotificationHandler
+from .definition import ServerDefinition
+from .extensions import Extensions, Plugged
+from .handlers import MethodHandler as MethodHandler
+from .handlers import ScopeFactory as ScopeFactory
 from .lifespan import Lifespan
 from .listen import DEFAULT_MAX_SUBSCRIPTIONS, ListenRegistry, serve_listen
 from .mount import Mounts, mount
-from .prompts import Completer, PromptRegistry, describe_prompt
+from .owners import owner_of
 from .relay import EventRelay
-from .resources import ResourceRegistry, describe_resource
-from .scopes import as_scopes, reader
-from .scopes import check as check_scopes
+from .scopes import reader
 from .session import ServerSession
 from .state_key import resolve_state_key
 from .stdio import serve_stdio
 from .subscribers import ResourceSubscribers
-from .tools import RegisteredTool, ToolRegistry, describe
 
 if TYPE_CHECKING:
-    from ..http.bus import Bus
-    from ..tasks.store import TaskStore
-    from ..tasks.surface import TaskSurfaces
+    from typing_extensions import Self
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-#: A raw method handler: gets the context and the raw params, returns the raw result.
-MethodHandler = Callable[[HandlerContext, dict[str, Any]], dict[str, Any]]
-ScopeFactory = Callable[[HandlerContext], AbstractContextManager[Any]]
-NotificationHandler = Callable[[ServerSession, dict[str, Any]], None]
+E = TypeVar("E", bound="Extension")
 
 
-class Server:
-    """An MCP server definition.
+class Extension(Plugged, Protocol):
+    """What :meth:`ServerCore.use` takes: an extension that installs itself on one server
+    (its methods through ``server.methods``, the handlers it changes through
+    :meth:`ServerCore.wrap_method`) and answers the server's questions of
+    :class:`~mcpsync.server.extensions.Plugged`."""
+
+    def install(self, server: ServerCore) -> None:
+        """Register what the extension serves on ``server`` (called once, by ``use``)."""
+
+
+class ServerCore(ServerDefinition):
+    """An MCP server definition (``mcpsync.Server`` is this with tasks and HTTP serving).
 
     ``max_concurrent_handlers`` caps how many requests run at once (each on its own
     thread), per stdio or memory connection, and for the whole app over HTTP (all its
@@ -100,11 +104,7 @@ class Server:
         cache_scope: str = "public",
         request_state_key: bytes | str | None = None,
         request_state_ttl: float = 600.0,
-        task_store: TaskStore | None = None,
-        max_running_tasks: int = 64,
-        task_ttl_ms: int | None = DEFAULT_TTL_MS,
-        task_poll_interval_ms: int = 500,
-        lifespan: Callable[[Server], Any] | None = None,
+        lifespan: Callable[[Self], Any] | None = None,
         startup_timeout: float = 60.0,
         declare: tuple[str, ...] = (),
     ) -> None:
@@ -136,22 +136,8 @@ class Server:
         #: session takes a copy when it connects: change these before serving.
         self.send_middleware: list[Middleware] = []
         self.recv_middleware: list[Middleware] = []
-        self.tools = ToolRegistry(on_change=lambda: self.notify_list_changed("tools"))
-        self.resources = ResourceRegistry(
-            on_change=lambda: self.notify_list_changed("resources"))
-        self.prompts = PromptRegistry(on_change=lambda: self.notify_list_changed("prompts"))
-        self._completers: dict[tuple[str, str, str], Completer] = {}
-        #: Every method this server answers and notification it hears (built-ins, custom
-        #: methods, extensions): see :meth:`method_handler`, :meth:`notification_handler`.
-        self.methods: MethodRegistry[MethodHandler, NotificationHandler] = MethodRegistry(
-            f"server {name!r}")
-        #: The registry's request handlers as a dict (assigning replaces, ``del`` removes).
-        self.method_handlers: RequestHandlers[MethodHandler] = RequestHandlers(self.methods)
-        #: The registry's notification handlers as a dict of one callable per method.
-        self.notification_handlers = NotificationHandlers(self.methods)
-        #: Context-manager factories entered around every method handler, on its thread
-        #: (see :meth:`request_scope`); outermost first.
-        self.request_scopes: list[ScopeFactory] = []
+        # The registries, the method table and the request scopes (ServerDefinition).
+        super().__init__(name, lambda kind: self.notify_list_changed(kind))
         self._sessions: set[ServerSession] = set()
         self._sessions_lock = threading.Lock()
         self.subscribers = ResourceSubscribers()  #: who subscribes to what, either era
@@ -163,15 +149,13 @@ class Server:
         #: Called with the kind ("tools", "resources", "prompts") of each list change.
         self.list_changed_hooks: list[Callable[[str], None]] = []
         self._mounts: Mounts | None = None  # what mount() put here
-        self.listeners.fetch_task = self._fetch_task
         #: Where this server's events go to (and come from) the other workers.
         self._relay = EventRelay(self.listeners)
-        install_core_methods(self)
-        self._task_store = task_store
-        self._task_options = (max_running_tasks, task_ttl_ms, task_poll_interval_ms)
-        self._tasks: TaskSurfaces | None = None
-        self._tasks_lock = threading.Lock()
-        self._install_tasks()
+        for method, handler in {**core_methods(self, self._completions),
+                                "subscriptions/listen": self._listen}.items():
+            self.methods.set_default(method, handler)
+        #: The extensions installed by :meth:`use`.
+        self.extensions = Extensions()
         self._lifespan = Lifespan(self, lifespan, startup_timeout)
         unknown = set(declare) - set(_DERIVED)
         if unknown:
@@ -180,49 +164,19 @@ class Server:
         #: Capabilities declared even while nothing of their kind is registered.
         self.declare = frozenset(declare)
 
-    def _install_tasks(self) -> None:
-        from ..tasks.methods import install
-
-        install(self)
-
-    @property
-    def tasks(self) -> TaskSurfaces:
-        """The task surfaces (v1 and the v2 extension) and their runner, made on first use
-        with ``task_store`` (a :class:`~mcpsync.tasks.MemoryTaskStore` by default)."""
-        with self._tasks_lock:
-            if self._tasks is None:
-                from ..tasks.runner import TaskRunner
-                from ..tasks.surface import TaskSurfaces
-
-                if self._task_store is None:
-                    from ..tasks.memory import MemoryTaskStore
-
-                    self._task_store = MemoryTaskStore()
-                running, ttl_ms, poll_ms = self._task_options
-                self._tasks = TaskSurfaces(self, TaskRunner(self._task_store,
-                                                            max_running=running),
-                                           ttl_ms=ttl_ms, poll_interval_ms=poll_ms)
-            return self._tasks
-
-    @property
-    def task_store(self) -> TaskStore:
-        """Where this server's tasks live (see ``Server(task_store=...)``). Assignable
-        until the first task surface is used (``mcpsync serve --task-store`` sets it)."""
-        return self.tasks.store
-
-    @task_store.setter
-    def task_store(self, store: TaskStore) -> None:
-        with self._tasks_lock:
-            if self._tasks is not None:
-                raise RuntimeError("the task store can only be set before tasks are served")
-            self._task_store = store
-
-    def close_tasks(self, timeout: float = 5.0) -> bool:
-        """Stop the tasks running in this process (each ends ``failed``: "the server
-        stopped") and join their threads; False if some still ran after ``timeout``."""
-        with self._tasks_lock:
-            tasks = self._tasks
-        return True if tasks is None else tasks.runner.close(timeout)
+    def use(self, extension: E) -> E:
+        """Plug ``extension`` in (see :class:`Extension`): it installs its methods now,
+        its capabilities are declared from now on, and :meth:`stop` closes it. Returns
+        it. ``ValueError`` when an extension of the same identifier is in use already
+        (a :class:`mcpsync.Server` uses the tasks extension from the start). Call it
+        before serving: like a method handler, an extension is part of the definition."""
+        self.extensions.add(extension)  # first: a second one of its identifier is refused
+        try:
+            extension.install(self)
+        except BaseException:
+            self.extensions.remove(extension)
+            raise
+        return extension
 
     @property
     def request_state_key(self) -> bytes:
@@ -263,14 +217,15 @@ class Server:
         return self._lifespan.start()
 
     def stop(self) -> None:
-        """Stop the tasks running in this process (:meth:`close_tasks`: each ends
-        ``failed``, "the server stopped", rather than ``working`` until its record expires),
-        then run shutdown (``on_shutdown`` hooks, then the lifespan's exit) if startup ran
-        in this process. Called by ``run_stdio`` when it returns, by the WSGI app's
-        ``close()`` (so by ``run_http``/``mcpsync serve`` on exit), and — shutdown only —
-        at interpreter exit (a gunicorn worker's graceful exit)."""
+        """Close the extensions (the tasks extension stops the tasks running in this
+        process: each ends ``failed``, "the server stopped", rather than ``working`` until
+        its record expires), then run shutdown (``on_shutdown`` hooks, then the
+        lifespan's exit) if startup ran in this process. Called by ``run_stdio`` when it
+        returns, by the WSGI app's ``close()`` (so by ``run_http``/``mcpsync serve`` on
+        exit), and — shutdown only — at interpreter exit (a gunicorn worker's graceful
+        exit)."""
         try:
-            self.close_tasks()
+            self.extensions.close(5.0)
         finally:
             self._lifespan.stop()
 
@@ -282,8 +237,9 @@ class Server:
         return self._lifespan.state
 
     @classmethod
-    def proxy(cls, target: str | list[str] | tuple[str, ...] | Server, *, name: str | None = None,
-              server_options: Mapping[str, Any] | None = None, **client_options: Any) -> Server:
+    def proxy(cls, target: str | list[str] | tuple[str, ...] | ServerCore, *,
+              name: str | None = None, server_options: Mapping[str, Any] | None = None,
+              **client_options: Any) -> Self:
         """A server whose tools, resources, templates, prompts and completions are those
         of ``target``: an http(s) URL, a command line (a list, or a string split as a shell
         would) or a ``Server`` (in this process). ``client_options`` (``headers``, ``auth``,
@@ -338,7 +294,7 @@ class Server:
         if kind in self.declare:
             return True
         registered = {"resources": len(self.resources), "prompts": len(self.prompts),
-                      "completions": len(self._completers)}[kind]
+                      "completions": len(self._completions)}[kind]
         return bool(registered) or any(
             self.methods.request_handler(m) is not None and not self.methods.is_default(m)
             for m in _DERIVED[kind]) or (self._mounts is not None and self._mounts.provides(kind))
@@ -352,151 +308,13 @@ class Server:
         """
         caps = self.capabilities()
         rules = features(version)
-        if rules.tasks_v1:
-            caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-        caps["extensions"] = {EXTENSION: {}}
+        self.extensions.add_capabilities(version, caps)
         if rules.era == "modern" and (
                 self.methods.request_handler("subscriptions/listen") != self._listen):
             for kind in ("tools", "prompts", "resources"):
                 if kind in caps:
                     caps[kind] = {}
         return caps
-
-    # -- registration --------------------------------------------------------------------
-
-    @overload
-    def tool(self, fn: F, /) -> F: ...
-
-    @overload
-    def tool(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: ToolAnnotations | dict[str, Any] | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        input_schema: dict[str, Any] | None = None,
-        task: Literal["forbidden", "optional", "required"] = "forbidden",
-        defer_task: bool = False,
-        scopes: Iterable[str] = (),
-    ) -> Callable[[F], F]: ...
-
-    def tool(
-        self,
-        name: Any = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: ToolAnnotations | dict[str, Any] | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        input_schema: dict[str, Any] | None = None,
-        task: Literal["forbidden", "optional", "required"] = "forbidden",
-        defer_task: bool = False,
-        scopes: Iterable[str] = (),
-    ) -> Any:
-        """Register a plain function as a tool: ``@server.tool()`` or ``@server.tool("name")``.
-
-        The input schema comes from the type hints, the description from the docstring, and
-        a structured return type adds an output schema. A parameter annotated
-        ``HandlerContext`` receives the request's context. ``input_schema`` replaces the
-        derived schema with a hand-written one (advertised verbatim, arguments validated
-        against it and passed as they arrive; a ``**kwargs`` parameter receives them all).
-
-        ``task="optional"`` or ``"required"`` lets the tool run as a task (a client that
-        negotiated tasks gets a ``CreateTaskResult`` and polls); ``defer_task=True`` runs
-        it as a plain call until it raises :class:`~mcpsync.tasks.RunAsTask`. See
-        docs/tasks.md.
-
-        ``scopes=["files:write"]``: the caller's access token (``ctx.auth``) must carry
-        these OAuth scopes; over HTTP with ``auth=`` a call without them is a 403
-        ``insufficient_scope`` naming them, elsewhere a JSON-RPC error. See docs/auth.md.
-        """
-        if callable(name):
-            self.add_tool(name)
-            return name
-
-        def register(fn: F) -> F:
-            self.add_tool(
-                fn, name=name, title=title, description=description, annotations=annotations,
-                icons=icons, meta=meta, structured_output=structured_output,
-                input_schema=input_schema, task=task, defer_task=defer_task, scopes=scopes,
-            )
-            return fn
-
-        return register
-
-    def add_tool(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: ToolAnnotations | dict[str, Any] | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        input_schema: dict[str, Any] | None = None,
-        task: Literal["forbidden", "optional", "required"] = "forbidden",
-        defer_task: bool = False,
-        scopes: Iterable[str] = (),
-    ) -> None:
-        """Register ``fn`` as a tool (the non-decorator form of :meth:`tool`)."""
-        if task not in ("forbidden", "optional", "required"):
-            raise ValueError(f"task must be 'forbidden', 'optional' or 'required', not {task!r}")
-        binding = ToolBinding.from_function(
-            fn, name=name, description=description, structured_output=structured_output,
-            context_type=HandlerContext, input_schema=input_schema,
-        )
-        execution = None if task == "forbidden" else {"taskSupport": task}
-        wire = describe(binding, title=title, annotations=annotations, icons=icons, meta=meta,
-                        execution=execution)
-        self.tools.add(RegisteredTool(binding, wire, task=task, defer_task=defer_task,
-                                      scopes=as_scopes(scopes)))
-
-    def remove_tool(self, name: str) -> None:
-        """Unregister a tool; connected clients are told the list changed."""
-        self.tools.remove(name)
-
-    def resource(
-        self,
-        uri: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        size: int | None = None,
-        icons: list[Icon] | None = None,
-        annotations: dict[str, Any] | None = None,
-        meta: dict[str, Any] | None = None,
-        scopes: Iterable[str] = (),
-    ) -> Callable[[F], F]:
-        """Register a function that reads a resource.
-
-        ``uri`` is a fixed URI (listed by ``resources/list``) or an RFC 6570 template such as
-        ``"weather://cities/{city}"`` (listed by ``resources/templates/list``); template
-        variables are passed as keyword arguments, converted to the annotated scalar type.
-        Return ``str`` (text), ``bytes`` (a blob), JSON-able data (JSON text), or
-        ``TextResourceContents``/``BlobResourceContents`` (one or a list).
-
-        ``scopes=["notes:read"]``: the reader's access token must carry these OAuth scopes
-        to read, subscribe to or complete it (as for :meth:`tool`). See docs/auth.md.
-        """
-        as_scopes(scopes)  # a bad scopes= fails at the decorator, not at the first read
-
-        def register(fn: F) -> F:
-            self.resources.add(describe_resource(
-                fn, uri, name=name, title=title, description=description, mime_type=mime_type,
-                size=size, icons=icons, annotations=annotations, meta=meta, scopes=scopes))
-            return fn
-
-        return register
 
     def notify_resource_updated(self, uri: str) -> None:
         """Tell every session subscribed to ``uri`` that it changed, and every
@@ -532,139 +350,12 @@ class Server:
         self.listeners.end(owners)
         return self.listeners.wait_ended(owners, timeout)
 
-    def prompt(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        scopes: Iterable[str] = (),
-    ) -> Callable[[F], F]:
-        """Register a function that renders a prompt.
-
-        Its parameters (strings, or scalars converted from strings) are the prompt's
-        arguments: required unless they have a default, described by the docstring's
-        ``Args:`` section. Return a ``str`` (one user message), content blocks,
-        ``PromptMessage``/``{"role", "content"}`` items, a list of those, or a
-        ``GetPromptResult``.
-
-        ``scopes=["reports"]``: the caller's access token must carry these OAuth scopes to
-        get or complete it (as for :meth:`tool`). See docs/auth.md.
-        """
-        as_scopes(scopes)
-
-        def register(fn: F) -> F:
-            self.prompts.add(describe_prompt(fn, name=name, title=title,
-                                             description=description, icons=icons, meta=meta,
-                                             scopes=scopes))
-            return fn
-
-        return register
-
-    def completer(self, ref: str, argument: str) -> Callable[[Completer], Completer]:
-        """Register ``fn(value, context_arguments) -> [suggestions]`` for completion/complete.
-
-        ``ref`` is a prompt name or a resource template; ``argument`` the prompt argument or
-        template variable. At most 100 suggestions are sent (``total`` says how many).
-        """
-        kind = "ref/resource" if is_template(ref) else "ref/prompt"
-
-        def register(fn: Completer) -> Completer:
-            self._completers[(kind, ref, argument)] = fn
-            return fn
-
-        return register
-
-    def method_handler(
-        self, method: str, *, replace: bool = False
-    ) -> Callable[[MethodHandler], MethodHandler]:
-        """Register a raw handler for any method: ``fn(ctx, params) -> result dict``.
-
-        The escape hatch for methods mcpsync has no typed support for; it replaces a
-        built-in handler of the same name. Registering a method that already has a custom
-        handler raises :class:`~mcpsync.DuplicateHandlerError` unless ``replace=True``.
-        An exception becomes the error answer (an ``MCPError`` keeps its code, anything
-        else is -32603). A custom method adds nothing to the declared capabilities.
-        """
-
-        def register(fn: MethodHandler) -> MethodHandler:
-            self.methods.add_request(method, fn, replace=replace)
-            return fn
-
-        return register
-
-    def request_scope(self, fn: Callable[[HandlerContext], Any]) -> Callable[
-            [HandlerContext], Any]:
-        """Run setup and teardown around every request, on the request's own thread.
-
-        ``fn(ctx)`` returns a context manager, or is a generator function (it is then
-        wrapped with :func:`contextlib.contextmanager`): the code before ``yield`` runs on
-        the handler thread before the handler, the code after it (put it in ``finally``)
-        when the handler has returned, raised or been cancelled. This is where a
-        thread-bound resource belongs (a SQLAlchemy ``scoped_session``, a SQLite
-        connection), because handler threads are reused::
-
-            @server.request_scope
-            def db_session(ctx):
-                try:
-                    yield
-                finally:
-                    Session.remove()
-
-        Scopes wrap every method that reaches a handler (``tools/call``, ``resources/read``,
-        ``tools/list``…; check ``ctx.method`` to pick), not ``initialize``. An exception
-        from a scope fails that request like one from the handler. Under 2026-07-28 a
-        handler that asks the client a question ends its attempt, and the retry runs the
-        scope again. A tool running as a task runs inside the scopes too, entered on the
-        task's own thread (``ctx`` is then its :class:`~mcpsync.tasks.TaskContext`). Work
-        handed to another thread (``ctx.detach()``) is outside it.
-        """
-        factory: ScopeFactory = (contextlib.contextmanager(fn)
-                                 if inspect.isgeneratorfunction(fn) else fn)
-        self.request_scopes.append(factory)
-        return fn
-
-    def run_handler(self, handler: MethodHandler, ctx: HandlerContext,
-                    params: dict[str, Any]) -> dict[str, Any]:
-        """Call a method handler inside the request scopes (the engine's one way in)."""
-        if params.get("_meta") is not None:
-            check_meta(params)
-        scopes = self.request_scopes
-        if not scopes:
-            check_scopes(self, ctx, ctx.method, params)
-            return handler(ctx, params)
-        with contextlib.ExitStack() as stack:
-            for scope in list(scopes):
-                stack.enter_context(scope(ctx))
-            # Per-item OAuth scopes, on every transport; inside the request scopes, so an
-            # auth layer written as one has set ``ctx.auth`` by then.
-            check_scopes(self, ctx, ctx.method, params)
-            return handler(ctx, params)
-
-    def notification_handler(
-        self, method: str
-    ) -> Callable[[NotificationHandler], NotificationHandler]:
-        """Register ``fn(session, params)`` for an inbound notification.
-
-        A method may have several handlers: each runs, in the order registered, on the
-        session's notification thread; one that raises is logged and the next still runs.
-        Notifications nobody handles are ignored, as the spec says.
-        """
-
-        def register(fn: NotificationHandler) -> NotificationHandler:
-            self.methods.add_notification(method, fn)
-            return fn
-
-        return register
-
-    def mount(self, other: Server, prefix: str | None = None) -> None:
+    def mount(self, other: ServerCore, prefix: str | None = None) -> None:
         """Serve ``other``'s tools, prompts, resources and templates as this server's own:
         tools and prompts as ``{prefix}_{name}``, URIs as ``scheme://{prefix}/rest``, live,
         through ``other``'s method handlers (so a proxy mounts too). Thread-safe. The rules
         (clashes, lifespan, cycles): :mod:`mcpsync.server.mount`, docs/server.md."""
-        if not isinstance(other, Server):
+        if not isinstance(other, ServerCore):
             raise TypeError(f"mount() takes a Server, not {type(other).__name__}")
         mount(self, other, prefix)
 
@@ -718,21 +409,9 @@ class Server:
         self.listeners.task_status(task_id, owner, params, version=version)
         self._relay.task_status(task_id, owner, version, params)
 
-    def _fetch_task(self, task_id: str, owner: str) -> tuple[int, dict[str, Any]] | None:
-        """A v2 task's ``(version, DetailedTask)`` from the task store, for a listen that
-        heard of a status too large for the bus; None when gone or not ``owner``'s."""
-        from ..tasks.wire import v2_detailed
-
-        record = self.tasks.store.get(task_id, owner)
-        if record is None or record.surface != "v2":
-            return None
-        return record.version, v2_detailed(record)
-
     def _listen(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
         # A method (not a function of builtins.py): capabilities_for() compares the
         # registered listen handler with it, and a bound method compares equal each time.
-        from ..tasks.surface import owner_of
-
         return serve_listen(self.listeners, self.capabilities(), ctx, params,
                             principal=owner_of(ctx), may_read=reader(self, ctx.auth))
 
@@ -748,22 +427,9 @@ class Server:
         """
         serve_stdio(self, drain_timeout=drain_timeout, write_timeout=write_timeout)
 
-    def wsgi_app(self, **options: Any) -> Any:
-        """This server as a WSGI application speaking Streamable HTTP (both eras); see
-        :class:`mcpsync.http.McpWsgiApp` for the options."""
-        from ..http.wsgi import McpWsgiApp
-
-        return McpWsgiApp(self, **options)
-
-    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
-        """Serve over HTTP on mcpsync's development server: one reader reads each request
-        whole under a deadline, then a bounded pool runs it (see :func:`mcpsync.http.serve`)."""
-        from ..http import serve
-
-        serve(self, host, port, **options)
-
     def __repr__(self) -> str:
-        return f"Server({self.name!r}, version={self.version!r}, tools={len(self.tools)})"
+        return (f"{type(self).__name__}({self.name!r}, version={self.version!r}, "
+                f"tools={len(self.tools)})")
 
 
 #: The capabilities derived from registrations, and the methods that serve each.

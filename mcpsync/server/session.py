@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Hashable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, Protocol
 
 from ..dispatch.context import HandlerContext
 from ..dispatch.session_info import SessionInfo
 from ..dispatch.transport import TransportContext
-from ..engine.connection import Connection, ConnectionLimits
+from ..engine.connection import Connection, ConnectionLimits, Middleware
 from ..engine.pool import WorkerPool
 from ..engine.requests import InboundRequest
 from ..errors import (
@@ -33,11 +33,40 @@ from ..protocol.envelope import is_stateless
 from ..protocol.jsonrpc import Notification
 from ..protocol.versions import LEGACY_VERSIONS, negotiate_legacy
 from ..transports.base import Transport
-
-if TYPE_CHECKING:
-    from .server import Server
+from .host import RequestServer
+from .listen import ListenRegistry
+from .subscribers import ResourceSubscribers
 
 logger = logging.getLogger("mcpsync.server")
+
+
+class SessionServer(RequestServer, Protocol):
+    """What a session needs of its server (a ``ServerCore``), beyond answering requests:
+    its middleware and bounds for the connection, its notification handlers, the
+    subscriptions and listens a session holds, and to be told when the session ends."""
+
+    @property
+    def send_middleware(self) -> list[Middleware]: ...
+
+    @property
+    def recv_middleware(self) -> list[Middleware]: ...
+
+    @property
+    def max_concurrent_handlers(self) -> int: ...
+
+    @property
+    def request_timeout(self) -> float: ...
+
+    @property
+    def notification_handlers(self) -> Mapping[str, Callable[..., None]]: ...
+
+    @property
+    def listeners(self) -> ListenRegistry: ...
+
+    @property
+    def subscribers(self) -> ResourceSubscribers: ...
+
+    def _forget(self, session: ServerSession) -> None: ...
 
 
 class ServerSession:
@@ -45,7 +74,7 @@ class ServerSession:
 
     def __init__(
         self,
-        server: Server,
+        server: SessionServer,
         transport: Transport,
         *,
         name: str = "mcpsync-server",

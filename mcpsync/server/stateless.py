@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import Any, Final, Protocol
 
 from ..dispatch import mrtr_answers
 from ..dispatch.context import HandlerContext
@@ -47,9 +47,7 @@ from ..protocol.envelope import (
 )
 from ..protocol.jsonrpc import RequestId
 from ..protocol.request_state import seal
-
-if TYPE_CHECKING:
-    from .server import Server
+from .host import RequestServer
 
 
 class StatelessHost(Protocol):
@@ -57,7 +55,7 @@ class StatelessHost(Protocol):
     handshake-era HTTP session), or a 2026-07-28 HTTP request's own stream and channel."""
 
     @property
-    def server(self) -> Server: ...
+    def server(self) -> RequestServer: ...
 
     @property
     def connection(self) -> OutboundChannel: ...
@@ -149,7 +147,7 @@ class RequestScope:
         self._connection = _NoReverseRequests(session.connection, rounds)
 
     @property
-    def server(self) -> Server:
+    def server(self) -> RequestServer:
         return self._session.server
 
     @property

@@ -17,14 +17,25 @@ import logging
 import os
 import signal
 import sys
-from typing import TYPE_CHECKING, BinaryIO, TextIO
+from typing import Any, BinaryIO, Protocol, TextIO
 
+from ..transports.base import Transport
 from ..transports.pipe_writer import WRITE_TIMEOUT
 from ..transports.stream import StreamTransport
+from .session import ServerSession
 from .signals import StopSignals
 
-if TYPE_CHECKING:
-    from .server import Server
+
+class StdioHost(Protocol):
+    """What serving over stdio needs of the server (a ``Server``): its startup, one
+    session, and its shutdown."""
+
+    def start(self) -> Any: ...
+
+    def connect(self, transport: Transport, *, name: str = ...,
+                drain_timeout: float = ...) -> ServerSession: ...
+
+    def stop(self) -> None: ...
 
 logger = logging.getLogger("mcpsync.server")
 
@@ -34,7 +45,7 @@ logger = logging.getLogger("mcpsync.server")
 _AT_IMPORT = (os.getpid(), os.getppid())
 
 
-def serve_stdio(server: Server, *, drain_timeout: float = 2.0,
+def serve_stdio(server: StdioHost, *, drain_timeout: float = 2.0,
                 write_timeout: float = WRITE_TIMEOUT) -> None:
     """Block serving one client on stdin/stdout; return at EOF, SIGINT or SIGTERM, or when
     a message to the client could not be written in ``write_timeout`` seconds (it stopped

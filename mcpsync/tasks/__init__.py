@@ -1,5 +1,8 @@
 """Tasks: tool calls that outlive their request (2025-11-25 v1 and the SEP-2663 extension).
 
+A server serves tasks through the extension :class:`Tasks` (every :class:`mcpsync.Server`
+uses one: ``server.use(Tasks(...))`` is for a bare ``ServerCore``).
+
 The stores: :class:`MemoryTaskStore` (the default, one process) and :class:`SqliteTaskStore`
 (a file shared by threads and processes on one host); their bounds are in :mod:`.bounds`.
 
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
     )
     from .context import TaskContext
     from .memory import MemoryTaskStore
+    from .methods import Tasks
     from .runner import DEFAULT_MAX_RUNNING, TaskRunner
     from .sqlite import MAX_SQLITE_BYTES, RUNNER_EXITED, SqliteTaskStore
     from .store import TERMINAL, TaskRecord, TaskStatus, TaskStore, TaskStoreFullError, runner_id
@@ -56,6 +60,7 @@ _LAZY: dict[str, str] = {
     "TaskStatus": ".store",
     "TaskStore": ".store",
     "TaskStoreFullError": ".store",
+    "Tasks": ".methods",
     "clamp_ttl": ".bounds",
     "runner_id": ".store",
 }
@@ -87,6 +92,7 @@ __all__ = [
     "TaskStatus",
     "TaskStore",
     "TaskStoreFullError",
+    "Tasks",
     "clamp_ttl",
     "runner_id",
 ]

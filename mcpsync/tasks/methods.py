@@ -1,45 +1,158 @@
-"""The task methods' registration: what every server installs at construction.
+"""The tasks extension as a server uses it: :class:`Tasks`, ``server.use(Tasks(...))``.
 
-Why a module of its own: a server registers ``tools/call`` (task-aware) and the
-``tasks/*`` methods when it is made, but the surfaces, the runner and the store behind
-them are made on first use. Keeping the registration apart from :mod:`.surface` keeps
-their imports off a server's start-up (see ``docs/benchmarks.md``, cold start).
+Every :class:`mcpsync.Server` uses one from its construction (its ``task_store=``,
+``max_running_tasks=``, ``task_ttl_ms=`` and ``task_poll_interval_ms=`` are this class's
+options); a bare :class:`~mcpsync.server.server.ServerCore` serves no tasks until it uses
+one. Installing it wraps ``tools/call`` (a tool registered with ``task=`` may run as a
+task; every other call goes to the handler it wraps) and registers the ``tasks/*``
+methods as built-ins (a user's handler may replace them).
+
+Why a module of its own: the registration happens when a server is made, but the
+surfaces, the runner and the store behind them are made on first use. Keeping the
+registration apart from :mod:`.surface` keeps their imports off a server's start-up (see
+``docs/benchmarks.md``, cold start).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..protocol.versions import features
+from .bounds import DEFAULT_TTL_MS
+from .wire import EXTENSION
+
 if TYPE_CHECKING:
     from ..dispatch.context import HandlerContext
-    from ..server.server import Server
+    from ..server.server import ServerCore
+    from .store import TaskStore
+    from .surface import TaskSurfaces
+
+Handler = Callable[["HandlerContext", dict[str, Any]], dict[str, Any]]
+#: The ``tasks/*`` methods, each served by the :class:`TaskSurfaces` method of its name.
+METHODS = ("get", "update", "cancel", "result", "list")
 
 
-def install(server: Server) -> None:
-    """Register ``tools/call`` (task-aware) and the ``tasks/*`` methods on ``server`` as
-    built-ins (a user's handler may replace them). The surfaces, runner and store are
-    made on first use: a server whose tools never run as tasks never makes them."""
-    tools = server.tools
+class Tasks:
+    """The tasks extension of one server: v1 (2025-11-25) and the SEP-2663 extension.
 
-    def call_tool(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
-        name = params.get("name")
-        tool = tools.get(name) if isinstance(name, str) else None
-        if tool is None or getattr(tool, "task", "forbidden") == "forbidden":
-            # One lookup: the registry's call is handed the tool found here.
-            return tools.call(ctx, params, tool)
-        return server.tasks.call_tool(ctx, params)
+    ``store``: where tasks live (a :class:`~mcpsync.tasks.MemoryTaskStore`, made on first
+    use, by default). ``max_running``: tasks running at once in this process.
+    ``ttl_ms``: the ``ttlMs`` of a v2 task, and the most a v1 client may ask for.
+    ``poll_interval_ms``: the polling interval suggested to clients. Thread-safe.
+    """
 
-    server.methods.set_default("tools/call", call_tool)
-    for method in ("get", "update", "cancel", "result", "list"):
-        server.methods.set_default(f"tasks/{method}", _deferred(server, method))
+    identifier = EXTENSION
 
+    def __init__(self, store: TaskStore | None = None, *, max_running: int = 64,
+                 ttl_ms: int | None = DEFAULT_TTL_MS, poll_interval_ms: int = 500) -> None:
+        self._store = store
+        self._options = (max_running, ttl_ms, poll_interval_ms)
+        self._server: ServerCore | None = None
+        self._surfaces: TaskSurfaces | None = None
+        self._lock = threading.Lock()
 
-def _deferred(server: Server, name: str) -> Callable[[HandlerContext, dict[str, Any]],
-                                                     dict[str, Any]]:
-    def handler(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
-        method: Callable[[HandlerContext, dict[str, Any]], dict[str, Any]] = getattr(
-            server.tasks, name)
-        return method(ctx, params)
+    # -- Extension -------------------------------------------------------------------------
 
-    return handler
+    def install(self, server: ServerCore) -> None:
+        """Wrap ``tools/call`` and register the ``tasks/*`` methods on ``server`` as
+        built-ins. The surfaces, runner and store are made on first use: a server whose
+        tools never run as tasks never makes them."""
+        if self._server is not None:
+            raise ValueError("a Tasks extension serves one server only")
+        self._server = server
+        server.wrap_method("tools/call", self._call_tool)
+        for method in METHODS:
+            server.methods.set_default(f"tasks/{method}", self._deferred(method))
+        server.listeners.fetch_task = self.fetch
+
+    def add_capabilities(self, version: str, capabilities: dict[str, Any]) -> None:
+        """v1's ``tasks`` capability to a 2025-11-25 client; the extension to every one."""
+        if features(version).tasks_v1:
+            capabilities["tasks"] = {"list": {}, "cancel": {},
+                                     "requests": {"tools": {"call": {}}}}
+        capabilities["extensions"] = {**capabilities.get("extensions", {}), EXTENSION: {}}
+
+    def close(self, timeout: float = 5.0) -> bool:
+        """Stop the tasks running in this process (each ends ``failed``: "the server
+        stopped") and join their threads; False if some still ran after ``timeout``."""
+        with self._lock:
+            surfaces = self._surfaces
+        return True if surfaces is None else surfaces.runner.close(timeout)
+
+    # -- the surfaces, made on first use ---------------------------------------------------
+
+    @property
+    def surfaces(self) -> TaskSurfaces:
+        """The task surfaces (v1 and the v2 extension) and their runner, made on first use
+        with the store (a :class:`~mcpsync.tasks.MemoryTaskStore` by default)."""
+        with self._lock:
+            if self._surfaces is None:
+                if self._server is None:
+                    raise RuntimeError("the Tasks extension is not installed on a server "
+                                       "(server.use(Tasks(...)))")
+                from .runner import TaskRunner
+                from .surface import TaskSurfaces
+
+                if self._store is None:
+                    from .memory import MemoryTaskStore
+
+                    self._store = MemoryTaskStore()
+                running, ttl_ms, poll_ms = self._options
+                self._surfaces = TaskSurfaces(self._server, TaskRunner(self._store,
+                                                                       max_running=running),
+                                              ttl_ms=ttl_ms, poll_interval_ms=poll_ms)
+            return self._surfaces
+
+    @property
+    def store(self) -> TaskStore:
+        """Where the tasks live. Assignable until the surfaces are made (the first task
+        method served: ``mcpsync serve --task-store`` sets it before)."""
+        return self.surfaces.store
+
+    @store.setter
+    def store(self, store: TaskStore) -> None:
+        with self._lock:
+            if self._surfaces is not None:
+                raise RuntimeError("the task store can only be set before tasks are served")
+            self._store = store
+
+    def fetch(self, task_id: str, owner: str) -> tuple[int, dict[str, Any]] | None:
+        """A v2 task's ``(version, DetailedTask)`` from the store, for a listen that heard
+        of a status too large for the bus; None when gone or not ``owner``'s."""
+        from .wire import v2_detailed
+
+        record = self.surfaces.store.get(task_id, owner)
+        if record is None or record.surface != "v2":
+            return None
+        return record.version, v2_detailed(record)
+
+    # -- the handlers ----------------------------------------------------------------------
+
+    def _call_tool(self, inner: Handler) -> Handler:
+        """``tools/call``: a tool that may run as a task goes to the surfaces; every other
+        call to ``inner``, the handler this one wraps."""
+        assert self._server is not None
+        tools = self._server.tools
+        # The built-in is handed the tool found here: one lookup per call, not two.
+        builtin = inner == tools.call
+
+        def call_tool(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+            name = params.get("name")
+            tool = tools.get(name) if isinstance(name, str) else None
+            if tool is None or getattr(tool, "task", "forbidden") == "forbidden":
+                return tools.call(ctx, params, tool) if builtin else inner(ctx, params)
+            return self.surfaces.call_tool(ctx, params)
+
+        return call_tool
+
+    def _deferred(self, name: str) -> Handler:
+        def handler(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+            method: Handler = getattr(self.surfaces, name)
+            return method(ctx, params)
+
+        return handler
+
+    def __repr__(self) -> str:
+        return f"<Tasks {EXTENSION}>"

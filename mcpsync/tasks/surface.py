@@ -1,7 +1,8 @@
 """The task surfaces on a server: ``tools/call`` as a task, and the ``tasks/*`` methods.
 
-Installed on a :class:`~mcpsync.Server` through its method registry, like a user's custom
-methods (:func:`install`). Both surfaces live side by side, chosen per request:
+Installed on a server by the extension :class:`~mcpsync.tasks.methods.Tasks`, through
+its method registry, like a user's custom methods. Both surfaces live side by side,
+chosen per request:
 
 * **v2** (the extension ``io.modelcontextprotocol/tasks``) when the request's client
   declared it: in 2026-07-28 in the request's ``_meta`` client capabilities, in the
@@ -12,21 +13,20 @@ methods (:func:`install`). Both surfaces live side by side, chosen per request:
 * Neither: an ``optional`` tool runs as a plain call; a ``required`` one is refused
   (-32021 naming the extension; -32601 in a 2025-11-25 session, as v1 says).
 
-Tasks are bound to their creator (:func:`owner_of`): another owner's task id is answered
-exactly like an unknown one (-32602), never with that task.
+Tasks are bound to their creator (:func:`~mcpsync.server.owners.owner_of`, importable
+from here too): another owner's task id is answered exactly like an unknown one (-32602),
+never with that task.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-import weakref
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..dispatch.context import HandlerContext
-from ..dispatch.principal import principal_key as shared_principal_key
 from ..errors import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -38,6 +38,8 @@ from ..errors import (
 )
 from ..protocol.envelope import META_CAPABILITIES
 from ..protocol.versions import features
+from ..server.owners import owner_of as owner_of
+from ..server.owners import principal_key as principal_key
 from .bounds import TaskResultTooLargeError, clamp_ttl
 from .context import TaskContext
 from .runner import TaskRunner
@@ -45,7 +47,7 @@ from .store import TaskRecord
 from .wire import EXTENSION, RELATED_TASK, related, v1_task, v2_detailed, v2_task
 
 if TYPE_CHECKING:
-    from ..server.server import Server
+    from ..server.server import ServerCore
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 #: The longest a ``tasks/result`` (v1) blocks in one wait on the store.
@@ -68,38 +70,6 @@ class RunAsTask(BaseException):
         self.fn = fn
         self.args = args
         self.kwargs = kwargs
-
-
-_CONNECTION_OWNERS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
-_OWNERS_LOCK = threading.Lock()
-
-
-def owner_of(ctx: HandlerContext) -> str:
-    """Who a task belongs to: in the handshake era its session (the HTTP session id, or
-    this stdio/memory connection); in 2026-07-28 the authenticated principal (a hash of
-    its identity), or ``""`` for an anonymous caller."""
-    version = ctx.session.protocol_version
-    if version is not None and features(version).era == "modern":
-        return principal_key(ctx.auth)
-    if ctx.session.session_id:
-        return "session:" + ctx.session.session_id
-    handle = ctx._session
-    with _OWNERS_LOCK:
-        owner = _CONNECTION_OWNERS.get(handle)
-        if owner is None:
-            import secrets
-
-            owner = "connection:" + secrets.token_hex(16)
-            _CONNECTION_OWNERS[handle] = owner
-    return owner
-
-
-def principal_key(auth: Any) -> str:
-    """A task owner's key for an authenticated principal (``""`` for none): the one key
-    of :func:`mcpsync.dispatch.principal.principal_key` (issuer, subject and client of an
-    access token), so the same subject from another issuer or client is another owner."""
-    key = shared_principal_key(auth)
-    return "principal:" + key if key else ""
 
 
 def wants_v2(ctx: HandlerContext) -> bool:
@@ -129,7 +99,7 @@ def _required_error(ctx: HandlerContext, name: str) -> MCPError:
 class TaskSurfaces:
     """``tools/call`` as a task and the ``tasks/*`` methods, for one server."""
 
-    def __init__(self, server: Server, runner: TaskRunner, *, ttl_ms: int | None,
+    def __init__(self, server: ServerCore, runner: TaskRunner, *, ttl_ms: int | None,
                  poll_interval_ms: int) -> None:
         self.server = server
         self.runner = runner
@@ -340,7 +310,7 @@ class TaskSurfaces:
         return result
 
 
-def _scoped(server: Server, body: Callable[[TaskContext], dict[str, Any]],
+def _scoped(server: ServerCore, body: Callable[[TaskContext], dict[str, Any]],
             ctx: TaskContext) -> dict[str, Any]:
     """``body(ctx)`` inside the server's request scopes, entered on the task's thread."""
     scopes = list(server.request_scopes)
@@ -352,7 +322,7 @@ def _scoped(server: Server, body: Callable[[TaskContext], dict[str, Any]],
         return body(ctx)
 
 
-def _call_plain(server: Server, params: dict[str, Any], ctx: Any) -> dict[str, Any]:
+def _call_plain(server: ServerCore, params: dict[str, Any], ctx: Any) -> dict[str, Any]:
     return server.tools.call(ctx, params)
 
 

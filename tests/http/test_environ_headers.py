@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from mcpsync.http import wsgi
+from mcpsync.http import environ as wsgi_environ
 from mcpsync.http.wsgi import request_headers
 
 from .raw import post_modern
@@ -30,11 +30,11 @@ def test_headers_from_environ_ignore_everything_else():
 def test_the_name_table_is_bounded(url):
     long_name = "HTTP_X_" + "L" * 100_000  # as long as a server lets a header name be
     assert request_headers({long_name: "v"}) == {long_name[5:].replace("_", "-").lower(): "v"}
-    assert long_name not in wsgi._HEADER_NAMES  # remembered names are short ones only
-    for i in range(wsgi._MAX_HEADER_NAMES + 100):
+    assert long_name not in wsgi_environ._HEADER_NAMES  # remembered names are short ones only
+    for i in range(wsgi_environ._MAX_HEADER_NAMES + 100):
         request_headers({f"HTTP_X_INVENTED_{i}": "v"})
-    assert len(wsgi._HEADER_NAMES) <= wsgi._MAX_HEADER_NAMES
-    assert all(len(key) <= wsgi._MAX_CACHED_KEY for key in wsgi._HEADER_NAMES)
+    assert len(wsgi_environ._HEADER_NAMES) <= wsgi_environ._MAX_HEADER_NAMES
+    assert all(len(key) <= wsgi_environ._MAX_CACHED_KEY for key in wsgi_environ._HEADER_NAMES)
     # Past the bound, names are still read (translated each time), and requests work.
     assert request_headers({"HTTP_X_ONE_MORE_NAME": "v"}) == {"x-one-more-name": "v"}
     answer = post_modern(url, "tools/call", {"name": "echo", "arguments": {"text": "hi"}},

@@ -1,0 +1,122 @@
+"""``mcpsync.Server``: the server definition with tasks and Streamable HTTP, assembled.
+
+:class:`~mcpsync.server.server.ServerCore` is what a server *is* (identity, registries,
+method table, sessions, stdio); it imports neither ``mcpsync.http`` (which serves a
+server over HTTP, so stands above it) nor ``mcpsync.tasks`` (an extension, which plugs in
+through ``ServerCore.use`` as user code would). The class users know as ``Server`` is
+assembled here, one floor above all three: the core, the tasks extension it uses from
+its construction (:class:`~mcpsync.tasks.Tasks`, with the ``task_*`` options), and
+``wsgi_app``/``run_http``, which hand it to :mod:`mcpsync.http`. HTTP is imported on
+first use, so a stdio server does not pay for it at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS
+from .server.listen import DEFAULT_MAX_SUBSCRIPTIONS
+from .server.server import ServerCore
+from .tasks.bounds import DEFAULT_TTL_MS
+from .tasks.methods import Tasks
+
+if TYPE_CHECKING:
+    from .tasks.store import TaskStore
+    from .tasks.surface import TaskSurfaces
+    from .types import Icon
+
+
+class Server(ServerCore):
+    """An MCP server definition, with tasks and Streamable HTTP (see :class:`ServerCore
+    <mcpsync.server.server.ServerCore>` for everything but these).
+
+    ``task_store``: where tasks live (a :class:`~mcpsync.tasks.MemoryTaskStore` by
+    default); ``max_running_tasks``: tasks running at once in this process;
+    ``task_ttl_ms``: how long a task's record is kept; ``task_poll_interval_ms``: the
+    polling interval suggested to clients. See docs/tasks.md.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        instructions: str | None = None,
+        website_url: str | None = None,
+        icons: list[Icon] | None = None,
+        max_concurrent_handlers: int = 64,
+        max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS,
+        request_timeout: float = 60.0,
+        page_size: int = 100,
+        legacy_versions: tuple[str, ...] = LEGACY_VERSIONS,
+        modern_versions: tuple[str, ...] = MODERN_VERSIONS,
+        cache_ttl_ms: int = 0,
+        cache_scope: str = "public",
+        request_state_key: bytes | str | None = None,
+        request_state_ttl: float = 600.0,
+        task_store: TaskStore | None = None,
+        max_running_tasks: int = 64,
+        task_ttl_ms: int | None = DEFAULT_TTL_MS,
+        task_poll_interval_ms: int = 500,
+        lifespan: Callable[[Server], Any] | None = None,
+        startup_timeout: float = 60.0,
+        declare: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(
+            name, version, title=title, description=description, instructions=instructions,
+            website_url=website_url, icons=icons,
+            max_concurrent_handlers=max_concurrent_handlers,
+            max_subscriptions=max_subscriptions, request_timeout=request_timeout,
+            page_size=page_size, legacy_versions=legacy_versions,
+            modern_versions=modern_versions, cache_ttl_ms=cache_ttl_ms,
+            cache_scope=cache_scope, request_state_key=request_state_key,
+            request_state_ttl=request_state_ttl, lifespan=lifespan,
+            startup_timeout=startup_timeout, declare=declare)
+        self._task_extension = self.use(Tasks(task_store, max_running=max_running_tasks,
+                                             ttl_ms=task_ttl_ms,
+                                             poll_interval_ms=task_poll_interval_ms))
+
+    # -- tasks -----------------------------------------------------------------------------
+
+    @property
+    def tasks(self) -> TaskSurfaces:
+        """The task surfaces (v1 and the v2 extension) and their runner, made on first use
+        with ``task_store`` (a :class:`~mcpsync.tasks.MemoryTaskStore` by default)."""
+        return self._task_extension.surfaces
+
+    @property
+    def task_store(self) -> TaskStore:
+        """Where this server's tasks live (see ``Server(task_store=...)``). Assignable
+        until the first task surface is used (``mcpsync serve --task-store`` sets it)."""
+        return self._task_extension.store
+
+    @task_store.setter
+    def task_store(self, store: TaskStore) -> None:
+        self._task_extension.store = store
+
+    def close_tasks(self, timeout: float = 5.0) -> bool:
+        """Stop the tasks running in this process (each ends ``failed``: "the server
+        stopped") and join their threads; False if some still ran after ``timeout``."""
+        return self._task_extension.close(timeout)
+
+    # -- HTTP ------------------------------------------------------------------------------
+
+    def wsgi_app(self, **options: Any) -> Any:
+        """This server as a WSGI application speaking Streamable HTTP (both eras); see
+        :class:`mcpsync.http.McpWsgiApp` for the options."""
+        from .http.wsgi import McpWsgiApp
+
+        return McpWsgiApp(self, **options)
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serve over HTTP on mcpsync's development server: one reader reads each request
+        whole under a deadline, then a bounded pool runs it (see :func:`mcpsync.http.serve`)."""
+        from .http import serve
+
+        serve(self, host, port, **options)
+
+
+__all__ = ["Server"]
