@@ -9,9 +9,8 @@ metric stream per name (``_OTHER`` stands for all of them, as the conventions sa
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
-from ..dispatch.transport import TransportContext
 from ..protocol.envelope import META_VERSION
 
 #: Longest attribute value taken from a message (a tool name, a URI, a request id).
@@ -20,6 +19,19 @@ OTHER: Final = "_OTHER"
 
 URI_METHODS: Final = frozenset({"resources/read", "resources/subscribe",
                                 "resources/unsubscribe", "notifications/resources/updated"})
+
+class Peer(Protocol):
+    """What a message's transport says of the peer (``dispatch.TransportContext``)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def session_id(self) -> str | None: ...
+
+    @property
+    def remote_addr(self) -> str | None: ...
+
 
 #: Answers whether the server has a tool (``"tool"``) or prompt (``"prompt"``) so named.
 Known = Callable[[str, str], bool]
@@ -44,7 +56,7 @@ class Described:
 
 
 def describe(method: str, params: Mapping[str, Any] | None, request_id: object, *,
-             protocol_version: str | None = None, transport: TransportContext | None = None,
+             protocol_version: str | None = None, transport: Peer | None = None,
              known: Known | None = None, uri_in_name: bool = False) -> Described:
     """The conventions' attributes of ``method`` with ``params``. ``request_id`` is
     ``None`` for a notification. ``known`` (server side) vets peer-chosen names;

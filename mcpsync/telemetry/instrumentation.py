@@ -20,9 +20,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from .._version import __version__
-from ..dispatch.transport import TransportContext
 from . import api
-from .attributes import Known, describe
+from .attributes import Known, Peer, describe
 from .config import DURATION_BUCKETS, Telemetry
 from .operation import Operation
 
@@ -74,6 +73,10 @@ class Instrumentation:
             self._resolve()
         return self._meter
 
+    def current_context(self) -> Any:
+        """This thread's OpenTelemetry context (call only when :attr:`active`)."""
+        return self._context.get_current()
+
     def _resolve(self) -> None:
         now = time.monotonic()
         if now < self._next_check:
@@ -108,7 +111,7 @@ class Instrumentation:
     # -- operations ----------------------------------------------------------------------
 
     def inbound(self, method: str, params: Mapping[str, Any] | None, request_id: object, *,
-                transport: TransportContext | None = None,
+                transport: Peer | None = None,
                 protocol_version: str | None = None, ambient: Any = None) -> Operation | None:
         """Begin recording a request (or a notification: ``request_id`` is ``None``) that
         the peer sent, on the thread that will handle it: its span (kind SERVER) is that
@@ -149,7 +152,7 @@ class Instrumentation:
                          self._config.max_span_events, _status(self._trace), self._context)
 
     def outbound(self, method: str, params: dict[str, Any] | None, request_id: object, *,
-                 transport: TransportContext | None = None,
+                 transport: Peer | None = None,
                  protocol_version: str | None = None) -> Operation | None:
         """Begin recording a request or notification this side sends; its span (kind
         CLIENT) is a child of this thread's current span, and its context is written
