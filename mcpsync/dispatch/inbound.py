@@ -34,7 +34,6 @@ from ..errors import (
 from ..protocol.jsonrpc import (
     ErrorResponse,
     Message,
-    Notification,
     Request,
     RequestId,
     Response,
@@ -116,14 +115,29 @@ _EVENTS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-def _note(operation: Operation, message: Notification) -> None:
-    kind = _EVENTS.get(message.method)
+def note_sent(method: str, params: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a handler's context calls for each notification it sends: with telemetry
+    recording the request this thread serves, a progress or log notification becomes an
+    event of its span (bounded), and a log message carries the span's ``traceparent`` in
+    its ``_meta`` (so the client can tie the record to the trace). Returns the params to
+    send (``params`` itself when nothing is recorded)."""
+    operation = _operation.get()
+    if operation is None:
+        return params
+    kind = _EVENTS.get(method)
     if kind is None:
-        return
+        return params
     name, keys = kind
-    params = message.params or {}
-    operation.event(name, {key: params[key] for key in keys
-                           if isinstance(params.get(key), (str, int, float))})
+    values = params or {}
+    operation.event(name, {key: values[key] for key in keys
+                           if isinstance(values.get(key), (str, int, float))})
+    traceparent = operation.traceparent() if method == "notifications/message" else None
+    if traceparent is None:
+        return params
+    sent = dict(values)
+    meta = sent.get("_meta")
+    sent["_meta"] = {**(meta if isinstance(meta, dict) else {}), "traceparent": traceparent}
+    return sent
 
 
 class InboundExecutor:
@@ -238,12 +252,7 @@ class InboundExecutor:
 
     def send(self, message: Message, transport: TransportContext | None, write: Step) -> None:
         """Run ``message`` through the send middleware, ``transport`` bound (``None``: the
-        thread's current one stays); ``write`` is the innermost step. With telemetry, a
-        progress or log notification sent while a handler runs is an event of its span."""
-        if self._telemetry is not None and isinstance(message, Notification):
-            operation = _operation.get()
-            if operation is not None:
-                _note(operation, message)
+        thread's current one stays); ``write`` is the innermost step."""
         if not self._send:
             write(message)
             return

@@ -152,12 +152,14 @@ class Instrumentation:
                          self._config.max_span_events, _status(self._trace), self._context)
 
     def outbound(self, method: str, params: dict[str, Any] | None, request_id: object, *,
-                 transport: Peer | None = None,
-                 protocol_version: str | None = None) -> Operation | None:
+                 transport: Peer | None = None, protocol_version: str | None = None,
+                 follows: Any = None) -> Operation | None:
         """Begin recording a request or notification this side sends; its span (kind
         CLIENT) is a child of this thread's current span, and its context is written
         into ``params["_meta"]`` (a new ``_meta`` dict: the caller's is not changed) so
-        that the peer continues the trace. ``params`` must be the message's own dict."""
+        that the peer continues the trace. ``params`` must be the message's own dict.
+        ``follows``: the span context of an earlier round of the same call (a 2026-07-28
+        retry with input responses), whose child this one is: one trace per call."""
         if not self._resolved:
             self._resolve()
         tracer = self._tracer
@@ -168,7 +170,10 @@ class Instrumentation:
         span = None
         if tracer is not None:
             trace = self._trace
-            span = tracer.start_span(described.name, kind=trace.SpanKind.CLIENT,
+            parent = None if follows is None else trace.set_span_in_context(
+                trace.NonRecordingSpan(follows))
+            span = tracer.start_span(described.name, context=parent,
+                                     kind=trace.SpanKind.CLIENT,
                                      attributes=described.span_attributes)
             if params is not None:
                 meta = params.get("_meta")

@@ -42,6 +42,14 @@ class Operation:
         """The span (``None`` when only metrics are recorded)."""
         return self._span
 
+    def traceparent(self) -> str | None:
+        """The span's W3C ``traceparent`` (``None`` without a span)."""
+        if self._span is None:
+            return None
+        context = self._span.get_span_context()
+        return (f"00-{context.trace_id:032x}-{context.span_id:016x}-"
+                f"{int(context.trace_flags):02x}")
+
     def set_attribute(self, key: str, value: Any) -> None:
         if self._span is not None:
             self._span.set_attribute(key, value)
