@@ -172,3 +172,15 @@ def test_operations_on_many_threads_keep_their_own_parents(sdk):
         thread.join(30)
     spans = sdk.finished()
     assert sorted(s.context.trace_id for s in spans) == list(range(1, 9))
+
+
+def test_importing_mcpsync_does_not_import_opentelemetry():
+    """The API is imported when the first message is handled, not before (cold start)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, mcpsync, mcpsync.http; "
+            "assert 'opentelemetry' not in sys.modules, 'opentelemetry imported'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
