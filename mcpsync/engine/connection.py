@@ -120,6 +120,7 @@ class Connection:
         self._telemetry = telemetry if telemetry is not None and \
             telemetry.config.enabled else None
         self._peer = _peer_of(transport, transport_context)
+        self._started = time.monotonic()
         # A given pool is shared (an HTTP app's sessions): this connection neither sizes
         # nor shuts it down. ``push``: no reader thread, the owner calls :meth:`deliver`.
         self._owns_pool = pool is None
@@ -210,6 +211,9 @@ class Connection:
         self._reading.close()
         self._notifications.close()
         self._closing.done()
+        if self._telemetry is not None:  # mcp.{server,client}.session.duration
+            self._telemetry.session_ended(time.monotonic() - self._started,
+                                          transport=self._peer)
         if self._on_closed is not None:
             try:
                 self._on_closed()

@@ -183,15 +183,17 @@ class Instrumentation:
         return Operation(span, None, self._duration, described.metric_attributes,
                          self._config.max_span_events, _status(self._trace), self._context)
 
-    def session_ended(self, seconds: float, attributes: Mapping[str, Any],
-                      error: str | None = None) -> None:
-        """Record one session's duration (``mcp.{side}.session.duration``)."""
+    def session_ended(self, seconds: float, *, transport: Peer | None = None,
+                      protocol_version: str | None = None) -> None:
+        """Record one session's (one connection's) duration,
+        ``mcp.{side}.session.duration``."""
         if not self._resolved:
             self._resolve()
         if self._sessions is not None:
-            values = dict(attributes)
-            if error is not None:
-                values["error.type"] = error
+            described = describe("", None, None, protocol_version=protocol_version,
+                                 transport=transport)
+            values = described.metric_attributes
+            del values["mcp.method.name"]
             self._sessions.record(seconds, values)
 
     def _extract(self, params: Mapping[str, Any] | None) -> Any:

@@ -179,3 +179,14 @@ def test_telemetry_off_records_nothing(sdk):
     with Client.memory(make_server(off), telemetry=off) as client:
         client.call_tool("add", {"a": 1, "b": 2})
     assert sdk.finished() == []
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_session_durations_are_recorded_on_both_sides(sdk, version):
+    with Client.memory(make_server(sdk.telemetry), protocol_version=version,
+                       telemetry=sdk.telemetry) as client:
+        client.call_tool("add", {"a": 1, "b": 2})
+    (client_side,) = sdk.points("mcp.client.session.duration")
+    assert client_side.count == 1 and client_side.sum >= 0
+    (server_side,) = sdk.points("mcp.server.session.duration")  # the memory server's end
+    assert server_side.count == 1
