@@ -127,6 +127,8 @@ class Connection:
         self._pool = pool if pool is not None else WorkerPool(
             limits.max_handlers, name=f"{name}-handler", max_backlog=limits.max_backlog)
         self._push = push
+        if self._owns_pool and telemetry is not None:
+            telemetry.gauges.track_pool(self._pool)
         self._closing = Closing(name)
         self._writer = Writer(transport, name)
         self._notifications = Notifications(

@@ -146,6 +146,7 @@ class ServerCore(ServerDefinition):
         # The registries, the method table and the request scopes (ServerDefinition).
         super().__init__(name, lambda kind: self.notify_list_changed(kind))
         self._sessions: set[ServerSession] = set()
+        self.telemetry.gauges.track("sessions.open", self, lambda core: len(core._sessions))
         self._sessions_lock = threading.Lock()
         self.subscribers = ResourceSubscribers()  #: who subscribes to what, either era
         #: Open ``subscriptions/listen`` streams (2026-07-28), across sessions.

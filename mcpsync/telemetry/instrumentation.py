@@ -23,6 +23,7 @@ from .._version import __version__
 from . import api
 from .attributes import Known, Peer, describe
 from .config import DURATION_BUCKETS, Telemetry
+from .gauges import Gauges
 from .operation import Operation
 
 Side = Literal["server", "client"]
@@ -39,7 +40,8 @@ class Instrumentation:
     """The tracer and instruments of one Server or Client (``side``). Thread-safe."""
 
     __slots__ = ("_config", "_context", "_duration", "_known", "_meter", "_next_check",
-                 "_propagate", "_resolved", "_sessions", "_side", "_trace", "_tracer")
+                 "_propagate", "_resolved", "_sessions", "_side", "_trace", "_tracer",
+                 "gauges")
 
     def __init__(self, config: Telemetry, side: Side, *, known: Known | None = None) -> None:
         self._config = config
@@ -53,6 +55,8 @@ class Instrumentation:
         self._propagate: Any = None
         self._context: Any = None
         self._resolved = not config.enabled  # disabled: resolved to nothing, for good
+        #: The sources of this side's thread, session and task gauges.
+        self.gauges = Gauges(side)
         self._next_check = 0.0
 
     @property
@@ -102,6 +106,7 @@ class Instrumentation:
                                 f"MCP {self._side}.",
                     explicit_bucket_boundaries_advisory=DURATION_BUCKETS)
                 self._meter = meter
+                self.gauges.create(meter, metrics.Observation)
                 self._duration = meter.create_histogram(
                     f"mcp.{self._side}.operation.duration", unit="s",
                     description="The duration of an MCP request or notification.",
