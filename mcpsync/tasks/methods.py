@@ -100,7 +100,8 @@ class Tasks:
 
                     self._store = MemoryTaskStore()
                 running, ttl_ms, poll_ms = self._options
-                runner = TaskRunner(self._store, max_running=running)
+                runner = TaskRunner(self._store, max_running=running,
+                                    telemetry=self._server.telemetry)
                 self._server.telemetry.gauges.track("tasks.running", runner,
                                                     lambda r: r.running())
                 self._surfaces = TaskSurfaces(self._server, runner, ttl_ms=ttl_ms,

@@ -89,6 +89,10 @@ def describe(method: str, params: Mapping[str, Any] | None, request_id: object, 
     span = dict(common)
     if request_id is not None:
         span["jsonrpc.request.id"] = _text(request_id)
+    task_id = params.get("taskId") if params is not None and method.startswith("tasks/") \
+        else None
+    if isinstance(task_id, str):
+        span["mcpsync.task.id"] = _text(task_id)
     uri = params.get("uri") if params is not None and method in URI_METHODS else None
     if isinstance(uri, str):
         span["mcp.resource.uri"] = _text(uri)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from .._version import __version__
@@ -187,6 +187,41 @@ class Instrumentation:
                 params["_meta"] = carrier
         return Operation(span, None, self._duration, described.metric_attributes,
                          self._config.max_span_events, _status(self._trace), self._context)
+
+    def traced_task(self, body: Callable[[Any], Any], tool: str,
+                    task_id: str) -> Callable[[Any], Any]:
+        """``body`` (a task's run, for its own thread) recorded as a span of its own
+        (``tools/call {tool}``, kind INTERNAL, ``mcpsync.task.id``) linked to this
+        thread's current span: the request that created the task, which has answered
+        long before the task ends. Call on the creating request's thread."""
+        trace = self._trace
+        tracer = self._tracer
+        if tracer is None:
+            return body
+        origin = trace.get_current_span().get_span_context()
+        links = [trace.Link(origin)] if origin.is_valid else None
+        name = f"tools/call {tool}"[:300]
+        max_events = self._config.max_span_events
+
+        def run(context: Any) -> Any:
+            span = tracer.start_span(name, context=self._context.Context(),
+                                     kind=trace.SpanKind.INTERNAL, links=links,
+                                     attributes={"mcp.method.name": "tools/call",
+                                                 "gen_ai.tool.name": tool[:256],
+                                                 "mcpsync.task.id": task_id})
+            token = self._context.attach(trace.set_span_in_context(span))
+            operation = Operation(span, token, None, {"mcp.method.name": "tools/call"},
+                                  max_events, trace.StatusCode,
+                                  self._context)
+            try:
+                result = body(context)
+            except BaseException as exc:
+                operation.raised(exc)
+                raise
+            operation.succeeded(result if isinstance(result, Mapping) else None)
+            return result
+
+        return run
 
     def session_ended(self, seconds: float, *, transport: Peer | None = None,
                       protocol_version: str | None = None) -> None:

@@ -70,3 +70,27 @@ def test_running_tasks_are_counted(sdk):
         assert handle.result(timeout=WAIT).text == "done"
         wait_until(lambda: value(sdk, "mcpsync.server.tasks.running") == 0, timeout=WAIT,
                    message="the task was never counted as ended")
+
+
+def test_a_tasks_run_is_a_span_linked_to_the_request_that_made_it(sdk):
+    from opentelemetry.trace import SpanKind
+
+    server = Server("tasks", telemetry=sdk.telemetry)
+
+    @server.tool(task="required")
+    def job(ctx: HandlerContext) -> str:
+        ctx.info("half way")
+        return "done"
+
+    with Client.memory(server, protocol_version="2025-11-25", telemetry=sdk.telemetry,
+                       timeout=WAIT) as client:
+        handle = client.start_task("job")
+        assert handle.result(timeout=WAIT).text == "done"
+    spans = sdk.finished()
+    (creating,) = [s for s in spans if s.name == "tools/call job" and s.kind is SpanKind.SERVER]
+    (run,) = [s for s in spans if s.name == "tools/call job" and s.kind is SpanKind.INTERNAL]
+    assert run.attributes["mcpsync.task.id"] == handle.id
+    assert [link.context.span_id for link in run.links] == [creating.context.span_id]
+    asked = [s for s in spans if s.name in ("tasks/get", "tasks/result")
+             and s.kind is SpanKind.SERVER]
+    assert asked and all(s.attributes["mcpsync.task.id"] == handle.id for s in asked)
