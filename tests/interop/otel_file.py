@@ -41,6 +41,7 @@ def describe(span: Any) -> dict[str, Any]:
             "trace_id": format(span.context.trace_id, "032x"),
             "span_id": format(span.context.span_id, "016x"),
             "parent_id": format(span.parent.span_id, "016x") if span.parent else None,
+            "links": [format(link.context.span_id, "016x") for link in span.links or ()],
             "attributes": dict(span.attributes or {})}
 
 
@@ -48,6 +49,8 @@ def read(path: Any) -> list[dict[str, Any]]:
     """The spans written to ``path`` (none when the file was never written)."""
     try:
         with open(path, encoding="utf-8") as spans:
-            return [json.loads(line) for line in spans if line.strip()]
+            text = spans.read()
     except FileNotFoundError:
         return []
+    # Only whole lines: a process may be writing the next one as this reads.
+    return [json.loads(line) for line in text.split("\n")[:-1] if line.strip()]
