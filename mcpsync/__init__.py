@@ -87,6 +87,7 @@ if TYPE_CHECKING:
     from .server.paths import UnsafePathError, safe_join
     from .server.session import ServerSession
     from .tasks import MemoryTaskStore, RunAsTask, SqliteTaskStore, TaskContext
+    from .telemetry.config import Telemetry
     from .types import (
         Annotations,
         Audio,
@@ -198,6 +199,7 @@ _LAZY: dict[str, str] = {
     "SamplingMessage": ".types",
     "Server": ".facade",
     "ServerExitedError": ".errors",
+    "Telemetry": ".telemetry.config",
     "ServerSession": ".server.session",
     "SessionInfo": ".dispatch.session_info",
     "SqliteTaskStore": ".tasks",
@@ -315,6 +317,7 @@ __all__ = [
     "TaskContext",
     "TaskHandle",
     "TaskState",
+    "Telemetry",
     "TextContent",
     "TextResourceContents",
     "TokenRequestError",

@@ -20,6 +20,7 @@ from .server.listen import DEFAULT_MAX_SUBSCRIPTIONS
 from .server.server import ServerCore
 from .tasks.bounds import DEFAULT_TTL_MS
 from .tasks.methods import Tasks
+from .telemetry.config import Telemetry
 
 if TYPE_CHECKING:
     from .tasks.store import TaskStore
@@ -64,6 +65,7 @@ class Server(ServerCore):
         lifespan: Callable[[Server], Any] | None = None,
         startup_timeout: float = 60.0,
         declare: tuple[str, ...] = (),
+        telemetry: bool | Telemetry = True,
     ) -> None:
         super().__init__(
             name, version, title=title, description=description, instructions=instructions,
@@ -74,7 +76,7 @@ class Server(ServerCore):
             modern_versions=modern_versions, cache_ttl_ms=cache_ttl_ms,
             cache_scope=cache_scope, request_state_key=request_state_key,
             request_state_ttl=request_state_ttl, lifespan=lifespan,
-            startup_timeout=startup_timeout, declare=declare)
+            startup_timeout=startup_timeout, declare=declare, telemetry=telemetry)
         self._task_extension = self.use(Tasks(task_store, max_running=max_running_tasks,
                                              ttl_ms=task_ttl_ms,
                                              poll_interval_ms=task_poll_interval_ms))

@@ -111,7 +111,7 @@ class Calls:
         def send(retry: dict[str, Any], retry_timeout: float | None) -> dict[str, Any]:
             return connection.request(
                 method, retry, timeout=timeout if retry_timeout is None else retry_timeout,
-                on_progress=progress)
+                on_progress=progress, follows_previous=True)
 
         return resolve(method, params, result, send=send,
                        answer=self._answer if mode == "auto" else None,

@@ -38,6 +38,8 @@ from ..engine.connection import (
 from ..errors import ConnectionClosedError, ProtocolStateError
 from ..protocol import levels
 from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS
+from ..telemetry.config import Telemetry
+from ..telemetry.instrumentation import Instrumentation
 from ..transports.base import Transport
 from ..transports.memory import InProcessServer, memory_pair
 from ..types import Implementation, InitializeResult
@@ -119,6 +121,7 @@ class Client(ClientSurface):
         method_handlers: Mapping[str, ClientMethodHandler] | None = None,
         notification_handlers: Mapping[
             str, ClientNotificationHandler | Sequence[ClientNotificationHandler]] | None = None,
+        telemetry: bool | Telemetry = True,
     ) -> None:
         self.client_info = client_info or Implementation("mcpsync", __version__)
         known = (*LEGACY_VERSIONS, *MODERN_VERSIONS, "auto")
@@ -170,6 +173,7 @@ class Client(ClientSurface):
                 max_queued_notification_bytes=max_queued_notification_bytes),
             name=name,
             caller_reads=True,  # over stdio a caller reads its own answer (read_role.py)
+            telemetry=Instrumentation(Telemetry.of(telemetry), "client"),
         )
         deliver_to = getattr(transport, "deliver_to", None)
         if callable(deliver_to):

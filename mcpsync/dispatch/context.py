@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidParamsError
 from ..protocol import levels
 from ..protocol.jsonrpc import RequestId
+from .inbound import note_sent
 from .ports import Lifetime, Outlet, RequestFacts, ServedRequest, SessionHandle
 from .request_ports import RequestLifetime, RequestOutlet, SessionLifetime, SessionOutlet
 from .session_info import SessionInfo
@@ -194,7 +195,7 @@ class HandlerContext:
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification on this request's channel."""
-        self._outlet.notify(method, params)
+        self._outlet.notify(method, note_sent(method, params))
 
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -204,7 +205,10 @@ class HandlerContext:
         The spec requires each value to exceed the last: a value that does not is dropped
         (with a warning in the log) rather than sent.
         """
-        self._outlet.progress(self.progress_token, progress, total, message)
+        token = self.progress_token
+        if token is not None:
+            note_sent("notifications/progress", {"progress": progress, "total": total})
+        self._outlet.progress(token, progress, total, message)
 
     def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send a log message to the client if the session's level lets it through."""

@@ -10,6 +10,8 @@ handler's exception becomes on the wire can not differ between transports or era
       exception→wire   the one mapping: MCPError → its error, cancelled → no answer,
                        anything else → -32603 "Internal error" (logged, never sent)
     send middleware    every answer and every message sent on the request's behalf
+    telemetry          an OpenTelemetry span and duration around the handler (and around
+                       a notification's routing), when an SDK is configured
 
 The executor holds no threads and no locks (threads belong to the engine and the WSGI
 server); it is a pair of frozen middleware chains and the rules above.
@@ -17,6 +19,7 @@ server); it is a pair of frozen middleware chains and the rules above.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -28,7 +31,15 @@ from ..errors import (
     MCPError,
     RequestCancelledError,
 )
-from ..protocol.jsonrpc import ErrorResponse, Message, Request, RequestId, Response
+from ..protocol.jsonrpc import (
+    ErrorResponse,
+    Message,
+    Request,
+    RequestId,
+    Response,
+)
+from ..telemetry.instrumentation import Instrumentation
+from ..telemetry.operation import Operation
 from .transport import TransportContext, bound
 from .transport import _current as _current_transport  # set directly on the hot path
 
@@ -48,6 +59,9 @@ class Inbound(Protocol):
 
     @property
     def method(self) -> str: ...
+
+    @property
+    def params(self) -> dict[str, Any]: ...
 
     @property
     def transport(self) -> TransportContext | None: ...
@@ -89,17 +103,57 @@ def error_answer(request_id: RequestId, exc: BaseException, *, cancelled: bool,
     return ErrorResponse(request_id, {"code": INTERNAL_ERROR, "message": "Internal error"})
 
 
+#: The operation of the handler running on this thread, for :meth:`InboundExecutor.send`.
+_operation: contextvars.ContextVar[Operation | None] = contextvars.ContextVar(
+    "mcpsync_operation", default=None)
+
+#: Notification method -> the span event it becomes, and the params it keeps (never the
+#: log's data or the progress message: they may hold what the handler was given).
+_EVENTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "notifications/progress": ("mcp.progress", ("progress", "total")),
+    "notifications/message": ("mcp.log", ("level", "logger")),
+}
+
+
+def note_sent(method: str, params: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a handler's context calls for each notification it sends: with telemetry
+    recording the request this thread serves, a progress or log notification becomes an
+    event of its span (bounded), and a log message carries the span's ``traceparent`` in
+    its ``_meta`` (so the client can tie the record to the trace). Returns the params to
+    send (``params`` itself when nothing is recorded)."""
+    operation = _operation.get()
+    if operation is None:
+        return params
+    kind = _EVENTS.get(method)
+    if kind is None:
+        return params
+    name, keys = kind
+    values = params or {}
+    operation.event(name, {key: values[key] for key in keys
+                           if isinstance(values.get(key), (str, int, float))})
+    traceparent = operation.traceparent() if method == "notifications/message" else None
+    if traceparent is None:
+        return params
+    sent = dict(values)
+    meta = sent.get("_meta")
+    sent["_meta"] = {**(meta if isinstance(meta, dict) else {}), "traceparent": traceparent}
+    return sent
+
+
 class InboundExecutor:
     """Receive middleware, handler call, exception→wire and send middleware of one server
     or client connection (or one HTTP request). Thread-safe: it holds no mutable state."""
 
-    __slots__ = ("_name", "_recv", "_send")
+    __slots__ = ("_name", "_recv", "_send", "_telemetry")
 
     def __init__(self, recv_middleware: Sequence[Middleware] = (),
-                 send_middleware: Sequence[Middleware] = (), *, name: str = "mcpsync") -> None:
+                 send_middleware: Sequence[Middleware] = (), *, name: str = "mcpsync",
+                 telemetry: Instrumentation | None = None) -> None:
         self._recv = tuple(recv_middleware)
         self._send = tuple(send_middleware)
         self._name = name
+        self._telemetry = telemetry if telemetry is not None and \
+            telemetry.config.enabled else None
 
     def receive(self, message: Message, transport: TransportContext | None, route: Step,
                 reply: Step) -> None:
@@ -149,6 +203,9 @@ class InboundExecutor:
     def answer(self, inbound: Inbound, call: Callable[[], dict[str, Any]]) -> Message | None:
         """Run the handler (``call``) with the request's transport bound; its result as a
         response, its exception through :func:`error_answer` (``None``: answer nothing)."""
+        telemetry = self._telemetry
+        if telemetry is not None and telemetry.active:
+            return self._answer_recorded(telemetry, inbound, call)
         transport = inbound.transport
         token = _current_transport.set(transport) if transport is not None else None
         try:
@@ -157,6 +214,39 @@ class InboundExecutor:
             return error_answer(inbound.id, exc, cancelled=inbound.cancelled.is_set(),
                                 method=inbound.method, name=self._name)
         finally:
+            if token is not None:
+                _current_transport.reset(token)
+
+    def _answer_recorded(self, telemetry: Instrumentation, inbound: Inbound,
+                         call: Callable[[], dict[str, Any]]) -> Message | None:
+        """:meth:`answer` inside an operation: the span is this thread's current one
+        while the handler runs, and ends with the answer that goes on the wire."""
+        transport = inbound.transport
+        operation = telemetry.inbound(
+            inbound.method, inbound.params, inbound.id, transport=transport,
+            ambient=transport.ambient if transport is not None else None)
+        token = _current_transport.set(transport) if transport is not None else None
+        recording = _operation.set(operation)
+        try:
+            result = call()
+        except Exception as exc:
+            answer = error_answer(inbound.id, exc, cancelled=inbound.cancelled.is_set(),
+                                  method=inbound.method, name=self._name)
+            if operation is not None:
+                if isinstance(answer, ErrorResponse) and not isinstance(exc, MCPError):
+                    operation.raised(exc)
+                elif isinstance(answer, ErrorResponse):
+                    operation.failed(answer.error.get("code", INTERNAL_ERROR),
+                                     answer.error.get("message", ""))
+                else:  # cancelled: no answer
+                    operation.raised(exc)
+            return answer
+        else:
+            if operation is not None:
+                operation.succeeded(result)
+            return Response(inbound.id, result)
+        finally:
+            _operation.reset(recording)
             if token is not None:
                 _current_transport.reset(token)
 

@@ -75,7 +75,7 @@ class TransportContext:
     field that can change, and only before the handler runs is it meaningful to.
     """
 
-    __slots__ = ("auth", "can_receive_requests", "headers", "kind", "remote_addr",
+    __slots__ = ("ambient", "auth", "can_receive_requests", "headers", "kind", "remote_addr",
                  "session_id")
 
     kind: TransportKind
@@ -84,6 +84,7 @@ class TransportContext:
     session_id: str | None
     can_receive_requests: bool
     auth: Any
+    ambient: Any
 
     def __init__(self, kind: TransportKind, *, headers: Mapping[str, str] | None = None,
                  remote_addr: str | None = None, session_id: str | None = None,
@@ -95,6 +96,9 @@ class TransportContext:
         set_(self, "session_id", session_id)
         set_(self, "can_receive_requests", can_receive_requests)
         set_(self, "auth", auth)
+        #: The OpenTelemetry context of the thread the message arrived on (an HTTP server
+        #: span, say), kept for the handler's thread when telemetry is recording; else None.
+        set_(self, "ambient", None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _FIXED:

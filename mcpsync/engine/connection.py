@@ -39,6 +39,7 @@ call :meth:`request`, :meth:`notify` and :meth:`close` at any time.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -53,6 +54,7 @@ from ..errors import ConnectionClosedError
 from ..protocol.bookkeeping import cancelled_request_id
 from ..protocol.deadline import Deadline
 from ..protocol.jsonrpc import Invalid, Message, Notification, Request, RequestId
+from ..telemetry.instrumentation import Instrumentation
 from ..threads.pool import WorkerPool
 from ..transports.base import CallFailed, Received, Transport
 from .closing import Closing
@@ -97,6 +99,7 @@ class Connection:
         on_arrival: Callable[[Notification], bool] | None = None,
         inline_key: InlineKey | None = None,
         caller_reads: bool = False,
+        telemetry: Instrumentation | None = None,
     ) -> None:
         self.transport = transport
         #: What every inbound message's TransportContext starts from (``None``: a client's
@@ -111,13 +114,21 @@ class Connection:
         self._on_arrival = on_arrival
         self._on_closed = on_closed
         self._on_closing = on_closing
-        self._executor = InboundExecutor(recv_middleware, send_middleware, name=name)
+        self._executor = InboundExecutor(recv_middleware, send_middleware, name=name,
+                                         telemetry=telemetry)
+        #: Records our requests (a CLIENT span each, its context in ``params._meta``).
+        self._telemetry = telemetry if telemetry is not None and \
+            telemetry.config.enabled else None
+        self._peer = _peer_of(transport, transport_context)
+        self._started = time.monotonic()
         # A given pool is shared (an HTTP app's sessions): this connection neither sizes
         # nor shuts it down. ``push``: no reader thread, the owner calls :meth:`deliver`.
         self._owns_pool = pool is None
         self._pool = pool if pool is not None else WorkerPool(
             limits.max_handlers, name=f"{name}-handler", max_backlog=limits.max_backlog)
         self._push = push
+        if self._owns_pool and telemetry is not None:
+            telemetry.gauges.track_pool(self._pool)
         self._closing = Closing(name)
         self._writer = Writer(transport, name)
         self._notifications = Notifications(
@@ -202,6 +213,9 @@ class Connection:
         self._reading.close()
         self._notifications.close()
         self._closing.done()
+        if self._telemetry is not None:  # mcp.{server,client}.session.duration
+            self._telemetry.session_ended(time.monotonic() - self._started,
+                                          transport=self._peer)
         if self._on_closed is not None:
             try:
                 self._on_closed()
@@ -257,8 +271,11 @@ class Connection:
         on_progress: ProgressCallback | None = None,
         parent: RequestId | None = None,
         related_request_id: RequestId | None = None,
+        follows_previous: bool = False,
     ) -> dict[str, Any]:
         """Send a request and block for its result (at most ``timeout`` seconds).
+        ``follows_previous``: it is another round of the request this thread sent last
+        (MRTR), recorded as a child of it.
 
         Raises :class:`~mcpsync.errors.MCPError` for an error response,
         :class:`~mcpsync.errors.RequestTimeoutError` when the deadline passes (the peer is
@@ -267,9 +284,41 @@ class Connection:
         :class:`~mcpsync.errors.ConnectionClosedError` when the connection ends.
         ``KeyboardInterrupt`` while waiting cancels the request on the peer, then propagates.
         """
+        telemetry = self._telemetry
+        if telemetry is not None and telemetry.active:
+            return self._recorded_request(telemetry, method, params, timeout=timeout,
+                                          on_progress=on_progress, parent=parent,
+                                          related_request_id=related_request_id,
+                                          follows_previous=follows_previous)
         return self._outbound.request(method, params, timeout=timeout,
                                       on_progress=on_progress, parent=parent,
                                       related_request_id=related_request_id)
+
+    def _recorded_request(self, telemetry: Instrumentation, method: str,
+                          params: dict[str, Any] | None, *, timeout: float | None,
+                          on_progress: ProgressCallback | None, parent: RequestId | None,
+                          related_request_id: RequestId | None,
+                          follows_previous: bool) -> dict[str, Any]:
+        """:meth:`request` as an operation: a CLIENT span (child of this thread's current
+        span: a handler's, for a server's reverse call) whose context the peer gets in
+        ``params._meta``, and the call's duration."""
+        params = dict(params) if params else {}
+        operation = telemetry.outbound(
+            method, params, None, transport=self._peer,
+            follows=_last_round.get() if follows_previous else None)
+        if operation is not None and operation.span is not None:
+            _last_round.set(operation.span.get_span_context())
+        try:
+            result = self._outbound.request(method, params, timeout=timeout,
+                                            on_progress=on_progress, parent=parent,
+                                            related_request_id=related_request_id)
+        except BaseException as exc:
+            if operation is not None:
+                operation.raised(exc)
+            raise
+        if operation is not None:
+            operation.succeeded(result)
+        return result
 
     def use_id_prefix(self, prefix: str) -> None:
         """Name our requests ``"{prefix}-1"``, ``"{prefix}-2"``, ... instead of 1, 2, ...:
@@ -417,3 +466,30 @@ class Connection:
     def dropped_notifications(self) -> int:
         """Inbound notifications dropped because the queue was full, since the start."""
         return self._notifications.dropped
+
+
+#: The span context of the request this thread sent last, for the rounds that follow it.
+_last_round: contextvars.ContextVar[Any] = contextvars.ContextVar("mcpsync_last_round",
+                                                                 default=None)
+
+
+class _Peer:
+    """What a client's span says of the transport it uses (a server's connection has its
+    own TransportContext)."""
+
+    __slots__ = ("kind", "remote_addr", "session_id")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.remote_addr: str | None = None
+        self.session_id: str | None = None
+
+
+def _peer_of(transport: Transport, context: TransportContext | None) -> _Peer | TransportContext:
+    if context is not None:
+        return context
+    kind = getattr(transport, "kind", None)
+    if kind is None:
+        kind = "stdio" if hasattr(transport, "command") else (
+            "http" if hasattr(transport, "url") else "memory")
+    return _Peer(kind if isinstance(kind, str) else "memory")

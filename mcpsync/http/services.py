@@ -58,7 +58,7 @@ class Services:
     def executor(self) -> InboundExecutor:
         """The server's middleware as it is now (like a session, a request takes a copy)."""
         return InboundExecutor(self.server.recv_middleware, self.server.send_middleware,
-                               name="mcpsync-http")
+                               name="mcpsync-http", telemetry=self.server.telemetry)
 
 
 __all__ = ["Services"]

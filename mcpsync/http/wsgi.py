@@ -164,6 +164,7 @@ class McpWsgiApp:
         # handshake-era session): max_concurrent_handlers bounds the app, not each session.
         self._pool = HandOffPool(server.max_concurrent_handlers, name="mcpsync-http-handler",
                                  max_backlog=4 * server.max_concurrent_handlers)
+        server.telemetry.gauges.track_pool(self._pool)
         self.sessions = SessionRegistry(server, store, idle_timeout=session_idle_timeout,
                                         max_sessions=max_sessions, session_store=session_store,
                                         handshake_timeout=session_handshake_timeout,

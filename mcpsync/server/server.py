@@ -29,6 +29,8 @@ from ..engine.connection import Middleware
 from ..engine.pool import WorkerPool
 from ..protocol.bus import Bus
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, features
+from ..telemetry.config import Telemetry
+from ..telemetry.instrumentation import Instrumentation
 from ..transports.base import Transport
 from ..transports.pipe_writer import WRITE_TIMEOUT
 from ..types import Icon
@@ -107,6 +109,7 @@ class ServerCore(ServerDefinition):
         lifespan: Callable[[Self], Any] | None = None,
         startup_timeout: float = 60.0,
         declare: tuple[str, ...] = (),
+        telemetry: bool | Telemetry = True,
     ) -> None:
         self.name = name
         self.version = version
@@ -116,6 +119,10 @@ class ServerCore(ServerDefinition):
         self.website_url = website_url
         self.icons = icons
         self.max_concurrent_handlers = max_concurrent_handlers
+        #: OpenTelemetry spans and metrics of everything this server serves (nothing is
+        #: made until an SDK is configured; ``telemetry=False`` turns it off).
+        self.telemetry = Instrumentation(Telemetry.of(telemetry), "server",
+                                         known=self._knows)
         self.request_timeout = request_timeout
         self.page_size = page_size
         if not legacy_versions and not modern_versions:
@@ -139,6 +146,7 @@ class ServerCore(ServerDefinition):
         # The registries, the method table and the request scopes (ServerDefinition).
         super().__init__(name, lambda kind: self.notify_list_changed(kind))
         self._sessions: set[ServerSession] = set()
+        self.telemetry.gauges.track("sessions.open", self, lambda core: len(core._sessions))
         self._sessions_lock = threading.Lock()
         self.subscribers = ResourceSubscribers()  #: who subscribes to what, either era
         #: Open ``subscriptions/listen`` streams (2026-07-28), across sessions.
@@ -163,6 +171,13 @@ class ServerCore(ServerDefinition):
                              f"use some of {list(_DERIVED)}")
         #: Capabilities declared even while nothing of their kind is registered.
         self.declare = frozenset(declare)
+
+
+    def _knows(self, kind: str, name: str) -> bool:
+        """Whether ``name`` is a registered tool or prompt (telemetry names only those)."""
+        if kind == "tool":
+            return name in self.tools
+        return self.prompts.get(name) is not None
 
     def use(self, extension: E) -> E:
         """Plug ``extension`` in (see :class:`Extension`): it installs its methods now,

@@ -32,6 +32,7 @@ from ..protocol import levels, lifecycle
 from ..protocol.envelope import is_stateless
 from ..protocol.jsonrpc import Notification
 from ..protocol.versions import LEGACY_VERSIONS, negotiate_legacy
+from ..telemetry.instrumentation import Instrumentation
 from ..transports.base import Transport
 from .host import RequestServer
 from .listen import ListenRegistry
@@ -56,6 +57,9 @@ class SessionServer(RequestServer, Protocol):
 
     @property
     def request_timeout(self) -> float: ...
+
+    @property
+    def telemetry(self) -> Instrumentation: ...
 
     @property
     def notification_handlers(self) -> Mapping[str, Callable[..., None]]: ...
@@ -108,6 +112,7 @@ class ServerSession:
             push=push,
             transport_context=transport_context(transport),
             inline_key=inline_key,
+            telemetry=server.telemetry,
         )
 
     # -- SessionHandle -------------------------------------------------------------------

@@ -100,9 +100,12 @@ class Tasks:
 
                     self._store = MemoryTaskStore()
                 running, ttl_ms, poll_ms = self._options
-                self._surfaces = TaskSurfaces(self._server, TaskRunner(self._store,
-                                                                       max_running=running),
-                                              ttl_ms=ttl_ms, poll_interval_ms=poll_ms)
+                runner = TaskRunner(self._store, max_running=running,
+                                    telemetry=self._server.telemetry)
+                self._server.telemetry.gauges.track("tasks.running", runner,
+                                                    lambda r: r.running())
+                self._surfaces = TaskSurfaces(self._server, runner, ttl_ms=ttl_ms,
+                                              poll_interval_ms=poll_ms)
             return self._surfaces
 
     @property

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from ..dispatch.inbound import error_answer
 from ..errors import INTERNAL_ERROR, MCPError, RequestCancelledError, StoreUnavailableError
 from ..protocol.deadline import Deadline
+from ..telemetry.instrumentation import Instrumentation
 from .bounds import TaskResultTooLargeError
 from .context import TaskContext
 from .store import TaskRecord, TaskStore, runner_id
@@ -56,7 +57,8 @@ def new_task_id() -> str:
 class TaskRunner:
     """Runs tasks for one server. Thread-safe."""
 
-    def __init__(self, store: TaskStore, *, max_running: int = DEFAULT_MAX_RUNNING) -> None:
+    def __init__(self, store: TaskStore, *, max_running: int = DEFAULT_MAX_RUNNING,
+                 telemetry: Instrumentation | None = None) -> None:
         if max_running < 1:
             raise ValueError("max_running must be at least 1")
         self.store = store
@@ -64,6 +66,8 @@ class TaskRunner:
         self._lock = threading.Lock()
         self._running: dict[str, tuple[threading.Thread, TaskContext]] = {}
         self._stop = threading.Event()
+        #: Records each task's run as a span linked to the request that created it.
+        self._telemetry = telemetry
 
     def _changed(self, record: TaskRecord | None, context: TaskContext | None = None) -> None:
         if record is None:
@@ -99,6 +103,10 @@ class TaskRunner:
             task_id = new_task_id()
             stop = self._stop
             context = make_context(task_id, stop)
+            telemetry = self._telemetry
+            if telemetry is not None and telemetry.active:
+                # The request's span is this thread's: the task's span links to it.
+                body = telemetry.traced_task(body, tool, task_id)
             thread = threading.Thread(
                 target=self._run, args=(context, body, v1_failed_on_error, stop),
                 name=f"mcpsync-task-{task_id[:8]}", daemon=True)

@@ -193,6 +193,12 @@ class WorkerPool:
         with self._lock:
             return len(self._threads)
 
+    def load(self) -> tuple[int, int, int]:
+        """``(threads running a job, jobs waiting for a thread, max_workers)`` now: for
+        the telemetry gauges."""
+        with self._lock:
+            return len(self._threads) - len(self._idle), len(self._jobs), self.max_workers
+
     @property
     def released(self) -> int:
         """Threads running a job that gave its slot back (see :func:`release_current_slot`)."""

@@ -474,4 +474,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    import otel_file  # OTEL_SPANS_FILE: trace into that file (the telemetry interop tests)
+
+    otel_file.configure()
     sys.exit(main(sys.argv[1:]))

@@ -117,7 +117,13 @@ async def roots_resolved(listing: Annotated[types.ListRootsResult, Resolve(_list
 
 
 if __name__ == "__main__":
+    import os
     import sys
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import otel_file  # OTEL_SPANS_FILE: trace into that file (the telemetry interop tests)
+
+    otel_file.configure()
 
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         # Streamable HTTP on 127.0.0.1:PORT/mcp, sessions and SSE (its default mode).

@@ -1,0 +1,112 @@
+"""Span names and attributes of the MCP semantic conventions, from a message (pure).
+
+Every value that comes from the peer is bounded in length, and names that the peer
+chooses (a tool or prompt name) are only used as span names and metric attributes when
+the server knows them: otherwise a client calling made-up tool names would make one
+metric stream per name (``_OTHER`` stands for all of them, as the conventions say).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Protocol
+
+from ..protocol.envelope import META_VERSION
+
+#: Longest attribute value taken from a message (a tool name, a URI, a request id).
+MAX_VALUE: Final = 256
+OTHER: Final = "_OTHER"
+
+URI_METHODS: Final = frozenset({"resources/read", "resources/subscribe",
+                                "resources/unsubscribe", "notifications/resources/updated"})
+
+class Peer(Protocol):
+    """What a message's transport says of the peer (``dispatch.TransportContext``)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def session_id(self) -> str | None: ...
+
+    @property
+    def remote_addr(self) -> str | None: ...
+
+
+#: Answers whether the server has a tool (``"tool"``) or prompt (``"prompt"``) so named.
+Known = Callable[[str, str], bool]
+
+
+def _text(value: object) -> str:
+    text = value if isinstance(value, str) else str(value)
+    return text if len(text) <= MAX_VALUE else text[:MAX_VALUE]
+
+
+class Described:
+    """What one message says about itself: span name, span attributes, and the smaller set
+    of attributes metrics may carry (no ids, no URIs). Made once per message."""
+
+    __slots__ = ("metric_attributes", "name", "span_attributes")
+
+    def __init__(self, name: str, span_attributes: dict[str, Any],
+                 metric_attributes: dict[str, Any]) -> None:
+        self.name = name
+        self.span_attributes = span_attributes
+        self.metric_attributes = metric_attributes
+
+
+def describe(method: str, params: Mapping[str, Any] | None, request_id: object, *,
+             protocol_version: str | None = None, transport: Peer | None = None,
+             known: Known | None = None, uri_in_name: bool = False) -> Described:
+    """The conventions' attributes of ``method`` with ``params``. ``request_id`` is
+    ``None`` for a notification. ``known`` (server side) vets peer-chosen names;
+    a client passes ``None``: the names it sends are its own."""
+    method = _text(method)
+    common: dict[str, Any] = {"mcp.method.name": method}
+    params = params if isinstance(params, Mapping) else None
+    target: str | None = None
+    if method == "tools/call" or method == "prompts/get":
+        kind = "tool" if method == "tools/call" else "prompt"
+        name = params.get("name") if params is not None else None
+        if isinstance(name, str):
+            target = _text(name) if known is None or known(kind, name) else OTHER
+            common["gen_ai.tool.name" if kind == "tool" else "gen_ai.prompt.name"] = target
+        if kind == "tool":
+            common["gen_ai.operation.name"] = "execute_tool"
+    version = protocol_version
+    if version is None and params is not None:
+        meta = params.get("_meta")
+        if isinstance(meta, Mapping) and isinstance(meta.get(META_VERSION), str):
+            version = meta[META_VERSION]
+    if version:
+        common["mcp.protocol.version"] = _text(version)
+    if transport is not None:
+        if transport.kind == "stdio":
+            common["network.transport"] = "pipe"
+        elif transport.kind == "http":
+            common["network.transport"] = "tcp"
+            common["network.protocol.name"] = "http"
+    span = dict(common)
+    if request_id is not None:
+        span["jsonrpc.request.id"] = _text(request_id)
+    task_id = params.get("taskId") if params is not None and method.startswith("tasks/") \
+        else None
+    if isinstance(task_id, str):
+        span["mcpsync.task.id"] = _text(task_id)
+    uri = params.get("uri") if params is not None and method in URI_METHODS else None
+    if isinstance(uri, str):
+        span["mcp.resource.uri"] = _text(uri)
+        if uri_in_name:
+            target = _text(uri)
+    if transport is not None:
+        if transport.session_id:
+            span["mcp.session.id"] = _text(transport.session_id)
+        if transport.remote_addr:
+            span["client.address"] = _text(transport.remote_addr)
+    return Described(f"{method} {target}" if target else method, span, common)
+
+
+def error_attributes(code: int) -> dict[str, str]:
+    """A JSON-RPC error answer: its code, as ``error.type`` and the status code."""
+    text = str(code)
+    return {"error.type": text, "rpc.response.status_code": text}

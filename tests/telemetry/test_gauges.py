@@ -1,0 +1,96 @@
+"""The gauges only a thread-based server has: handler threads busy and their cap, requests
+waiting for a thread, open sessions, running tasks, read while a tool holds a thread."""
+
+from __future__ import annotations
+
+import threading
+
+from mcpsync import Client, HandlerContext, Server
+from tests.helpers import wait_until
+from tests.serving import RunningServer
+
+WAIT = 30.0
+
+
+def value(sdk, name):
+    points = sdk.points(name)
+    return points[-1].value if points else None
+
+
+def test_busy_threads_cap_and_sessions_while_a_tool_runs(sdk):
+    server = Server("gauged", max_concurrent_handlers=4, telemetry=sdk.telemetry)
+    release, entered = threading.Event(), threading.Event()
+
+    @server.tool()
+    def hold(ctx: HandlerContext) -> str:  # a context: it runs on the app's handler pool
+        entered.set()
+        release.wait(WAIT)
+        return "done"
+
+    app = server.wsgi_app(path="/mcp")
+    with RunningServer(app, on_stop=app.close) as running, Client.http(
+            running.base + "/mcp", protocol_version="2025-11-25", telemetry=sdk.telemetry,
+            timeout=WAIT) as client:
+        caller = threading.Thread(target=client.call_tool, args=("hold",), name="t-caller")
+        caller.start()
+        try:
+            assert entered.wait(WAIT)
+            assert value(sdk, "mcpsync.server.handlers.busy") == 1
+            assert value(sdk, "mcpsync.server.handlers.limit") == 4  # the app's one pool
+            assert value(sdk, "mcpsync.server.requests.queued") == 0
+            assert value(sdk, "mcpsync.server.sessions.open") == 1
+            assert value(sdk, "mcpsync.server.tasks.running") == 0
+            assert value(sdk, "mcpsync.client.handlers.limit") == 16  # the client's own pool
+            assert value(sdk, "mcpsync.client.handlers.busy") == 0
+        finally:
+            release.set()
+            caller.join(WAIT)
+        wait_until(lambda: value(sdk, "mcpsync.server.handlers.busy") == 0, timeout=WAIT,
+                   message="the handler thread never went idle")
+
+
+def test_running_tasks_are_counted(sdk):
+    server = Server("tasks", telemetry=sdk.telemetry)
+    release, entered = threading.Event(), threading.Event()
+
+    @server.tool(task="required")
+    def long_job() -> str:
+        entered.set()
+        release.wait(WAIT)
+        return "done"
+
+    with Client.memory(server, protocol_version="2025-11-25", telemetry=sdk.telemetry,
+                       timeout=WAIT) as client:
+        handle = client.start_task("long_job")
+        try:
+            assert entered.wait(WAIT)
+            assert value(sdk, "mcpsync.server.tasks.running") == 1
+        finally:
+            release.set()
+        assert handle.result(timeout=WAIT).text == "done"
+        wait_until(lambda: value(sdk, "mcpsync.server.tasks.running") == 0, timeout=WAIT,
+                   message="the task was never counted as ended")
+
+
+def test_a_tasks_run_is_a_span_linked_to_the_request_that_made_it(sdk):
+    from opentelemetry.trace import SpanKind
+
+    server = Server("tasks", telemetry=sdk.telemetry)
+
+    @server.tool(task="required")
+    def job(ctx: HandlerContext) -> str:
+        ctx.info("half way")
+        return "done"
+
+    with Client.memory(server, protocol_version="2025-11-25", telemetry=sdk.telemetry,
+                       timeout=WAIT) as client:
+        handle = client.start_task("job")
+        assert handle.result(timeout=WAIT).text == "done"
+    spans = sdk.finished()
+    (creating,) = [s for s in spans if s.name == "tools/call job" and s.kind is SpanKind.SERVER]
+    (run,) = [s for s in spans if s.name == "tools/call job" and s.kind is SpanKind.INTERNAL]
+    assert run.attributes["mcpsync.task.id"] == handle.id
+    assert [link.context.span_id for link in run.links] == [creating.context.span_id]
+    asked = [s for s in spans if s.name in ("tasks/get", "tasks/result")
+             and s.kind is SpanKind.SERVER]
+    assert asked and all(s.attributes["mcpsync.task.id"] == handle.id for s in asked)
