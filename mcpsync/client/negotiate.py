@@ -137,6 +137,7 @@ class Negotiation:
                 f"speak (it speaks {', '.join(LEGACY_VERSIONS)})"
             )
         self.init = result
+        self._connection.protocol_version = result.protocol_version
         self._connection.notify("notifications/initialized")
         self.log_level = self._log_level_asked  # the handshake era's servers default to all
         if self._log_level_asked is not None and "logging" in result.capabilities:

@@ -34,6 +34,7 @@ from ..errors import (
 from ..protocol.jsonrpc import (
     ErrorResponse,
     Message,
+    Notification,
     Request,
     RequestId,
     Response,
@@ -144,7 +145,7 @@ class InboundExecutor:
     """Receive middleware, handler call, exception→wire and send middleware of one server
     or client connection (or one HTTP request). Thread-safe: it holds no mutable state."""
 
-    __slots__ = ("_name", "_recv", "_send", "_telemetry")
+    __slots__ = ("_name", "_recv", "_send", "_telemetry", "protocol_version")
 
     def __init__(self, recv_middleware: Sequence[Middleware] = (),
                  send_middleware: Sequence[Middleware] = (), *, name: str = "mcpsync",
@@ -154,6 +155,9 @@ class InboundExecutor:
         self._name = name
         self._telemetry = telemetry if telemetry is not None and \
             telemetry.config.enabled else None
+        #: The revision negotiated on this connection (handshake era), for telemetry; a
+        #: 2026-07-28 message names its own in ``_meta``. Set by the connection's owner.
+        self.protocol_version: str | None = None
 
     def receive(self, message: Message, transport: TransportContext | None, route: Step,
                 reply: Step) -> None:
@@ -163,6 +167,37 @@ class InboundExecutor:
         request's error answer (anything else a -32603), handed to ``reply`` (which sends
         it through the send middleware). Raised after the request was routed, or for a
         notification, it is only logged. ``ConnectionClosedError`` always propagates."""
+        telemetry = self._telemetry
+        if telemetry is not None and telemetry.active:
+            self._receive_recorded(telemetry, message, transport, route, reply)
+            return
+        self._receive(message, transport, route, reply)
+
+    def _receive_recorded(self, telemetry: Instrumentation, message: Message,
+                          transport: TransportContext | None, route: Step,
+                          reply: Step) -> None:
+        """:meth:`receive` with telemetry: a request keeps this thread's context (an HTTP
+        server span, say) for the handler's thread, where its span's parent or link is
+        chosen; a notification is recorded here, where it is routed."""
+        if not isinstance(message, Notification):
+            if transport is not None and isinstance(message, Request):
+                transport.ambient = telemetry.current_context()
+            self._receive(message, transport, route, reply)
+            return
+        operation = telemetry.inbound(message.method, message.params, None,
+                                      transport=transport,
+                                      protocol_version=self.protocol_version)
+        try:
+            self._receive(message, transport, route, reply)
+        except BaseException as exc:
+            if operation is not None:
+                operation.raised(exc)
+            raise
+        if operation is not None:
+            operation.succeeded()
+
+    def _receive(self, message: Message, transport: TransportContext | None, route: Step,
+                 reply: Step) -> None:
         if not self._recv:
             # No middleware (the common case): the same, without the onion's closures.
             token = _current_transport.set(transport) if transport is not None else None
@@ -224,6 +259,7 @@ class InboundExecutor:
         transport = inbound.transport
         operation = telemetry.inbound(
             inbound.method, inbound.params, inbound.id, transport=transport,
+            protocol_version=self.protocol_version,
             ambient=transport.ambient if transport is not None else None)
         token = _current_transport.set(transport) if transport is not None else None
         recording = _operation.set(operation)

@@ -54,6 +54,7 @@ from ..errors import ConnectionClosedError
 from ..protocol.bookkeeping import cancelled_request_id
 from ..protocol.deadline import Deadline
 from ..protocol.jsonrpc import Invalid, Message, Notification, Request, RequestId
+from ..telemetry.attributes import peer_of
 from ..telemetry.instrumentation import Instrumentation
 from ..threads.pool import WorkerPool
 from ..transports.base import CallFailed, Received, Transport
@@ -119,7 +120,8 @@ class Connection:
         #: Records our requests (a CLIENT span each, its context in ``params._meta``).
         self._telemetry = telemetry if telemetry is not None and \
             telemetry.config.enabled else None
-        self._peer = _peer_of(transport, transport_context)
+        self._peer = transport_context if transport_context is not None else \
+            peer_of(transport)
         self._started = time.monotonic()
         # A given pool is shared (an HTTP app's sessions): this connection neither sizes
         # nor shuts it down. ``push``: no reader thread, the owner calls :meth:`deliver`.
@@ -215,7 +217,8 @@ class Connection:
         self._closing.done()
         if self._telemetry is not None:  # mcp.{server,client}.session.duration
             self._telemetry.session_ended(time.monotonic() - self._started,
-                                          transport=self._peer)
+                                          transport=self._peer,
+                                          protocol_version=self._executor.protocol_version)
         if self._on_closed is not None:
             try:
                 self._on_closed()
@@ -294,6 +297,16 @@ class Connection:
                                       on_progress=on_progress, parent=parent,
                                       related_request_id=related_request_id)
 
+    @property
+    def protocol_version(self) -> str | None:
+        """The revision negotiated on this connection, once its owner says (the handshake
+        era; telemetry attributes only)."""
+        return self._executor.protocol_version
+
+    @protocol_version.setter
+    def protocol_version(self, version: str | None) -> None:
+        self._executor.protocol_version = version
+
     def _recorded_request(self, telemetry: Instrumentation, method: str,
                           params: dict[str, Any] | None, *, timeout: float | None,
                           on_progress: ProgressCallback | None, parent: RequestId | None,
@@ -305,6 +318,7 @@ class Connection:
         params = dict(params) if params else {}
         operation = telemetry.outbound(
             method, params, None, transport=self._peer,
+            protocol_version=self._executor.protocol_version,
             follows=_last_round.get() if follows_previous else None)
         if operation is not None and operation.span is not None:
             _last_round.set(operation.span.get_span_context())
@@ -471,25 +485,3 @@ class Connection:
 #: The span context of the request this thread sent last, for the rounds that follow it.
 _last_round: contextvars.ContextVar[Any] = contextvars.ContextVar("mcpsync_last_round",
                                                                  default=None)
-
-
-class _Peer:
-    """What a client's span says of the transport it uses (a server's connection has its
-    own TransportContext)."""
-
-    __slots__ = ("kind", "remote_addr", "session_id")
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.remote_addr: str | None = None
-        self.session_id: str | None = None
-
-
-def _peer_of(transport: Transport, context: TransportContext | None) -> _Peer | TransportContext:
-    if context is not None:
-        return context
-    kind = getattr(transport, "kind", None)
-    if kind is None:
-        kind = "stdio" if hasattr(transport, "command") else (
-            "http" if hasattr(transport, "url") else "memory")
-    return _Peer(kind if isinstance(kind, str) else "memory")

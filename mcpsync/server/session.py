@@ -249,6 +249,7 @@ class ServerSession:
                            code=UNSUPPORTED_PROTOCOL_VERSION,
                            data={"supported": modern, "requested": requested})
         version = negotiate_legacy(requested, self.server.legacy_versions)
+        self._connection.protocol_version = version
         self._info = SessionInfo(
             protocol_version=version,
             client_info=client_info if isinstance(client_info, dict) else None,
@@ -283,6 +284,7 @@ class ServerSession:
                                      session_id=self._info.session_id)
             state = lifecycle.advance(self._state, lifecycle.Event.INITIALIZE_ANSWERED)
             self._state = lifecycle.advance(state, lifecycle.Event.INITIALIZED_RECEIVED)
+        self._connection.protocol_version = protocol_version
 
     def _on_arrival(self, message: Notification) -> bool:
         # On the receiving thread, in message order: a request sent after

@@ -33,6 +33,28 @@ class Peer(Protocol):
     def remote_addr(self) -> str | None: ...
 
 
+class _Transport:
+    """What a client's spans say of the transport it uses (a server's connection has its
+    own TransportContext)."""
+
+    __slots__ = ("kind", "remote_addr", "session_id")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.remote_addr: str | None = None
+        self.session_id: str | None = None
+
+
+def peer_of(transport: object) -> Peer:
+    """The :class:`Peer` of a client's transport: ``stdio`` for one that runs a command,
+    ``http`` for one with a URL, else ``memory``."""
+    kind = getattr(transport, "kind", None)
+    if not isinstance(kind, str):
+        kind = "stdio" if hasattr(transport, "command") else (
+            "http" if hasattr(transport, "url") else "memory")
+    return _Transport(kind)
+
+
 #: Answers whether the server has a tool (``"tool"``) or prompt (``"prompt"``) so named.
 Known = Callable[[str, str], bool]
 

@@ -11,7 +11,7 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
-from mcpsync import Client, Server
+from mcpsync import Client, HandlerContext, Server
 from mcpsync.telemetry import Telemetry
 from tests.serving import RunningServer
 
@@ -28,12 +28,20 @@ def traced_wsgi(app, tracer):
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
 @pytest.mark.parametrize("client_traced", [True, False])
-def test_the_http_span_is_the_parent_or_a_link(sdk, version, client_traced):
+@pytest.mark.parametrize("on_pool", [False, True])
+def test_the_http_span_is_the_parent_or_a_link(sdk, version, client_traced, on_pool):
+    """``on_pool``: a tool that takes a context runs on the app's handler pool, not on the
+    WSGI thread that holds the HTTP span: the span's context is carried over."""
     server = Server("ambient", telemetry=sdk.telemetry)
 
-    @server.tool()
-    def add(a: int, b: int) -> int:
-        return a + b
+    if on_pool:
+        @server.tool()
+        def add(a: int, b: int, ctx: HandlerContext) -> int:
+            return a + b
+    else:
+        @server.tool()
+        def add(a: int, b: int) -> int:
+            return a + b
 
     app = server.wsgi_app(path="/mcp")
     tracer = sdk.telemetry.tracer_provider.get_tracer("wsgi")

@@ -190,3 +190,18 @@ def test_session_durations_are_recorded_on_both_sides(sdk, version):
     assert client_side.count == 1 and client_side.sum >= 0
     (server_side,) = sdk.points("mcp.server.session.duration")  # the memory server's end
     assert server_side.count == 1
+
+
+def test_handshake_era_spans_name_the_version_and_notifications_are_spans(sdk):
+    with Client.memory(make_server(sdk.telemetry), protocol_version="2025-11-25",
+                       telemetry=sdk.telemetry) as client:
+        client.call_tool("add", {"a": 1, "b": 2})
+    spans = sdk.finished()
+    (serving,) = _by_name(spans, "tools/call add", SpanKind.SERVER)
+    (outgoing,) = _by_name(spans, "tools/call add", SpanKind.CLIENT)
+    assert serving.attributes["mcp.protocol.version"] == "2025-11-25"
+    assert outgoing.attributes["mcp.protocol.version"] == "2025-11-25"
+    (initialized,) = _by_name(spans, "notifications/initialized", SpanKind.SERVER)
+    assert "jsonrpc.request.id" not in initialized.attributes
+    (point,) = sdk.points("mcp.client.session.duration")
+    assert point.attributes["mcp.protocol.version"] == "2025-11-25"
