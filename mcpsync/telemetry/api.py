@@ -1,13 +1,16 @@
-"""The OpenTelemetry API, imported once and only when first needed.
+"""The OpenTelemetry API, taken only once the application has imported it.
 
-``opentelemetry-api`` is an optional dependency (the ``otel`` extra): importing mcpsync
-never imports it, and without it every question here answers "nothing to record". With it
-installed but no SDK configured, the global providers are the API's proxies: that too
-answers "nothing to record", so no span object is ever made.
+``opentelemetry-api`` is an optional dependency (the ``otel`` extra), and mcpsync never
+imports it first: configuring an SDK (or running under ``opentelemetry-instrument``)
+imports it, so a process in which it is not imported has nothing to record, and paying
+its import (about 25 ms, at a first message) would only delay that message. Once it is
+imported, the global providers tell: the API's own proxies mean no SDK, nothing to record,
+so no span object is ever made.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from types import ModuleType
 from typing import Any
@@ -19,10 +22,12 @@ _modules: tuple[ModuleType, ModuleType, ModuleType, ModuleType] | None = None
 
 def modules() -> tuple[ModuleType, ModuleType, ModuleType, ModuleType] | None:
     """``(trace, metrics, propagate, context)`` of the OpenTelemetry API, or ``None`` when
-    it is not installed. The import is tried once per process."""
+    the application has not imported it (yet: ask again later) or it is not installed."""
     global _loaded, _modules
     if _loaded:
         return _modules
+    if "opentelemetry" not in sys.modules:
+        return None
     with _lock:
         if not _loaded:
             try:

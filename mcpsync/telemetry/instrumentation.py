@@ -87,8 +87,7 @@ class Instrumentation:
             return
         self._next_check = now + RECHECK
         modules = api.modules()
-        if modules is None:
-            self._resolved = True  # no API installed: there never will be anything
+        if modules is None:  # not imported by the application (yet): ask again later
             return
         trace, metrics, propagate, context = modules
         self._trace, self._propagate, self._context = trace, propagate, context

@@ -30,7 +30,9 @@ class RawServer:
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.stderr = b""
         threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_err, daemon=True).start()
+        self._err_reader = threading.Thread(target=self._read_err, daemon=True,
+                                            name="t-stderr")
+        self._err_reader.start()
 
     def _read(self) -> None:
         for line in iter(self.proc.stdout.readline, b""):
@@ -67,6 +69,8 @@ class RawServer:
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
+            # stderr is whole only once its reader has seen EOF (after the exit, not at it)
+            self._err_reader.join(WAIT)
 
 
 @pytest.fixture

@@ -184,3 +184,23 @@ def test_importing_mcpsync_does_not_import_opentelemetry():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_serving_does_not_import_opentelemetry_for_an_application_that_does_not():
+    """Installed but unused, the API is never imported by mcpsync: its import would cost
+    the first message about 25 ms, for nothing to record."""
+    import subprocess
+    import sys
+
+    code = "\n".join([
+        "import sys",
+        "from mcpsync import Client, Server",
+        "server = Server('plain')",
+        "server.tool()(lambda text: text)",
+        "with Client.memory(server) as client:",
+        "    client.list_tools()",
+        "assert 'opentelemetry' not in sys.modules, 'opentelemetry imported'",
+    ])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
