@@ -52,8 +52,8 @@ Middleware = Callable[[Message, Callable[[Message], None]], None]
 Step = Callable[[Message], None]
 
 
-class Inbound(Protocol):
-    """What the executor needs of an inbound request (the engine's ``InboundRequest``)."""
+class RequestFacts(Protocol):
+    """What a request is: its id, method and raw params."""
 
     @property
     def id(self) -> RequestId: ...
@@ -63,6 +63,10 @@ class Inbound(Protocol):
 
     @property
     def params(self) -> dict[str, Any]: ...
+
+
+class Inbound(RequestFacts, Protocol):
+    """What the executor needs of an inbound request (the engine's ``InboundRequest``)."""
 
     @property
     def transport(self) -> TransportContext | None: ...

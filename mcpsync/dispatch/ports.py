@@ -23,8 +23,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from ..protocol.jsonrpc import RequestId
 from .inbound import Inbound
+from .inbound import RequestFacts as RequestFacts  # where contexts import it
 from .outbound import OutboundChannel
 from .session_info import SessionInfo
 
@@ -44,20 +44,7 @@ class SessionHandle(Protocol):
     def log_enabled(self, level: str) -> bool: ...
 
 
-class RequestFacts(Protocol):
-    """What the request a context serves is: its id, method and raw params."""
-
-    @property
-    def id(self) -> RequestId: ...
-
-    @property
-    def method(self) -> str: ...
-
-    @property
-    def params(self) -> dict[str, Any]: ...
-
-
-class ServedRequest(Inbound, RequestFacts, Protocol):
+class ServedRequest(Inbound, Protocol):
     """An inbound request as a context serves it (the engine's ``InboundRequest``):
     ``done`` becomes true just before its response is written; ``connection`` is the
     channel it came in on."""

@@ -124,11 +124,9 @@ class Instrumentation:
         ``params._meta`` when that is valid, else ``ambient`` (the OpenTelemetry context
         of the thread the message arrived on, e.g. the WSGI instrumentation's request
         span), else this thread's context; when both exist, the ambient span is linked."""
-        if not self._resolved:
-            self._resolve()
-        tracer = self._tracer
-        if tracer is None and self._duration is None:
+        if not self.active:
             return None
+        tracer = self._tracer
         described = describe(method, params, request_id, protocol_version=protocol_version,
                              transport=transport, known=self._known,
                              uri_in_name=self._config.resource_uri_in_span_name)
@@ -164,11 +162,9 @@ class Instrumentation:
         that the peer continues the trace. ``params`` must be the message's own dict.
         ``follows``: the span context of an earlier round of the same call (a 2026-07-28
         retry with input responses), whose child this one is: one trace per call."""
-        if not self._resolved:
-            self._resolve()
-        tracer = self._tracer
-        if tracer is None and self._duration is None:
+        if not self.active:
             return None
+        tracer = self._tracer
         described = describe(method, params, request_id, protocol_version=protocol_version,
                              transport=transport)
         span = None
