@@ -249,15 +249,25 @@ def test_the_text_bar_names_the_tool_and_its_progress_off_a_terminal(client, mon
 def test_the_text_bar_redraws_in_place_on_a_real_terminal():
     leader, follower = pty.openpty()
     try:
-        with os.fdopen(follower, "w", closefd=False) as terminal:
+        with os.fdopen(follower, "w") as terminal:  # closes the follower
             bar = TextBar("add", terminal)
             for i in (1, 2):
                 bar(type("P", (), {"progress": i, "total": 5, "message": "copying"})())
             bar.close()
-        written = os.read(leader, 4096).decode()
+        # One read may return only the first write; with the follower closed the
+        # leader yields everything buffered and then EOF (EIO on Linux).
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        written = b"".join(chunks).decode()
     finally:
         os.close(leader)
-        os.close(follower)
     frames = written.replace("\r\n", "\n").split("\r")[1:]
     assert frames[0].startswith("add: [####----------------] 1/5 (20%) copying")
     assert frames[1].startswith("add: [########------------] 2/5 (40%) copying")
