@@ -316,8 +316,9 @@ class Connection:
         span: a handler's, for a server's reverse call) whose context the peer gets in
         ``params._meta``, and the call's duration."""
         params = dict(params) if params else {}
+        request_id = self._outbound.new_id()  # taken first: the span names it
         operation = telemetry.outbound(
-            method, params, None, transport=self._peer,
+            method, params, request_id, transport=self._peer,
             protocol_version=self._executor.protocol_version,
             follows=_last_round.get() if follows_previous else None)
         if operation is not None and operation.span is not None:
@@ -325,7 +326,8 @@ class Connection:
         try:
             result = self._outbound.request(method, params, timeout=timeout,
                                             on_progress=on_progress, parent=parent,
-                                            related_request_id=related_request_id)
+                                            related_request_id=related_request_id,
+                                            request_id=request_id)
         except BaseException as exc:
             if operation is not None:
                 operation.raised(exc)

@@ -101,15 +101,17 @@ class Outbound:
 
     def request(self, method: str, params: dict[str, Any] | None, *, timeout: float | None,
                 on_progress: ProgressCallback | None, parent: RequestId | None,
-                related_request_id: RequestId | None) -> dict[str, Any]:
-        """See :meth:`~mcpsync.engine.connection.Connection.request`."""
+                related_request_id: RequestId | None,
+                request_id: RequestId | None = None) -> dict[str, Any]:
+        """See :meth:`~mcpsync.engine.connection.Connection.request`. ``request_id``: one
+        taken from :meth:`new_id` beforehand (telemetry names it on the call's span)."""
         wait = self.default_timeout if timeout is None else timeout
         # One budget for the call: writing it (stdio: the pipe may be full), then its
         # answer; the transport's exchange ends by the moment this caller stops waiting.
         budget = Deadline(wait, method)
         try:
             request_id, future = self.begin(
-                method, params, on_progress=on_progress, parent=parent,
+                method, params, request_id=request_id, on_progress=on_progress, parent=parent,
                 related_request_id=related_request_id,
                 deadline=budget if self._calls is not None else None)
         except DeadlineExceeded:

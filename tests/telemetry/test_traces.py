@@ -92,6 +92,8 @@ def test_a_tool_call_is_one_trace_from_client_to_server(traced, sdk):
     (serving,) = _by_name(spans, "tools/call add", SpanKind.SERVER)
     assert serving.context.trace_id == outgoing.context.trace_id
     assert serving.parent.span_id == outgoing.context.span_id
+    # the id on the wire, on both sides (the conventions put it on client and server spans)
+    assert outgoing.attributes["jsonrpc.request.id"] == serving.attributes["jsonrpc.request.id"]
     assert serving.attributes["gen_ai.tool.name"] == "add"
     assert serving.attributes["gen_ai.operation.name"] == "execute_tool"
     if transport.startswith("http"):
@@ -125,6 +127,8 @@ def test_the_servers_question_is_a_child_of_the_tool_call(traced, sdk):
         (serving,) = served
         assert question.parent.span_id == serving.context.span_id
         assert answered.parent.span_id == question.context.span_id
+        assert question.attributes["jsonrpc.request.id"] \
+            == answered.attributes["jsonrpc.request.id"]
 
 
 def test_a_failing_tool_is_a_tool_error_without_its_text(traced, sdk):
