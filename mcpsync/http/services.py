@@ -20,6 +20,7 @@ from .handoff import HandOffPool
 from .registry import SessionRegistry
 from .relay import Relay
 from .replies import Pacing
+from .sse_body import OPEN_STREAMS, OpenStreams
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,12 @@ class Services:
     legacy_sessions: bool
     #: Where a 2024-11-05 client POSTs its messages.
     messages_path: str
+
+    def __post_init__(self) -> None:
+        # The server's open-SSE gauge reads the process's count (each app registers it;
+        # the server's gauges count it once).
+        self.server.telemetry.gauges.track("sse_streams.open", OPEN_STREAMS,
+                                           OpenStreams.count, once=True)
 
     def executor(self) -> InboundExecutor:
         """The server's middleware as it is now (like a session, a request takes a copy)."""

@@ -10,12 +10,36 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 logger = logging.getLogger(__name__)
 
 Environ = dict[str, Any]
+
+
+class OpenStreams:
+    """How many SSE response bodies of this process are open now (made and not yet cleaned
+    up), for the ``mcpsync.server.sse_streams.open`` gauge. Counted here because every
+    SSE answer (a POST's stream, a standalone GET, a resume, a 2024-11-05 ``/sse``) is a
+    :class:`_Body`, whose clean-up runs exactly once: the count cannot drift. Process-wide,
+    not per app, since a body does not know its app. Thread-safe (one lock)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open = 0
+
+    def count(self) -> int:
+        return self._open
+
+    def add(self, delta: int) -> None:
+        with self._lock:
+            self._open += delta
+
+
+#: The one count of this process's open SSE bodies.
+OPEN_STREAMS: Final = OpenStreams()
 
 
 class _Body:
@@ -34,6 +58,7 @@ class _Body:
     def __init__(self, chunks: Iterator[bytes], on_close: Callable[[], None]) -> None:
         self._chunks = chunks
         self._on_close: Callable[[], None] | None = on_close
+        OPEN_STREAMS.add(1)  # until _clean_up, which runs exactly once
 
     def __iter__(self) -> _Body:
         return self
@@ -66,6 +91,7 @@ class _Body:
     def _clean_up(self) -> None:
         on_close, self._on_close = self._on_close, None
         if on_close is not None:
+            OPEN_STREAMS.add(-1)
             on_close()
 
 

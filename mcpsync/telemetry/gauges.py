@@ -31,6 +31,8 @@ GAUGES: dict[str, tuple[str, str]] = {
     "requests.queued": ("{request}", "Requests waiting for a handler thread."),
     "sessions.open": ("{session}", "Handshake-era sessions open now."),
     "tasks.running": ("{task}", "Tasks running on this process's task threads."),
+    "sse_streams.open": ("{stream}", "SSE responses this process's HTTP apps are "
+                                     "streaming now."),
 }
 
 
@@ -42,14 +44,19 @@ class Gauges:
         self._lock = threading.Lock()
         self._pools: weakref.WeakSet[Any] = weakref.WeakSet()
         self._counts: dict[str, list[Callable[[], int | None]]] = {}
+        #: (suffix, id(owner)) of the sources tracked once (see :meth:`track`).
+        self._once: set[tuple[str, int]] = set()
 
     def track_pool(self, pool: Pool) -> None:
         with self._lock:
             self._pools.add(pool)
 
-    def track(self, suffix: str, owner: object, count: Callable[[Any], int]) -> None:
+    def track(self, suffix: str, owner: object, count: Callable[[Any], int], *,
+              once: bool = False) -> None:
         """Count ``count(owner)`` under ``mcpsync.{side}.{suffix}``, while ``owner`` lives
-        (held weakly)."""
+        (held weakly). ``once``: ``owner`` is a process-wide source that several parts
+        register (every HTTP app of a server, the SSE count): only the first counts, or
+        it would be summed once per app."""
         if suffix not in GAUGES:
             raise ValueError(f"unknown gauge {suffix!r}")
         ref = weakref.ref(owner)
@@ -59,6 +66,10 @@ class Gauges:
             return None if alive is None else count(alive)
 
         with self._lock:
+            if once:
+                if (suffix, id(owner)) in self._once:
+                    return
+                self._once.add((suffix, id(owner)))
             self._counts.setdefault(suffix, []).append(read)
 
     def create(self, meter: Any, observation: Callable[[int], Any]) -> None:

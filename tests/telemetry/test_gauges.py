@@ -94,3 +94,27 @@ def test_a_tasks_run_is_a_span_linked_to_the_request_that_made_it(sdk):
     asked = [s for s in spans if s.name in ("tasks/get", "tasks/result")
              and s.kind is SpanKind.SERVER]
     assert asked and all(s.attributes["mcpsync.task.id"] == handle.id for s in asked)
+
+
+def test_open_sse_streams_are_counted_while_a_get_stream_is_open(sdk):
+    from mcpsync.http.sse_body import OPEN_STREAMS
+    from tests.http.raw import LegacySession
+
+    name = "mcpsync.server.sse_streams.open"
+    server = Server("streams", telemetry=sdk.telemetry)
+    app = server.wsgi_app(path="/mcp")
+    before = OPEN_STREAMS.count()  # the process's count: earlier tests' streams are closed
+    with RunningServer(app, on_stop=app.close) as running:
+        session = LegacySession(running.base + "/mcp")
+        # the initialize answer may have been an SSE body the server is still closing
+        wait_until(lambda: value(sdk, name) == before, timeout=WAIT,
+                   message=lambda: f"{value(sdk, name)} open before the GET, not {before}")
+        stream = session.get()  # returns once the headers came: the body is open
+        try:
+            assert stream.status_code == 200
+            assert stream.headers["Content-Type"].startswith("text/event-stream")
+            assert value(sdk, name) == before + 1
+        finally:
+            stream.close()  # the client leaves: the server notices and closes the body
+        wait_until(lambda: value(sdk, name) == before, timeout=WAIT,
+                   message="the closed GET stream was still counted")
