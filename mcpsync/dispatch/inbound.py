@@ -19,7 +19,6 @@ server); it is a pair of frozen middleware chains and the rules above.
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -40,7 +39,7 @@ from ..protocol.jsonrpc import (
     Response,
 )
 from ..telemetry.instrumentation import Instrumentation
-from ..telemetry.operation import Operation
+from ..telemetry.operation import current as _operation  # the handler's or task's, if any
 from .transport import TransportContext, bound
 from .transport import _current as _current_transport  # set directly on the hot path
 
@@ -107,10 +106,6 @@ def error_answer(request_id: RequestId, exc: BaseException, *, cancelled: bool,
     logger.error("%s: handler for %s failed", name, method, exc_info=exc)
     return ErrorResponse(request_id, {"code": INTERNAL_ERROR, "message": "Internal error"})
 
-
-#: The operation of the handler running on this thread, for :meth:`InboundExecutor.send`.
-_operation: contextvars.ContextVar[Operation | None] = contextvars.ContextVar(
-    "mcpsync_operation", default=None)
 
 #: Notification method -> the span event it becomes, and the params it keeps (never the
 #: log's data or the progress message: they may hold what the handler was given).

@@ -25,6 +25,7 @@ from .attributes import Known, Peer, describe
 from .config import DURATION_BUCKETS, Telemetry
 from .gauges import Gauges
 from .operation import Operation
+from .operation import current as current_operation
 
 Side = Literal["server", "client"]
 
@@ -188,7 +189,9 @@ class Instrumentation:
         """``body`` (a task's run, for its own thread) recorded as a span of its own
         (``tools/call {tool}``, kind INTERNAL, ``mcpsync.task.id``) linked to this
         thread's current span: the request that created the task, which has answered
-        long before the task ends. Call on the creating request's thread."""
+        long before the task ends. Call on the creating request's thread. While the body
+        runs, its span is the task thread's current operation: the progress and log
+        messages the task's context sends become its events, as a request's do."""
         trace = self._trace
         tracer = self._tracer
         if tracer is None:
@@ -208,11 +211,14 @@ class Instrumentation:
             operation = Operation(span, token, None, {"mcp.method.name": "tools/call"},
                                   max_events, trace.StatusCode,
                                   self._context)
+            recording = current_operation.set(operation)
             try:
                 result = body(context)
             except BaseException as exc:
                 operation.raised(exc)
                 raise
+            finally:
+                current_operation.reset(recording)
             operation.succeeded(result if isinstance(result, Mapping) else None)
             return result
 

@@ -9,6 +9,7 @@ until then), except :meth:`event`, which a handler's own threads may call meanwh
 
 from __future__ import annotations
 
+import contextvars
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -18,7 +19,7 @@ from .attributes import error_attributes
 
 
 class Operation:
-    """A request or notification in flight, on either side."""
+    """A request or notification in flight, on either side (or a task's run)."""
 
     __slots__ = ("_attributes", "_context_api", "_duration", "_ended", "_events",
                  "_max_events", "_span", "_start", "_status", "_token")
@@ -110,3 +111,12 @@ class Operation:
         if self._duration is not None:
             attributes = self._attributes if error is None else {**self._attributes, **error}
             self._duration.record(elapsed, attributes)
+
+
+#: The operation whose handler runs on this thread: a request's (set around the handler
+#: by ``dispatch.inbound``) or a task's (set around the task's body by
+#: ``Instrumentation.traced_task``). What the handler's context sends on its behalf
+#: (progress, log messages) becomes events of its span (``dispatch.inbound.note_sent``).
+#: It lives here, not with either of them, so both can set it without importing the other.
+current: contextvars.ContextVar[Operation | None] = contextvars.ContextVar(
+    "mcpsync_operation", default=None)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from mcpsync import Client, HandlerContext, Server
 from tests.helpers import wait_until
 from tests.serving import RunningServer
@@ -94,6 +96,46 @@ def test_a_tasks_run_is_a_span_linked_to_the_request_that_made_it(sdk):
     asked = [s for s in spans if s.name in ("tasks/get", "tasks/result")
              and s.kind is SpanKind.SERVER]
     assert asked and all(s.attributes["mcpsync.task.id"] == handle.id for s in asked)
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_tasks_progress_and_logs_are_events_of_its_run(sdk, version):
+    """The task's own thread has no request span: what its context sends is recorded on
+    the task's span (bounded), not lost, and its log messages carry that span's trace."""
+    from opentelemetry.trace import SpanKind
+
+    server = Server("tasks", telemetry=sdk.telemetry)
+    sent = sdk.telemetry.max_span_events + 8
+
+    @server.tool(task="required")
+    def job(ctx: HandlerContext) -> str:
+        ctx.progress(1, 2)
+        ctx.info("half way")
+        for n in range(sent):  # past the bound
+            ctx.debug(f"line {n}")
+        return "done"
+
+    logs: list = []
+    with Client.memory(server, protocol_version=version, telemetry=sdk.telemetry,
+                       log_level="debug", on_log=logs.append, timeout=WAIT) as client:
+        handle = client.start_task("job", meta={"progressToken": "job-progress"})
+        assert handle.result(timeout=WAIT).text == "done"
+        if version == "2025-11-25":  # the session carries the task's log messages
+            wait_until(lambda: any(m.data == "half way" for m in logs), timeout=WAIT,
+                       message="the task's log message never reached on_log")
+    spans = sdk.finished()
+    (run,) = [s for s in spans if s.name == "tools/call job" and s.kind is SpanKind.INTERNAL]
+    names = [e.name for e in run.events]
+    assert len(names) == sdk.telemetry.max_span_events
+    assert names[:2] == ["mcp.progress", "mcp.log"]
+    assert dict(run.events[0].attributes) == {"progress": 1, "total": 2}
+    assert run.events[1].attributes["level"] == "info"
+    assert set(names[2:]) == {"mcp.log"}
+    (creating,) = [s for s in spans if s.name == "tools/call job" and s.kind is SpanKind.SERVER]
+    assert not creating.events  # recorded on the run, not on the long-answered request
+    for record in (m for m in logs if m.data == "half way"):
+        assert (record.meta or {})["traceparent"].split("-")[2] \
+            == format(run.context.span_id, "016x")
 
 
 def test_open_sse_streams_are_counted_while_a_get_stream_is_open(sdk):
