@@ -1,17 +1,22 @@
-"""What telemetry costs: mcpsync echo calls with the OpenTelemetry API absent, present
-with no SDK configured, and with the SDK recording into an exporter that drops everything.
+"""What telemetry costs: mcpsync echo calls with the OpenTelemetry API absent, installed
+but not imported, imported with no SDK configured, and with the SDK recording into an
+exporter that drops everything.
 
     python benchmarks/telemetry.py            # 3 interleaved rounds, stdio and HTTP
     python benchmarks/telemetry.py --quick    # 1 round, fewer calls
 
 Each (mode, transport) runs in a fresh interpreter, client and server alike: "absent"
 hides the ``opentelemetry`` package from the import system (as if the extra were not
-installed); "api" is the API with no SDK; "sdk" configures the SDK globally, spans through
+installed); "installed" leaves it importable but nothing imports it (mcpsync never imports
+it first, so it stays unimported); "api" imports the API, as an application that uses
+another instrumented library does, and configures no SDK, so mcpsync looks at the global
+providers and finds the API's proxies; "sdk" configures the SDK globally, spans through
 a SimpleSpanProcessor into a no-op exporter and metrics into an in-memory reader, in both
 the client and the server process. stdio: the server is a child process; HTTP: the
 server is mcpsync's WSGI app under werkzeug's threaded server in the same process (its
 CPU is then counted too). Reported: the median over rounds of the client process's CPU
-time per call and of wall time per call, and their ratios to "absent".
+time per call and of wall time per call, their ratios to "absent", and the spread of the
+wall times over the rounds ((max - min) / median), which shows how noisy the machine was.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-MODES = ("absent", "api", "sdk")
+MODES = ("absent", "installed", "api", "sdk")
 
 SETUP = r'''
 import os, sys
@@ -37,6 +42,8 @@ if mode == "absent":
                 raise ImportError(name)
             return None
     sys.meta_path.insert(0, _Hide())
+elif mode == "api":
+    import opentelemetry.metrics, opentelemetry.trace  # imported, no SDK configured
 elif mode == "sdk":
     from opentelemetry import metrics, trace
     from opentelemetry.sdk.metrics import MeterProvider
@@ -119,23 +126,26 @@ def main() -> None:
     try:
         results: dict[tuple[str, str], list[dict[str, float]]] = {}
         for n in range(rounds):
-            order = MODES[n % 3:] + MODES[:n % 3]  # rotated, so no mode always goes first
+            turn = n % len(MODES)
+            order = MODES[turn:] + MODES[:turn]  # rotated, so no mode always goes first
             for transport in ("stdio", "http"):
                 for mode in order:
                     results.setdefault((mode, transport), []).append(
                         run(mode, transport, calls[transport], server_file))
     finally:
         os.remove(server_file)
-    print("| transport | mode | CPU µs/call | × absent | wall µs/call | × absent |")
-    print("|---|---|---|---|---|---|")
+    print("| transport | mode | CPU µs/call | × absent | wall µs/call | × absent | spread |")
+    print("|---|---|---|---|---|---|---|")
     for transport in ("stdio", "http"):
         base = {key: statistics.median(r[key] for r in results[("absent", transport)])
                 for key in ("cpu_us", "wall_us")}
         for mode in MODES:
             cpu = statistics.median(r["cpu_us"] for r in results[(mode, transport)])
-            wall = statistics.median(r["wall_us"] for r in results[(mode, transport)])
+            walls = [r["wall_us"] for r in results[(mode, transport)]]
+            wall = statistics.median(walls)
+            spread = (max(walls) - min(walls)) / wall
             print(f"| {transport} | {mode} | {cpu:.1f} | {cpu / base['cpu_us']:.2f} | "
-                  f"{wall:.1f} | {wall / base['wall_us']:.2f} |")
+                  f"{wall:.1f} | {wall / base['wall_us']:.2f} | {spread:.0%} |")
 
 
 if __name__ == "__main__":
