@@ -5,6 +5,8 @@ read directly."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
@@ -35,6 +37,12 @@ def make_server(telemetry) -> Server:
     @server.tool()
     def chatty(ctx: HandlerContext) -> str:
         ctx.info("working on it")
+        return "done"
+
+    @server.tool()
+    def forwarding(ctx: HandlerContext) -> str:
+        with ctx.forward_logging("app.forwarded"):
+            logging.getLogger("app.forwarded").warning("from logging")
         return "done"
 
     @server.tool()
@@ -170,6 +178,23 @@ def test_log_messages_carry_the_trace(traced, sdk):
     wait_until(lambda: any(m.data == "working on it" for m in LOGS), timeout=WAIT,
                message="the log message never reached on_log")
     (record,) = [m for m in LOGS if m.data == "working on it"]
+    traceparent = (record.meta or {})["traceparent"]
+    assert traceparent.split("-")[1:3] == [format(serving.context.trace_id, "032x"),
+                                           format(serving.context.span_id, "016x")]
+
+
+def test_forwarded_logging_records_carry_the_trace(traced, sdk):
+    _, client = traced
+    sdk.spans.clear()
+    LOGS.clear()
+    client.call_tool("forwarding")
+    (serving,) = _by_name(sdk.finished(), "tools/call forwarding", SpanKind.SERVER)
+    (event,) = serving.events
+    assert event.name == "mcp.log"
+    assert dict(event.attributes) == {"level": "warning", "logger": "app.forwarded"}
+    wait_until(lambda: any(m.data == "from logging" for m in LOGS), timeout=WAIT,
+               message="the forwarded record never reached on_log")
+    (record,) = [m for m in LOGS if m.data == "from logging"]
     traceparent = (record.meta or {})["traceparent"]
     assert traceparent.split("-")[1:3] == [format(serving.context.trace_id, "032x"),
                                            format(serving.context.span_id, "016x")]
