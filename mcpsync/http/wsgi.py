@@ -36,7 +36,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, StoreUnavailableError
 from ..protocol import envelope, jsonrpc
@@ -46,14 +46,14 @@ from ..protocol.jsonrpc import Invalid, Message, Notification, Request
 from ..server.lifespan import StartupError
 from . import legacy, legacy_sse, modern
 from .body import BodyReader
-from .bus import Bus
 from .environ import AUTH_ENVIRON_KEY as AUTH_ENVIRON_KEY
 from .environ import request_headers as request_headers
 from .environ import transport_context
-from .events import EventStore, InMemoryEventStore
+from .events import InMemoryEventStore
 from .gate import AuthGate
 from .handoff import HandOffPool
 from .legacy import SESSION_NOT_FOUND as SESSION_NOT_FOUND
+from .options import WsgiKeywords, WsgiOptions
 from .registry import SessionRegistry
 from .relay import Relay
 from .replies import Environ as Environ
@@ -61,20 +61,21 @@ from .replies import Pacing, _accepts, _HttpError, method_not_allowed, refusal_r
 from .replies import StartResponse as StartResponse
 from .security import HostPolicy
 from .services import Services
-from .session_store import SessionStore
 from .sse_body import _peer_probe
 
 if TYPE_CHECKING:
-    from ..auth.server.resource import ResourceServer
+    from typing_extensions import Unpack
+
     from ..server.server import ServerCore
 
 logger = logging.getLogger("mcpsync.http")
 
-_DEFAULT_STORE: Final = object()
-
-
 class McpWsgiApp:
     """The WSGI application of one :class:`~mcpsync.Server`. Thread-safe.
+
+    ``options``: a :class:`~mcpsync.http.options.WsgiOptions` (its groups ``Timing``,
+    ``SessionLimits`` and ``Stores``), built once and shared by every worker if you
+    like; the keywords below, each one field of it, apply on top. The keywords:
 
     ``path``: the endpoint path (``None`` serves every path this app is mounted at).
     ``allowed_hosts``/``allowed_origins``: see :class:`~mcpsync.http.security.HostPolicy`
@@ -109,50 +110,33 @@ class McpWsgiApp:
     its own timeouts only).
     """
 
-    def __init__(
-        self,
-        server: ServerCore,
-        *,
-        path: str | None = None,
-        allowed_hosts: Iterable[str] | None = None,
-        allowed_origins: Iterable[str] | None = None,
-        max_body_bytes: int = 4 * 1024 * 1024,
-        json_window: float = 0.5,
-        keepalive_interval: float = 15.0,
-        session_idle_timeout: float = 1800.0,
-        max_sessions: int = 1000,
-        session_handshake_timeout: float = 10.0,
-        max_sessions_per_principal: int | None = None,
-        max_sessions_per_address: int | None = None,
-        event_store: EventStore | object | None = _DEFAULT_STORE,
-        session_store: SessionStore | None = None,
-        retry_ms: int = 1000,
-        legacy_sessions: bool = True,
-        sse_path: str | None = "/sse",
-        messages_path: str = "/messages",
-        auth: ResourceServer | None = None,
-        bus: Bus | None = None,
-        store_budget: float | None = 10.0,
-    ) -> None:
+    def __init__(self, server: ServerCore, options: WsgiOptions | None = None,
+                 **keywords: Unpack[WsgiKeywords]) -> None:
+        opts = (options if options is not None else WsgiOptions()).with_keywords(keywords)
+        #: Everything this app was configured with (frozen).
+        self.options = opts
+        timing, limits, stores = opts.timing, opts.sessions, opts.stores
+        path = opts.path
         self.server = server
         self.path = path.rstrip("/") or "/" if path is not None else None
-        self.policy = HostPolicy(allowed_hosts, allowed_origins)
-        self.max_body_bytes = max_body_bytes
-        self._body = BodyReader(max_body_bytes)
-        self.json_window = json_window
-        self.keepalive_interval = keepalive_interval
-        self.retry_ms = retry_ms
-        self.legacy_sessions = legacy_sessions
-        self.sse_path = sse_path
-        self.messages_path = messages_path
-        self.auth = auth
-        self._gate = AuthGate(auth, server)
-        if store_budget is not None and not store_budget > 0:
+        self.policy = HostPolicy(opts.allowed_hosts, opts.allowed_origins)
+        self.max_body_bytes = opts.max_body_bytes
+        self._body = BodyReader(opts.max_body_bytes)
+        self.json_window = timing.json_window
+        self.keepalive_interval = timing.keepalive_interval
+        self.retry_ms = timing.retry_ms
+        self.legacy_sessions = legacy_sessions = opts.legacy_sessions
+        self.sse_path = opts.sse_path
+        self.messages_path = messages_path = opts.messages_path
+        self.auth = opts.auth
+        self._gate = AuthGate(opts.auth, server)
+        if stores.budget is not None and not stores.budget > 0:
             raise ValueError("store_budget must be positive (or None)")
-        self.store_budget = store_budget
-        store: EventStore | None = (InMemoryEventStore() if event_store is _DEFAULT_STORE
-                                    else event_store)  # type: ignore[assignment]
+        self.store_budget = stores.budget
+        store = (InMemoryEventStore() if stores.event_store == "memory"
+                 else stores.event_store)
         self.store = store
+        bus, session_store = stores.bus, stores.session_store
         if bus is not None and (store is None or session_store is None):
             raise ValueError("bus= relays between workers through their shared stores: "
                              "give a shared session_store and event_store too")
@@ -165,12 +149,13 @@ class McpWsgiApp:
         self._pool = HandOffPool(server.max_concurrent_handlers, name="mcpsync-http-handler",
                                  max_backlog=4 * server.max_concurrent_handlers)
         server.telemetry.gauges.track_pool(self._pool)
-        self.sessions = SessionRegistry(server, store, idle_timeout=session_idle_timeout,
-                                        max_sessions=max_sessions, session_store=session_store,
-                                        handshake_timeout=session_handshake_timeout,
+        self.sessions = SessionRegistry(server, store, idle_timeout=limits.idle_timeout,
+                                        max_sessions=limits.max_sessions,
+                                        session_store=session_store,
+                                        handshake_timeout=limits.handshake_timeout,
                                         pool=self._pool, relay=self.relay,
-                                        max_per_principal=max_sessions_per_principal,
-                                        max_per_address=max_sessions_per_address)
+                                        max_per_principal=limits.max_per_principal,
+                                        max_per_address=limits.max_per_address)
         if self.relay is not None and self.sessions.shared is not None:
             server.resource_update_hooks.append(self.sessions.resource_updated)
         #: Context-free tools seen to take over half ``json_window`` on a handshake-era
@@ -183,7 +168,8 @@ class McpWsgiApp:
             relay=self.relay, gate=self._gate, body=self._body, header_maps={},
             slow_tools=self.slow_tools, legacy_sessions=legacy_sessions,
             messages_path=messages_path,
-            pacing=Pacing(json_window, keepalive_interval, retry_ms, self._peer))
+            pacing=Pacing(timing.json_window, timing.keepalive_interval, timing.retry_ms,
+                          self._peer))
         self._warn_lock = threading.Lock()
         self._warned_single = False
         self._warned_fork = False
