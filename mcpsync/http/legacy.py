@@ -115,7 +115,8 @@ def _post(services: Services, session: HttpSession, items: list[Message | Invali
     for item in items:
         if isinstance(item, Invalid):
             if item.reply is not None:  # answered in this POST's body, as sent
-                services.executor().send(item.reply, transport, replies.append)
+                services.executor().reject(item.reply.id, item.reply.error, transport,
+                                           replies.append)
             continue
         if isinstance(item, Request):
             stream = session.open_stream(item.id)
