@@ -9,7 +9,9 @@ handler's exception becomes on the wire can not differ between transports or era
         handler        on a handler thread (the caller picks it), scope still bound
       exception→wire   the one mapping: MCPError → its error, cancelled → no answer,
                        anything else → -32603 "Internal error" (logged, never sent)
-    send middleware    every answer and every message sent on the request's behalf
+    send middleware    every answer and every message sent on the request's behalf,
+                       refusals too (reject: unreadable, duplicate id, a header that
+                       contradicts the body, an unknown session: no handler ran)
     telemetry          an OpenTelemetry span and duration around the handler (and around
                        a notification's routing), when an SDK is configured
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..errors import (
@@ -293,6 +295,17 @@ class InboundExecutor:
             return
         with bound(transport):
             compose(self._send, write)(message)
+
+    def reject(self, request_id: RequestId | None, error: MCPError | Mapping[str, Any],
+               transport: TransportContext | None, write: Step) -> None:
+        """Refuse a message that no handler will see (unreadable, a duplicate id, a header
+        that contradicts the body, an unknown session...) with ``error``: its answer for
+        ``request_id`` (``None`` when the id could not be read) goes through the send
+        middleware, as every answer does, then to ``write``. The one path refusals take,
+        so that a middleware that rewrites, records or signs answers sees these too."""
+        wire = error.to_wire() if isinstance(error, MCPError) else dict(error)
+        logger.debug("%s: refused (id %r): %s", self._name, request_id, wire.get("message"))
+        self.send(ErrorResponse(request_id, wire), transport, write)
 
     @property
     def has_send_middleware(self) -> bool:

@@ -11,26 +11,21 @@ Anatomy (both directions use the same machinery):
   A leader/follower reader (:mod:`mcpsync.engine.inline`) keeps that from stalling the
   stream: a run that lasts a millisecond, or asks the peer something, gets another
   thread to read in its place (:mod:`mcpsync.engine.inflight`);
-* on a client connection over a byte stream (stdio), a caller whose answer nobody is
-  reading reads it itself, routing whatever else it reads on the way as the reader thread
-  would: the reader thread lends it the stream while calls follow one another
-  (:mod:`mcpsync.engine.read_role`, :mod:`mcpsync.engine.reading`), which saves two thread
-  wake-ups per call;
+* on a client connection over stdio, a caller whose answer nobody is reading reads it
+  itself, routing all it reads as the reader thread would, which saves two thread
+  wake-ups per call (:mod:`mcpsync.engine.read_role`, :mod:`mcpsync.engine.reading`);
 * inbound **notifications** and progress callbacks run in arrival order on one
-  ``{name}-notify`` thread, behind a bounded queue: past ``max_queued_notifications``
-  (count) or ``max_queued_notification_bytes`` (their encoded size), new ones are dropped
-  with one warning per burst, so a slow callback can not make a chatty peer cost unbounded
-  memory (answers queued behind them for ordering are never dropped;
-  :mod:`mcpsync.engine.notify_queue`);
+  ``{name}-notify`` thread, behind a queue bounded in count and bytes: past it new ones
+  are dropped with one warning per burst, so a slow callback can not make a chatty peer
+  cost unbounded memory (:mod:`mcpsync.engine.notify_queue`);
 * outbound **requests** wait on a :class:`~concurrent.futures.Future` in the
   :class:`~mcpsync.engine.pending.PendingTable`, always with a deadline
   (:mod:`mcpsync.engine.outbound`);
 * writes are serialized by one write lock held only around ``transport.send``
   (:mod:`mcpsync.engine.writer`);
-* what happens to a message between the transport and the handler (receive middleware,
-  the handler call, the one exception→wire mapping, send middleware, each with the
-  message's :class:`~mcpsync.dispatch.transport.TransportContext` bound) is
-  :class:`~mcpsync.dispatch.inbound.InboundExecutor`'s, shared with the HTTP app.
+* what happens to a message between the transport and the handler (middleware, the
+  handler call, the one exception→wire mapping, each with the message's TransportContext
+  bound) is :class:`~mcpsync.dispatch.inbound.InboundExecutor`'s, as in the HTTP app.
 
 :class:`Connection` composes those parts, routes each message to the one it concerns, and
 ends them all, once (:mod:`mcpsync.engine.closing`). It is thread-safe: any thread may
@@ -69,6 +64,7 @@ from .outbound import Outbound, ProgressCallback
 from .pending import PendingTable
 from .reading import Reading
 from .requests import InboundRequest as InboundRequest  # benchmarks import it from here
+from .requests import Routed
 from .writer import Writer
 
 logger = logging.getLogger("mcpsync.engine")
@@ -383,20 +379,32 @@ class Connection:
 
     # -- receiving ---------------------------------------------------------------------
 
-    def deliver(self, item: Received | None, transport: TransportContext | None = None) -> None:
+    def deliver(self, item: Received | None,
+                transport: TransportContext | None = None) -> Routed | None:
         """Push mode: route one message its owner received on a thread of its own (an HTTP
         request's), as the reader thread would; ``None`` is the end of input. ``transport``:
         what the owner knows of the peer that sent it (the HTTP request's headers), in
-        place of the connection's own context."""
+        place of the connection's own context. Returns what the receive middleware
+        passed on (``None``: nothing), for an owner that relays it to another process."""
         if item is None:
             self._shutdown("peer closed the connection", drain=self.drain_timeout)
-            return
-        if not self._take(item, transport):
+            return None
+        passed: list[Routed] = []
+        if not self._take(item, transport, passed.append):
             self._shutdown("connection closed", drain=0.0)
+        return passed[0] if passed else None
 
-    def _take(self, item: Received, transport: TransportContext | None = None) -> bool:
+    def deliver_relayed(self, message: Message, transport: TransportContext | None) -> None:
+        """Push mode: route a message that another process's receive middleware passed
+        on (relayed by an HTTP session), in its original context, not through ours."""
+        context = transport if transport is not None else self.transport_context
+        with bound(context):
+            self._route(message, context)
+
+    def _take(self, item: Received, transport: TransportContext | None = None,
+              note: Callable[[Routed], None] | None = None) -> bool:
         """Route one received item, from a reading thread or :meth:`deliver`; ``False``
-        when the connection turned out to be closed."""
+        when the connection turned out to be closed. ``note``: told what is routed."""
         base = transport if transport is not None else self.transport_context
         if isinstance(item, Invalid):
             self._reject(item, base)
@@ -406,8 +414,13 @@ class Connection:
             return True
         # Each message gets its own context: an auth layer fills its slot for it alone.
         context = base.for_message(item) if base is not None else None
+        def route(message: Message) -> None:
+            if note is not None:
+                note(Routed(message, context))
+            self._route(message, context)
+
         try:
-            self._executor.receive(item, context, lambda message: self._route(message, context),
+            self._executor.receive(item, context, route,
                                    lambda answer: self._send(answer, None, context))
         except ConnectionClosedError:
             return False

@@ -9,12 +9,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from ..dispatch.outbound import OutboundChannel
     from ..dispatch.transport import TransportContext
-    from ..protocol.jsonrpc import RequestId
+    from ..protocol.jsonrpc import Message, RequestId
 
 logger = logging.getLogger("mcpsync.engine")
 
@@ -111,3 +111,12 @@ class InboundRequest:
         self.transport = transport
         self.cancelled = CancelEvent()
         self.done = False
+
+
+class Routed(NamedTuple):
+    """A message as the receive middleware passed it on (possibly changed), with the
+    context it was routed in: what an HTTP session relays to the worker that waits for
+    it (see :meth:`Connection.deliver <mcpsync.engine.connection.Connection.deliver>`)."""
+
+    message: Message
+    transport: TransportContext | None

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .bus import Bus, InProcessBus
 from .events import EventStore, InMemoryEventStore
+from .options import SessionLimits, Stores, Timing, WsgiOptions
 from .security import HostPolicy
 from .session_store import (
     FileSessionStore,
@@ -102,5 +103,6 @@ def serve(server: ServerCore, host: str = "127.0.0.1", port: int = 8000, *, path
 
 
 __all__ = ["Bus", "Environ", "EventStore", "FileSessionStore", "HostPolicy", "InMemoryEventStore",
-           "InProcessBus", "McpWsgiApp", "MemorySessionStore", "SessionRecord", "SessionStore",
-           "SharedSessionState", "StartResponse", "close_sse_stream", "mount", "serve"]
+           "InProcessBus", "McpWsgiApp", "MemorySessionStore", "SessionLimits", "SessionRecord",
+           "SessionStore", "SharedSessionState", "StartResponse", "Stores", "Timing",
+           "WsgiOptions", "close_sse_stream", "mount", "serve"]

@@ -32,7 +32,7 @@ class BodyReader:
             # The WSGI server's own framing errors surface here, as whatever it raises: a
             # chunk size that is not hex, a body cut short, a client gone mid-body.
             logger.debug("unreadable request body: %r", exc)
-            raise _HttpError("400 Bad Request", INVALID_REQUEST,
+            raise _HttpError(INVALID_REQUEST,
                              "Bad request: malformed request body framing") from None
 
     def _read_framed(self, environ: Environ) -> bytes:
@@ -43,21 +43,23 @@ class BodyReader:
             # EOF"), "+5" or "1_0".
             length = parse_decimal(length_text)
             if length is None:
-                raise _HttpError("400 Bad Request", INVALID_REQUEST,
+                raise _HttpError(INVALID_REQUEST,
                                  "Bad request: invalid Content-Length")
             if length > self.max_body_bytes:
-                raise _HttpError("413 Content Too Large", INVALID_REQUEST,
-                                 f"Request body larger than {self.max_body_bytes} bytes")
+                raise _HttpError(INVALID_REQUEST,
+                                 f"Request body larger than {self.max_body_bytes} bytes",
+                                 status="413 Content Too Large")
             data = bytes(stream.read(length))
             if len(data) != length:
-                raise _HttpError("400 Bad Request", INVALID_REQUEST,
+                raise _HttpError(INVALID_REQUEST,
                                  "Bad request: the body ended before Content-Length bytes")
             return data
         if environ.get("wsgi.input_terminated") or environ.get("HTTP_TRANSFER_ENCODING"):
             data = bytes(stream.read(self.max_body_bytes + 1))
             if len(data) > self.max_body_bytes:
-                raise _HttpError("413 Content Too Large", INVALID_REQUEST,
-                                 f"Request body larger than {self.max_body_bytes} bytes")
+                raise _HttpError(INVALID_REQUEST,
+                                 f"Request body larger than {self.max_body_bytes} bytes",
+                                 status="413 Content Too Large")
             return data
         return b""
 

@@ -19,7 +19,7 @@ from ..errors import INVALID_REQUEST
 from ..protocol.jsonrpc import Request
 from ..server.scopes import Catalog, required_scopes
 from .environ import AUTH_ENVIRON_KEY
-from .replies import Environ, StartResponse, error_reply, method_not_allowed
+from .replies import Environ, StartResponse, _HttpError, method_not_allowed
 
 if TYPE_CHECKING:
     from ..auth.server.resource import ResourceServer
@@ -48,7 +48,7 @@ class AuthGate:
         learns where to get one (CORS-readable, for browser-based clients)."""
         assert self.auth is not None
         if method not in ("GET", "HEAD"):
-            return method_not_allowed(start_response)
+            raise method_not_allowed()
         body = self.auth.metadata_json()
         start_response("200 OK", [("Content-Type", "application/json"),
                                   ("Content-Length", str(len(body))),
@@ -56,29 +56,28 @@ class AuthGate:
                                   ("Cache-Control", "max-age=3600")])
         return [b""] if method == "HEAD" else [body]
 
-    def authenticate(self, environ: Environ, headers: dict[str, str],
-                     start_response: StartResponse) -> Iterable[bytes] | None:
-        """Check the request's bearer token: ``None`` and the verified token stored for
-        this request (``ctx.auth``, the session's owner), or the 401/403 already answered.
-        The refusal never repeats the token."""
+    def authenticate(self, environ: Environ, headers: dict[str, str]) -> None:
+        """Check the request's bearer token and store the verified token for this request
+        (``ctx.auth``, the session's owner); raise the 401/403 refusal (to be answered
+        like every other, through the send middleware). It never repeats the token."""
         assert self.auth is not None
         verdict = self.auth.authenticate(headers.get("authorization"))
         if isinstance(verdict, Refusal):
-            return self.refuse(start_response, verdict)
+            raise self.refuse(verdict)
         environ[AUTH_ENVIRON_KEY] = verdict
         self._local.owner = verdict.principal
         self._local.token = verdict
         return None
 
-    def refuse(self, start_response: StartResponse, refusal: Refusal,
-               msg_id: Any = None) -> list[bytes]:
+    def refuse(self, refusal: Refusal, msg_id: Any = None) -> _HttpError:
+        """``refusal`` as the app's refusal to raise: its status and challenge kept."""
         message = {None: "Unauthorized: this server needs an OAuth bearer token",
                    "invalid_token": "Unauthorized: the access token is not valid here",
                    "invalid_request": "Unauthorized: send the token as Authorization: Bearer",
                    "insufficient_scope": "Forbidden: the access token lacks a needed scope",
                    }.get(refusal.error, "Unauthorized")
-        return error_reply(start_response, refusal.status, INVALID_REQUEST, message, msg_id,
-                           extra=[("WWW-Authenticate", refusal.challenge)])
+        return _HttpError(INVALID_REQUEST, message, msg_id, status=refusal.status,
+                          extra=[("WWW-Authenticate", refusal.challenge)])
 
     def scope_refusal(self, items: list[Any]) -> Refusal | None:
         """A 403 for a request needing ``scopes`` the token lacks (a tool, a resource read

@@ -13,11 +13,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable
-from typing import Final
 
-from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, StoreUnavailableError
+from ..errors import INTERNAL_ERROR, INVALID_REQUEST, StoreUnavailableError
 from ..protocol import sse as sse_codec
-from ..protocol.jsonrpc import ErrorResponse, Invalid, Message, Request, Response
+from ..protocol.jsonrpc import Invalid, Message, Request, Response
 from ..protocol.versions import features
 from .environ import transport_context
 from .modern import _inline_tool
@@ -27,7 +26,6 @@ from .replies import (
     _accepts,
     _encode,
     _HttpError,
-    error_reply,
     final_only,
     json_reply,
     json_response,
@@ -39,10 +37,8 @@ from .services import Services
 from .session_table import RETRY_AFTER, SessionTableFull
 from .sessions import HttpSession
 from .sse_body import _has_answer
+from .statuses import SESSION_NOT_FOUND as SESSION_NOT_FOUND
 from .streams import ResponseStream, _seq
-
-SESSION_NOT_FOUND: Final = -32001
-_LEGACY_STATUS: Final = {INVALID_REQUEST: "400 Bad Request", PARSE_ERROR: "400 Bad Request"}
 
 
 class _MethodNotAllowed(Exception):
@@ -57,9 +53,8 @@ def initialize(services: Services, message: Request, environ: Environ, headers: 
         session = services.sessions.create(owner=services.gate.owner(),
                                       address=remote if isinstance(remote, str) else None)
     except SessionTableFull as exc:
-        return error_reply(start_response, "503 Service Unavailable", INTERNAL_ERROR,
-                           f"Too many sessions: {exc}", message.id,
-                           extra=[("Retry-After", str(RETRY_AFTER))])
+        raise _HttpError(INTERNAL_ERROR, f"Too many sessions: {exc}", message.id,
+                         extra=[("Retry-After", str(RETRY_AFTER))]) from None
     try:
         return _initialize(services, session, message, environ, headers, start_response)
     finally:
@@ -78,7 +73,7 @@ def _initialize(services: Services, session: HttpSession, message: Request, envi
     session.release(stream)
     if not isinstance(final, Response):
         services.sessions.remove(session.id, session.owner)
-        return json_response(start_response, final, _LEGACY_STATUS, None)
+        return json_response(start_response, final, None, modern=False)
     version = session.protocol_version
     session.priming = (services.store is not None and version is not None
                        and features(version).sse_polling)
@@ -96,7 +91,7 @@ def post(services: Services, session: HttpSession, items: list[Message | Invalid
          start_response: StartResponse) -> Iterable[bytes]:
     """A POST to an existing session: one message or a batch (2025-03-26 only)."""
     if not session.claim():  # ended, or evicted, since it was looked up
-        raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
+        raise _HttpError(SESSION_NOT_FOUND, "Session not found")
     try:
         return _post(services, session, items, batch, environ, headers, start_response)
     finally:
@@ -108,11 +103,11 @@ def _post(services: Services, session: HttpSession, items: list[Message | Invali
           start_response: StartResponse) -> Iterable[bytes]:
     version = headers.get("mcp-protocol-version")
     if version is not None and version not in services.server.legacy_versions:
-        raise _HttpError("400 Bad Request", INVALID_REQUEST,
+        raise _HttpError(INVALID_REQUEST,
                          f"Bad request: unsupported MCP-Protocol-Version {version!r}")
     if batch and not (session.protocol_version
                       and features(session.protocol_version).batching):
-        raise _HttpError("400 Bad Request", INVALID_REQUEST,
+        raise _HttpError(INVALID_REQUEST,
                          "Invalid request: batches are only allowed in 2025-03-26")
     replies: list[Message] = []
     streams: list[tuple[ResponseStream, int]] = []  # with each one's consumer token
@@ -120,14 +115,18 @@ def _post(services: Services, session: HttpSession, items: list[Message | Invali
     for item in items:
         if isinstance(item, Invalid):
             if item.reply is not None:  # answered in this POST's body, as sent
-                services.executor().send(item.reply, transport, replies.append)
+                services.executor().reject(item.reply.id, item.reply.error, transport,
+                                           replies.append)
             continue
         if isinstance(item, Request):
             stream = session.open_stream(item.id)
             if stream is None:
-                replies.append(ErrorResponse(item.id, {
+                # Refused here, not by the engine (whose answer would go to the stream
+                # the id's first request holds): through the send middleware all the same.
+                services.executor().reject(item.id, {
                     "code": INVALID_REQUEST,
-                    "message": f"Invalid request: id {item.id!r} is already in flight"}))
+                    "message": f"Invalid request: id {item.id!r} is already in flight"},
+                    transport.for_message(item), replies.append)
                 continue
             streams.append((stream, stream.attach()))
             if not batch and _inline_here(services, session, item):
@@ -151,9 +150,10 @@ def _post(services: Services, session: HttpSession, items: list[Message | Invali
                 session.release(stream)
             if final is not None:
                 replies.append(final)
-        body = b"[" + b",".join(_encode(m) for m in replies) + b"]" if batch else _encode(
-            replies[0])
-        return json_reply(start_response, "200 OK", body)
+        if not batch:  # one answer: an error's status from the one table, as elsewhere
+            return json_response(start_response, replies[0], None, modern=False)
+        return json_reply(start_response, "200 OK",
+                          b"[" + b",".join(_encode(m) for m in replies) + b"]")
     stream, token = streams[0]
 
     def on_close() -> None:
@@ -163,7 +163,7 @@ def _post(services: Services, session: HttpSession, items: list[Message | Invali
             session.release(stream)
 
     return respond(services.pacing, start_response, stream, headers, on_close,
-                   statuses=_LEGACY_STATUS,
+                   modern=False,
                    prime=(lambda: session.prime(stream)) if session.priming else None,
                    consumer=token)
 
@@ -174,7 +174,7 @@ def _session_for(services: Services, headers: dict[str, str]) -> HttpSession:
         raise _MethodNotAllowed()
     session = services.sessions.get(session_id, services.gate.owner())
     if session is None or not session.claim():  # (ended or evicted since the lookup)
-        raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
+        raise _HttpError(SESSION_NOT_FOUND, "Session not found")
     return session
 
 
@@ -184,7 +184,7 @@ def get(services: Services, headers: dict[str, str],
     try:
         session = _session_for(services, headers)
     except _MethodNotAllowed:
-        return method_not_allowed(start_response)
+        raise method_not_allowed() from None
     try:
         return _get(services, session, headers, start_response)
     finally:
@@ -194,8 +194,9 @@ def get(services: Services, headers: dict[str, str],
 def _get(services: Services, session: HttpSession, headers: dict[str, str],
          start_response: StartResponse) -> Iterable[bytes]:
     if not _accepts(headers)[1]:
-        raise _HttpError("406 Not Acceptable", INVALID_REQUEST,
-                         "Not acceptable: a GET stream needs Accept: text/event-stream")
+        raise _HttpError(INVALID_REQUEST,
+                         "Not acceptable: a GET stream needs Accept: text/event-stream",
+                         status="406 Not Acceptable")
     session.touch()
     last = headers.get("last-event-id")
     if last and services.store is not None:
@@ -206,8 +207,8 @@ def _get(services: Services, session: HttpSession, headers: dict[str, str],
             return _resume(services, session, found, last, start_response)
     stream = session.open_standalone()
     if stream is None:
-        raise _HttpError("409 Conflict", INVALID_REQUEST,
-                         "Conflict: this session already has a GET stream")
+        raise _HttpError(INVALID_REQUEST,
+                         "Conflict: this session already has a GET stream", status="409 Conflict")
     token = stream.attach()
 
     def on_close() -> None:
@@ -250,8 +251,9 @@ def _resume(services: Services, session: HttpSession, found: tuple[str, list[tup
         live = None  # the replay carries the final answer: the stream is over for us
     if live is not None:
         if live.final_id is None and not session.resume_standalone(live):
-            raise _HttpError("409 Conflict", INVALID_REQUEST,
-                             "Conflict: this session already has a GET stream")
+            raise _HttpError(INVALID_REQUEST,
+                             "Conflict: this session already has a GET stream",
+                             status="409 Conflict")
         token = live.attach()
         if session.relay is not None:  # a follower elsewhere lets go of it
             session.relay.takeover(session.id, key)
@@ -326,9 +328,9 @@ def delete(services: Services, headers: dict[str, str],
     """A DELETE: the client ends its session."""
     session_id = headers.get("mcp-session-id")
     if not session_id or not services.legacy_sessions:
-        return method_not_allowed(start_response)
+        raise method_not_allowed()
     if not services.sessions.remove(session_id, services.gate.owner()):
-        raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
+        raise _HttpError(SESSION_NOT_FOUND, "Session not found")
     start_response("200 OK", [("Content-Length", "0")])
     return [b""]
 

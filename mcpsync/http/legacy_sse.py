@@ -47,11 +47,11 @@ def post(services: Services, environ: Environ, headers: dict[str, str],
     session_id = (query.get("session_id") or query.get("sessionId") or [""])[0]
     session = services.sessions.get(session_id, services.gate.owner())
     if session is None or not session.legacy_sse:
-        raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found")
+        raise _HttpError(SESSION_NOT_FOUND, "Session not found")
     body = services.body.read(environ)
     refusal = services.gate.scope_refusal(jsonrpc.decode(body))
     if refusal is not None:
-        return services.gate.refuse(start_response, refusal)
+        raise services.gate.refuse(refusal)
     transport = transport_context(environ, headers, session.id)
     for item in jsonrpc.decode(body):
         # An unreadable message too: the engine sends its error reply, through the

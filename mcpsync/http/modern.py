@@ -24,11 +24,6 @@ from ..errors import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    MISSING_CLIENT_CAPABILITY,
-    PARSE_ERROR,
-    UNSUPPORTED_PROTOCOL_VERSION,
     ConnectionClosedError,
     ProtocolStateError,
 )
@@ -43,11 +38,6 @@ from .replies import Environ, StartResponse, _HttpError, respond
 from .services import Services
 from .streams import ResponseStream
 
-_MODERN_STATUS: Final = {
-    HEADER_MISMATCH: "400 Bad Request", MISSING_CLIENT_CAPABILITY: "400 Bad Request",
-    UNSUPPORTED_PROTOCOL_VERSION: "400 Bad Request", INVALID_REQUEST: "400 Bad Request",
-    PARSE_ERROR: "400 Bad Request", METHOD_NOT_FOUND: "404 Not Found",
-}
 #: Methods whose handlers run on a handler thread, so their progress streams live.
 _THREADED: Final = frozenset({"tools/call", "prompts/get", "resources/read",
                               "subscriptions/listen", "completion/complete"})
@@ -105,11 +95,11 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
     meta = params.get("_meta")
     version = meta.get(envelope.META_VERSION) if isinstance(meta, dict) else None
     if not isinstance(meta, dict) or not isinstance(version, str):
-        raise _HttpError("400 Bad Request", INVALID_PARAMS,
+        raise _HttpError(INVALID_PARAMS,
                          f"Invalid params: _meta[{envelope.META_VERSION!r}] is required",
                          message.id)
     if not isinstance(meta.get(envelope.META_CAPABILITIES), dict):
-        raise _HttpError("400 Bad Request", INVALID_PARAMS,
+        raise _HttpError(INVALID_PARAMS,
                          f"Invalid params: _meta[{envelope.META_CAPABILITIES!r}] is "
                          "required and must be an object", message.id)
     header_version = headers.get("mcp-protocol-version")
@@ -117,11 +107,11 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
         text = ("the MCP-Protocol-Version header is required" if header_version is None
                 else f"MCP-Protocol-Version header value {header_version!r} does not "
                      f"match body value {version!r}")
-        raise _HttpError("400 Bad Request", HEADER_MISMATCH, f"Header mismatch: {text}",
+        raise _HttpError(HEADER_MISMATCH, f"Header mismatch: {text}",
                          message.id)
     problem = mismatch(headers, message.to_wire(), _tool_headers(services, message))
     if problem is not None:
-        raise _HttpError("400 Bad Request", HEADER_MISMATCH, f"Header mismatch: {problem}",
+        raise _HttpError(HEADER_MISMATCH, f"Header mismatch: {problem}",
                          message.id)
     stream = ResponseStream(final_id=message.id)
     executor = services.executor()
@@ -143,14 +133,14 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
     executor.receive(message, transport, route, reply)
     if not accepted:
         if not refused:
-            raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
+            raise _HttpError(INTERNAL_ERROR,
                              "The server dropped the request without an answer",
                              message.id)
         def detach() -> None:
             stream.detach()
 
         return respond(services.pacing, start_response, stream, headers, detach,
-                       statuses=_MODERN_STATUS)
+                       modern=True)
     request = accepted[0]
     inbound = InboundRequest(channel, request.id, request.method, request.params or {},
                              transport)
@@ -170,7 +160,7 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
         try:
             services.pool.submit(run)
         except (PoolFullError, RuntimeError) as exc:
-            raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
+            raise _HttpError(INTERNAL_ERROR,
                              f"Server busy: {exc}", request.id) from None
     else:
         run()
@@ -181,7 +171,7 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
             inbound.cancelled.set()  # closing a 2026-07-28 stream cancels the request
 
     return respond(services.pacing, start_response, stream, headers, on_close,
-                   statuses=_MODERN_STATUS)
+                   modern=True)
 
 
 def _tool_headers(services: Services,

@@ -39,7 +39,6 @@ from ..errors import StoreUnavailableError
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Message, RequestId, Response
 from ..server.session import ServerSession
-from ..transports.base import Received
 from .bus import Bus, BusMessage, MessageQueue
 from .events import EventStore
 from .streams import ResponseStream
@@ -167,6 +166,19 @@ def _decode(data: bytes) -> Message | None:
     return items[0]
 
 
+def _context(fields: Any, session_id: str) -> TransportContext | None:
+    """The context a relayed message arrived in on its worker, from the bus message
+    (``None``: none was published, or not in the expected shape)."""
+    if not isinstance(fields, dict):
+        return None
+    headers, remote = fields.get("headers"), fields.get("remote_addr")
+    if not isinstance(headers, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
+        return None
+    return TransportContext("http", headers=headers, session_id=session_id,
+                            remote_addr=remote if isinstance(remote, str) else None)
+
+
 def unavailable(exc: BaseException) -> StoreUnavailableError:
     """``exc`` as the error a request that needed the store or bus answers 503 with."""
     if isinstance(exc, StoreUnavailableError):
@@ -186,8 +198,7 @@ class HeldSession(Protocol):
 
     def let_go(self, key: str) -> None: ...
 
-    def feed(self, message: Received, transport: TransportContext | None = None, *,
-             relayed: bool = False) -> None: ...
+    def feed_relayed(self, message: Message, transport: TransportContext | None) -> None: ...
 
 
 class HeldSessions(Protocol):
@@ -244,8 +255,17 @@ class Relay:
         except Exception as exc:
             raise unavailable(exc) from exc
 
-    def publish_message(self, kind: str, session_id: str, message: Message) -> None:
-        self.publish(kind, session_id, message=jsonrpc.encode(message).decode("utf-8"))
+    def publish_message(self, kind: str, session_id: str, message: Message,
+                        transport: TransportContext | None = None) -> None:
+        """Publish a message a POST brought, with what its context holds that crosses a
+        process: its headers and the client's address (the worker that routes it
+        binds them again). Its ``auth`` stays here: it is whatever object an auth
+        layer set, which the receiving worker's middleware has already seen."""
+        fields: dict[str, Any] = {"message": jsonrpc.encode(message).decode("utf-8")}
+        if transport is not None:
+            fields["transport"] = {"headers": dict(transport.headers),
+                                   "remote_addr": transport.remote_addr}
+        self.publish(kind, session_id, **fields)
 
     def ring(self, session_id: str, key: str) -> None:
         """Say that events were stored under ``key``. Never raises: a lost ring only delays
@@ -314,7 +334,7 @@ class Relay:
             if kind == "answer" and not (isinstance(item, (Response, ErrorResponse))
                                          and self.ours(item.id)):
                 return
-            session.feed(item, relayed=True)
+            session.feed_relayed(item, _context(message.get("transport"), session_id))
         elif kind == "level":
             level = message.get("level")
             if isinstance(level, str):

@@ -10,7 +10,6 @@ of whether the client has left, which the app keeps per request thread.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
@@ -20,6 +19,7 @@ from ..protocol import jsonrpc
 from ..protocol import sse as sse_codec
 from ..protocol.jsonrpc import ErrorResponse, Message, Response
 from .sse_body import _PEER_CHECK, _Body
+from .statuses import answer_status, refused_status
 from .streams import Item, ResponseStream
 
 StartResponse = Callable[..., Any]
@@ -45,14 +45,30 @@ _SSE_HEADERS: Final = [("Content-Type", "text/event-stream"), ("Cache-Control", 
 
 
 class _HttpError(Exception):
-    def __init__(self, status: str, code: int, message: str, msg_id: Any = None,
-                 data: Any = None) -> None:
+    """A request refused before (or instead of) its handler: raised where the refusal is
+    found, answered by the app through the server's send middleware
+    (:meth:`~mcpsync.dispatch.inbound.InboundExecutor.reject`), as every other answer.
+    ``status``: only for a refusal about the HTTP exchange itself (415, 413, 409...);
+    otherwise the one table of :mod:`mcpsync.http.statuses` decides it from ``code``.
+    ``extra``: response headers it needs (``Allow``, ``Retry-After``)."""
+
+    def __init__(self, code: int, message: str, msg_id: Any = None, data: Any = None, *,
+                 status: str | None = None,
+                 extra: list[tuple[str, str]] | None = None) -> None:
         super().__init__(message)
-        self.status = status
+        self.status = status if status is not None else refused_status(code)
         self.code = code
         self.message = message
         self.msg_id = msg_id
         self.data = data
+        self.extra = extra
+
+    def error(self) -> dict[str, Any]:
+        """The JSON-RPC error object of the refusal."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
 
 
 class _ClientGone(Exception):
@@ -63,14 +79,6 @@ def _encode(message: Message) -> bytes:
     # Notifications and requests were checked when they were sent (their sender got the
     # error); an answer that cannot be encoded becomes an encodable error for its id.
     return jsonrpc.encode_answer(message)
-
-
-def _error_body(code: int, message: str, msg_id: Any = None,
-                data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": msg_id, "error": error}
 
 
 def _accepts(headers: dict[str, str]) -> tuple[bool, bool]:
@@ -90,13 +98,6 @@ def json_reply(start_response: StartResponse, status: str, body: bytes,
         response_headers.extend(extra)
     start_response(status, response_headers)
     return [body]
-
-
-def error_reply(start_response: StartResponse, status: str, code: int, message: str,
-                msg_id: Any = None, data: Any = None,
-                extra: list[tuple[str, str]] | None = None) -> list[bytes]:
-    body = json.dumps(_error_body(code, message, msg_id, data)).encode()
-    return json_reply(start_response, status, body, extra)
 
 
 def sse_stream(pacing: Pacing, start_response: StartResponse, stream: ResponseStream,
@@ -169,36 +170,38 @@ def sse_stream(pacing: Pacing, start_response: StartResponse, stream: ResponseSt
 
 
 def respond(pacing: Pacing, start_response: StartResponse, stream: ResponseStream,
-            headers: dict[str, str], on_close: Callable[[], None], *, statuses: dict[int, str],
+            headers: dict[str, str], on_close: Callable[[], None], *, modern: bool,
             prime: Callable[[], str | None] | None = None,
             extra: list[tuple[str, str]] | None = None,
             consumer: int | None = None) -> Iterable[bytes]:
-    """JSON if the final response comes first and soon, else an SSE stream."""
+    """JSON if the final response comes first and soon, else an SSE stream. ``modern``:
+    the request is a 2026-07-28 one (the era decides the status of an error answer)."""
     want_json, want_sse = _accepts(headers)
     if not want_sse:
         try:
             final = final_only(pacing, stream, pacing.peer(), consumer)
         except _ClientGone:
             on_close()  # as when a stream's client leaves: a cancellation in 2026-07-28
-            raise _HttpError("499 Client Closed Request", INTERNAL_ERROR,
-                             "The client closed the connection before the answer") from None
+            raise _HttpError(INTERNAL_ERROR,
+                             "The client closed the connection before the answer",
+                             status="499 Client Closed Request") from None
         if stream.current(consumer):
             stream.delivered = final is not None
         on_close()
-        return json_response(start_response, final, statuses, extra)
+        return json_response(start_response, final, extra, modern=modern)
     items, done = stream.take(pacing.json_window if want_json else 0.0, consumer)
     if want_json and done and len(items) == 1 and items[0][1] is not None and isinstance(
             items[0][1], (Response, ErrorResponse)):
         stream.delivered = True
         on_close()
-        return json_response(start_response, items[0][1], statuses, extra)
+        return json_response(start_response, items[0][1], extra, modern=modern)
     if done and not items and stream.disconnect_requested and prime is not None:
         # Closed before a word was sent: a priming event lets the client resume.
         return sse_stream(pacing, start_response, stream, [], True, on_close, prime_id=prime(),
                           extra=extra, consumer=consumer)
     if done and not items:
         on_close()
-        raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
+        raise _HttpError(INTERNAL_ERROR,
                          "The session ended before the request was answered")
     return sse_stream(pacing, start_response, stream, items, done, on_close,
                       prime_id=prime() if prime is not None else None, extra=extra,
@@ -224,18 +227,30 @@ def final_only(pacing: Pacing, stream: ResponseStream,
 
 
 def json_response(start_response: StartResponse, message: Message | None,
-                  statuses: dict[int, str],
-                  extra: list[tuple[str, str]] | None) -> list[bytes]:
+                  extra: list[tuple[str, str]] | None, *, modern: bool) -> list[bytes]:
+    """``message`` (the request's answer, already through the send middleware) as the
+    JSON body; an error answer's status from the one table (:mod:`.statuses`)."""
     if message is None:
-        raise _HttpError("503 Service Unavailable", INTERNAL_ERROR,
+        raise _HttpError(INTERNAL_ERROR,
                          "The request ended without an answer")
     status = "200 OK"
     if isinstance(message, ErrorResponse):
-        code = message.error.get("code")
-        status = statuses.get(code if isinstance(code, int) else 0, "200 OK")
+        status = answer_status(message.error.get("code"), modern=modern)
     return json_reply(start_response, status, _encode(message), extra)
 
 
-def method_not_allowed(start_response: StartResponse) -> list[bytes]:
-    return error_reply(start_response, "405 Method Not Allowed", INVALID_REQUEST,
-                       "Method not allowed", extra=[("Allow", "POST")])
+def method_not_allowed() -> _HttpError:
+    """The refusal of an HTTP method the endpoint does not serve (to raise)."""
+    return _HttpError(INVALID_REQUEST, "Method not allowed", status="405 Method Not Allowed",
+                      extra=[("Allow", "POST")])
+
+
+def refusal_reply(start_response: StartResponse, refusal: _HttpError,
+                  answer: Message | None) -> list[bytes]:
+    """Write ``refusal``: its status and headers, with ``answer`` (its JSON-RPC error as
+    the send middleware left it) as the body. An HTTP request is always answered, so a
+    refusal the middleware dropped goes out as the app made it (a middleware that drops
+    every answer still lets its clients learn why their requests got none)."""
+    if answer is None:
+        answer = ErrorResponse(refusal.msg_id, refusal.error())
+    return json_reply(start_response, refusal.status, _encode(answer), refusal.extra)

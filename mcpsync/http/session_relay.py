@@ -16,10 +16,12 @@ import logging
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from ..dispatch.transport import TransportContext
+from ..engine.requests import Routed
 from ..protocol import jsonrpc
-from ..protocol.jsonrpc import Message
+from ..protocol.jsonrpc import ErrorResponse, Message, Notification, Response
 from .events import EventStore
 from .relay import ANY_ANSWER, Follower, Relay, note_cursor, unavailable
 from .session_store import SharedSessionState
@@ -40,6 +42,18 @@ def _store_failed(exc: OSError) -> None:
                        "without event ids (not resumable)", exc)
 
 
+def is_cancel(message: Message) -> bool:
+    """Whether ``message`` is a ``notifications/cancelled``."""
+    return isinstance(message, Notification) and message.method == "notifications/cancelled"
+
+
+class RelayedTransport(Protocol):
+    """What the relay needs of the session's transport
+    (:class:`~mcpsync.http.sessions.SessionTransport`)."""
+
+    def feed_relayed(self, message: Message, transport: TransportContext | None) -> None: ...
+
+
 class RelayedSession:
     """The relay methods of :class:`~mcpsync.http.sessions.HttpSession` (its only user,
     which sets every attribute below)."""
@@ -56,8 +70,35 @@ class RelayedSession:
     _standalone: ResponseStream | None
     _backlog: deque[Message]
 
+    transport: RelayedTransport
+
     if TYPE_CHECKING:
+
         def _forget(self, stream: ResponseStream) -> None: ...
+
+        def touch(self) -> None: ...
+
+        def _took(self, message: Message) -> None: ...
+
+    def _publish(self, routed: Routed) -> None:
+        """Publish what a POST to this worker brought, as the receive middleware passed
+        it on and with its context (the middleware runs once, here): an answer to a
+        request another worker made (it waits for it) and every cancellation (the
+        request may run elsewhere). Raises ``StoreUnavailableError`` when it cannot."""
+        relay, passed = self.relay, routed.message
+        assert relay is not None
+        if is_cancel(passed):
+            relay.publish_message("cancel", self.id, passed, routed.transport)
+        elif isinstance(passed, (Response, ErrorResponse)) and passed.id is not None and (
+                not relay.ours(passed.id)):
+            relay.publish_message("answer", self.id, passed, routed.transport)
+
+    def feed_relayed(self, message: Message, transport: TransportContext | None) -> None:
+        """A message another worker took in and published (see :meth:`_publish`):
+        routed here in its original context, not through the receive middleware again."""
+        self.touch()
+        self.transport.feed_relayed(message, transport)
+        self._took(message)
 
     def follow_standalone(self, after: str | None, *,
                           fresh: bool = False) -> ResponseStream | None:

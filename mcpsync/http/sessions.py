@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..dispatch.transport import TransportContext
 from ..engine.pool import WorkerPool
+from ..engine.requests import Routed
 from ..errors import ConnectionClosedError
 from ..protocol import jsonrpc
 from ..protocol.bookkeeping import cancelled_request_id
@@ -39,7 +40,7 @@ from ..server.session import ServerSession
 from ..transports.base import Received
 from .events import EventStore
 from .relay import Relay, cursor_key, read_cursor, standalone_key
-from .session_relay import RelayedSession, _store_failed
+from .session_relay import RelayedSession, _store_failed, is_cancel
 from .session_store import SharedSessionState
 from .streams import ResponseStream
 
@@ -73,9 +74,16 @@ class SessionTransport:
         self._ended = threading.Event()
         self._closed = False
 
-    def feed(self, item: Received, transport: TransportContext | None = None) -> None:
+    def feed(self, item: Received, transport: TransportContext | None = None) -> Routed | None:
+        """Route ``item`` (receive middleware first); what the middleware passed on."""
+        if self._closed:
+            return None
+        return self._session.server_session.connection.deliver(item, transport)
+
+    def feed_relayed(self, message: Message, transport: TransportContext | None) -> None:
+        """Route a message another worker took in (its receive middleware ran there)."""
         if not self._closed:
-            self._session.server_session.connection.deliver(item, transport)
+            self._session.server_session.connection.deliver_relayed(message, transport)
 
     def transport_context(self) -> TransportContext:
         """The context of what the session sends on its own (no HTTP request behind it):
@@ -158,7 +166,7 @@ class HttpSession(RelayedSession):
         self._by_key: dict[str, ResponseStream] = {}
         self._standalone: ResponseStream | None = None
         self._backlog: deque[Message] = deque(maxlen=_BACKLOG)
-        self.transport = SessionTransport(self)
+        self.transport: SessionTransport = SessionTransport(self)
         # Through connect(): the server then knows the session, so its broadcasts
         # (list_changed, resources/updated) reach it. Nothing is fed before this returns.
         self.server_session: ServerSession = server.connect(
@@ -275,29 +283,22 @@ class HttpSession(RelayedSession):
             self._keys.difference_update(gone)
             self._prune_at = max(_KEYS_PRUNE, 2 * len(self._keys))
 
-    def feed(self, message: Received, transport: TransportContext | None = None, *,
-             relayed: bool = False) -> None:
+    def feed(self, message: Received, transport: TransportContext | None = None) -> None:
         """Route ``message`` on this thread; ``transport``: the POST's context. With a
-        relay, an answer to a request another worker made, and every cancellation, is
-        then published for the worker that waits or runs (``relayed``: it came from the
-        bus, so not again). Raises :class:`~mcpsync.errors.StoreUnavailableError` when it
-        must be published and cannot be."""
+        relay, what the receive middleware passed on may then be published
+        (:meth:`RelayedSession._publish`: it may raise ``StoreUnavailableError``)."""
         self.touch()
-        self.transport.feed(message, transport)
-        cancel = (isinstance(message, Notification)
-                  and message.method == "notifications/cancelled")
-        if cancel:
+        routed = self.transport.feed(message, transport)
+        if routed is None:
+            return  # dropped or refused by the receive middleware (or unreadable)
+        self._took(routed.message)
+        if self.relay is not None:
+            self._publish(routed)
+
+    def _took(self, message: Message) -> None:
+        if is_cancel(message):
             assert isinstance(message, Notification)
             self._drop_cancelled(cancelled_request_id(message.params))
-        relay = self.relay
-        if relay is None or relayed:
-            return
-        if cancel:
-            assert isinstance(message, Notification)
-            relay.publish_message("cancel", self.id, message)
-        elif isinstance(message, (Response, ErrorResponse)) and message.id is not None and (
-                not relay.ours(message.id)):
-            relay.publish_message("answer", self.id, message)
 
     def _drop_cancelled(self, request_id: RequestId | None) -> None:
         # A cancelled request gets no response, so its stream would never see the final

@@ -36,45 +36,46 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, StoreUnavailableError
 from ..protocol import envelope, jsonrpc
 from ..protocol.budget import Budget
 from ..protocol.envelope import is_stateless
-from ..protocol.jsonrpc import Invalid, Notification, Request
+from ..protocol.jsonrpc import Invalid, Message, Notification, Request
 from ..server.lifespan import StartupError
 from . import legacy, legacy_sse, modern
 from .body import BodyReader
-from .bus import Bus
 from .environ import AUTH_ENVIRON_KEY as AUTH_ENVIRON_KEY
 from .environ import request_headers as request_headers
 from .environ import transport_context
-from .events import EventStore, InMemoryEventStore
+from .events import InMemoryEventStore
 from .gate import AuthGate
 from .handoff import HandOffPool
 from .legacy import SESSION_NOT_FOUND as SESSION_NOT_FOUND
+from .options import WsgiKeywords, WsgiOptions
 from .registry import SessionRegistry
 from .relay import Relay
 from .replies import Environ as Environ
-from .replies import Pacing, _accepts, _HttpError, error_reply, method_not_allowed
+from .replies import Pacing, _accepts, _HttpError, method_not_allowed, refusal_reply
 from .replies import StartResponse as StartResponse
 from .security import HostPolicy
 from .services import Services
-from .session_store import SessionStore
 from .sse_body import _peer_probe
 
 if TYPE_CHECKING:
-    from ..auth.server.resource import ResourceServer
+    from typing_extensions import Unpack
+
     from ..server.server import ServerCore
 
 logger = logging.getLogger("mcpsync.http")
 
-_DEFAULT_STORE: Final = object()
-
-
 class McpWsgiApp:
     """The WSGI application of one :class:`~mcpsync.Server`. Thread-safe.
+
+    ``options``: a :class:`~mcpsync.http.options.WsgiOptions` (its groups ``Timing``,
+    ``SessionLimits`` and ``Stores``), built once and shared by every worker if you
+    like; the keywords below, each one field of it, apply on top. The keywords:
 
     ``path``: the endpoint path (``None`` serves every path this app is mounted at).
     ``allowed_hosts``/``allowed_origins``: see :class:`~mcpsync.http.security.HostPolicy`
@@ -109,50 +110,33 @@ class McpWsgiApp:
     its own timeouts only).
     """
 
-    def __init__(
-        self,
-        server: ServerCore,
-        *,
-        path: str | None = None,
-        allowed_hosts: Iterable[str] | None = None,
-        allowed_origins: Iterable[str] | None = None,
-        max_body_bytes: int = 4 * 1024 * 1024,
-        json_window: float = 0.5,
-        keepalive_interval: float = 15.0,
-        session_idle_timeout: float = 1800.0,
-        max_sessions: int = 1000,
-        session_handshake_timeout: float = 10.0,
-        max_sessions_per_principal: int | None = None,
-        max_sessions_per_address: int | None = None,
-        event_store: EventStore | object | None = _DEFAULT_STORE,
-        session_store: SessionStore | None = None,
-        retry_ms: int = 1000,
-        legacy_sessions: bool = True,
-        sse_path: str | None = "/sse",
-        messages_path: str = "/messages",
-        auth: ResourceServer | None = None,
-        bus: Bus | None = None,
-        store_budget: float | None = 10.0,
-    ) -> None:
+    def __init__(self, server: ServerCore, options: WsgiOptions | None = None,
+                 **keywords: Unpack[WsgiKeywords]) -> None:
+        opts = (options if options is not None else WsgiOptions()).with_keywords(keywords)
+        #: Everything this app was configured with (frozen).
+        self.options = opts
+        timing, limits, stores = opts.timing, opts.sessions, opts.stores
+        path = opts.path
         self.server = server
         self.path = path.rstrip("/") or "/" if path is not None else None
-        self.policy = HostPolicy(allowed_hosts, allowed_origins)
-        self.max_body_bytes = max_body_bytes
-        self._body = BodyReader(max_body_bytes)
-        self.json_window = json_window
-        self.keepalive_interval = keepalive_interval
-        self.retry_ms = retry_ms
-        self.legacy_sessions = legacy_sessions
-        self.sse_path = sse_path
-        self.messages_path = messages_path
-        self.auth = auth
-        self._gate = AuthGate(auth, server)
-        if store_budget is not None and not store_budget > 0:
+        self.policy = HostPolicy(opts.allowed_hosts, opts.allowed_origins)
+        self.max_body_bytes = opts.max_body_bytes
+        self._body = BodyReader(opts.max_body_bytes)
+        self.json_window = timing.json_window
+        self.keepalive_interval = timing.keepalive_interval
+        self.retry_ms = timing.retry_ms
+        self.legacy_sessions = legacy_sessions = opts.legacy_sessions
+        self.sse_path = opts.sse_path
+        self.messages_path = messages_path = opts.messages_path
+        self.auth = opts.auth
+        self._gate = AuthGate(opts.auth, server)
+        if stores.budget is not None and not stores.budget > 0:
             raise ValueError("store_budget must be positive (or None)")
-        self.store_budget = store_budget
-        store: EventStore | None = (InMemoryEventStore() if event_store is _DEFAULT_STORE
-                                    else event_store)  # type: ignore[assignment]
+        self.store_budget = stores.budget
+        store = (InMemoryEventStore() if stores.event_store == "memory"
+                 else stores.event_store)
         self.store = store
+        bus, session_store = stores.bus, stores.session_store
         if bus is not None and (store is None or session_store is None):
             raise ValueError("bus= relays between workers through their shared stores: "
                              "give a shared session_store and event_store too")
@@ -165,12 +149,13 @@ class McpWsgiApp:
         self._pool = HandOffPool(server.max_concurrent_handlers, name="mcpsync-http-handler",
                                  max_backlog=4 * server.max_concurrent_handlers)
         server.telemetry.gauges.track_pool(self._pool)
-        self.sessions = SessionRegistry(server, store, idle_timeout=session_idle_timeout,
-                                        max_sessions=max_sessions, session_store=session_store,
-                                        handshake_timeout=session_handshake_timeout,
+        self.sessions = SessionRegistry(server, store, idle_timeout=limits.idle_timeout,
+                                        max_sessions=limits.max_sessions,
+                                        session_store=session_store,
+                                        handshake_timeout=limits.handshake_timeout,
                                         pool=self._pool, relay=self.relay,
-                                        max_per_principal=max_sessions_per_principal,
-                                        max_per_address=max_sessions_per_address)
+                                        max_per_principal=limits.max_per_principal,
+                                        max_per_address=limits.max_per_address)
         if self.relay is not None and self.sessions.shared is not None:
             server.resource_update_hooks.append(self.sessions.resource_updated)
         #: Context-free tools seen to take over half ``json_window`` on a handshake-era
@@ -183,7 +168,8 @@ class McpWsgiApp:
             relay=self.relay, gate=self._gate, body=self._body, header_maps={},
             slow_tools=self.slow_tools, legacy_sessions=legacy_sessions,
             messages_path=messages_path,
-            pacing=Pacing(json_window, keepalive_interval, retry_ms, self._peer))
+            pacing=Pacing(timing.json_window, timing.keepalive_interval, timing.retry_ms,
+                          self._peer))
         self._warn_lock = threading.Lock()
         self._warned_single = False
         self._warned_fork = False
@@ -220,13 +206,37 @@ class McpWsgiApp:
 
     def _serve(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         headers = request_headers(environ)
+        try:
+            return self._route(environ, headers, start_response)
+        except _HttpError as exc:
+            return self._refuse(exc, environ, headers, start_response)
+        except StoreUnavailableError as exc:
+            # A shared store (Redis) is down: a clear, retryable refusal, never a hang.
+            logger.warning("shared store unavailable: %s", exc)
+            return self._refuse(_HttpError(INTERNAL_ERROR, f"Service unavailable: {exc}",
+                                           extra=[("Retry-After", "1")]),
+                                environ, headers, start_response)
+
+    def _refuse(self, refusal: _HttpError, environ: Environ, headers: dict[str, str],
+                start_response: StartResponse) -> list[bytes]:
+        """Answer ``refusal`` as every answer goes: through the server's send middleware
+        (:meth:`InboundExecutor.reject`), with the request's transport context bound."""
+        answers: list[Message] = []
+        transport = transport_context(environ, headers, None)
+        self._services.executor().reject(refusal.msg_id, refusal.error(), transport,
+                                         answers.append)
+        return refusal_reply(start_response, refusal, answers[0] if answers else None)
+
+    def _route(self, environ: Environ, headers: dict[str, str],
+               start_response: StartResponse) -> Iterable[bytes]:
         host = headers.get("host") or environ.get("SERVER_NAME")
         if not self.policy.host_allowed(host):
-            return self._plain_error(start_response, "403 Forbidden", INVALID_REQUEST,
-                                     f"Forbidden: Host {host!r} is not allowed")
+            raise _HttpError(INVALID_REQUEST, f"Forbidden: Host {host!r} is not allowed",
+                             status="403 Forbidden")
         if not self.policy.origin_allowed(headers.get("origin")):
-            return self._plain_error(start_response, "403 Forbidden", INVALID_REQUEST,
-                                     f"Forbidden: Origin {headers.get('origin')!r} is not allowed")
+            raise _HttpError(INVALID_REQUEST,
+                             f"Forbidden: Origin {headers.get('origin')!r} is not allowed",
+                             status="403 Forbidden")
         method = environ.get("REQUEST_METHOD", "GET").upper()
         path = environ.get("PATH_INFO") or "/"
         self._gate.begin()
@@ -235,62 +245,47 @@ class McpWsgiApp:
                     or (environ.get("SCRIPT_NAME", "") + (environ.get("PATH_INFO") or ""))
                     in self.auth.metadata_paths):
                 return self._gate.metadata(method, start_response)
-            refused = self._gate.authenticate(environ, headers, start_response)
-            if refused is not None:
-                return refused
+            self._gate.authenticate(environ, headers)
         if self.relay is not None and self.relay.pid != os.getpid():
-            return self._forked_relay(start_response)
+            raise self._forked_relay()
         try:
             # Startup happens at the first request of each process (a gunicorn worker, not
             # the master that imported the app under --preload), unless start() ran it.
             self.server.start()
         except StartupError as exc:
-            return self._plain_error(start_response, "503 Service Unavailable", INTERNAL_ERROR,
-                                     f"Service unavailable: {exc}")
+            raise _HttpError(INTERNAL_ERROR, f"Service unavailable: {exc}") from None
         if environ.get("wsgi.multithread") is False:
             self._warn_single_threaded(environ)
             if method == "GET" and (path == self.sse_path or self.path is None
                                     or (path.rstrip("/") or "/") == self.path):
-                return self._single_threaded_get(environ, path, start_response)
+                raise self._single_threaded_get(path)
         # Where the WSGI server lets us see it: lets a quiet SSE stream, or a wait for a
         # JSON answer, notice a departed client at once instead of at its next write.
         self._local.peer = _peer_probe(environ)
-        try:
-            if self.legacy_sessions and self.sse_path is not None:
-                if path == self.sse_path:
-                    # Reserved for the old transport, whatever ``path`` says: a client that
-                    # POSTs here first (as the spec's fallback has it) must be refused so
-                    # that it goes on to GET the stream.
-                    if method != "GET":
-                        return self._plain_error(
-                            start_response, "405 Method Not Allowed", INVALID_REQUEST,
-                            "Method not allowed: this is the HTTP+SSE stream; GET it",
-                            extra=[("Allow", "GET")])
-                    return legacy_sse.open_stream(self._services, environ, headers,
-                                                  start_response)
-                if path == self.messages_path and method == "POST":
-                    return legacy_sse.post(self._services, environ, headers, start_response)
-            if self.path is not None and (path.rstrip("/") or "/") != self.path:
-                return self._plain_error(start_response, "404 Not Found", INVALID_REQUEST,
-                                         f"Not found: {path}")
-            if method == "POST":
-                return self._post(environ, headers, start_response)
-            if method == "GET":
-                return legacy.get(self._services, headers, start_response)
-            if method == "DELETE":
-                return legacy.delete(self._services, headers, start_response)
-            return self._method_not_allowed(start_response)
-        except _HttpError as exc:
-            return self._plain_error(start_response, exc.status, exc.code, exc.message,
-                                     exc.msg_id, exc.data)
-        except StoreUnavailableError as exc:
-            # A shared store (Redis) is down: a clear, retryable refusal, never a hang.
-            logger.warning("shared store unavailable: %s", exc)
-            return self._plain_error(start_response, "503 Service Unavailable",
-                                     INTERNAL_ERROR, f"Service unavailable: {exc}",
-                                     extra=[("Retry-After", "1")])
+        if self.legacy_sessions and self.sse_path is not None:
+            if path == self.sse_path:
+                # Reserved for the old transport, whatever ``path`` says: a client that
+                # POSTs here first (as the spec's fallback has it) must be refused so
+                # that it goes on to GET the stream.
+                if method != "GET":
+                    raise _HttpError(INVALID_REQUEST,
+                                     "Method not allowed: this is the HTTP+SSE stream; GET it",
+                                     status="405 Method Not Allowed", extra=[("Allow", "GET")])
+                return legacy_sse.open_stream(self._services, environ, headers,
+                                              start_response)
+            if path == self.messages_path and method == "POST":
+                return legacy_sse.post(self._services, environ, headers, start_response)
+        if self.path is not None and (path.rstrip("/") or "/") != self.path:
+            raise _HttpError(INVALID_REQUEST, f"Not found: {path}", status="404 Not Found")
+        if method == "POST":
+            return self._post(environ, headers, start_response)
+        if method == "GET":
+            return legacy.get(self._services, headers, start_response)
+        if method == "DELETE":
+            return legacy.delete(self._services, headers, start_response)
+        raise method_not_allowed()
 
-    def _forked_relay(self, start_response: StartResponse) -> Iterable[bytes]:
+    def _forked_relay(self) -> _HttpError:
         # The relay's thread and bus subscription stayed in the parent: serving here would
         # silently drop every answer, cancel and GET-stream message from other workers.
         with self._warn_lock:
@@ -299,9 +294,8 @@ class McpWsgiApp:
                 logger.error("mcpsync: this app was built with bus= before the worker "
                              "process forked (gunicorn --preload?); build it in each "
                              "worker (no --preload, or in post_fork): see docs/deploying.md")
-        return self._plain_error(start_response, "503 Service Unavailable", INTERNAL_ERROR,
-                                 "Service unavailable: the relay between workers was started "
-                                 "in another process (built before a fork)")
+        return _HttpError(INTERNAL_ERROR, "Service unavailable: the relay between workers "
+                          "was started in another process (built before a fork)")
 
     def owner(self) -> Any:
         """The principal of the request this thread is serving (``None`` without auth):
@@ -313,19 +307,18 @@ class McpWsgiApp:
         WSGI server does not let the app see it)."""
         return getattr(self._local, "peer", None)
 
-    def _single_threaded_get(self, environ: Environ, path: str,
-                             start_response: StartResponse) -> Iterable[bytes]:
+    def _single_threaded_get(self, path: str) -> _HttpError:
         """A GET on a server that runs one request at a time per process (gunicorn's
         default ``sync`` worker, a non-threaded werkzeug): a stream would hold the only
         thread, and the session's next POST would wait behind it for ever. So no
         standalone stream (405, which the spec lets a server answer and clients expect),
         and no 2024-11-05 HTTP+SSE stream (503, saying why)."""
         if self.legacy_sessions and self.sse_path is not None and path == self.sse_path:
-            return self._plain_error(
-                start_response, "503 Service Unavailable", INTERNAL_ERROR,
+            return _HttpError(
+                INTERNAL_ERROR,
                 "Service unavailable: the HTTP+SSE transport needs a WSGI server that serves "
                 "requests concurrently (gunicorn -k gthread), not one request at a time")
-        return self._method_not_allowed(start_response)
+        return method_not_allowed()
 
     def _warn_single_threaded(self, environ: Environ) -> None:
         with self._warn_lock:
@@ -341,42 +334,34 @@ class McpWsgiApp:
             "-k gthread --threads 8 (see docs/wsgi.md).",
             environ.get("SERVER_SOFTWARE", "unknown"))
 
-    # -- responses -----------------------------------------------------------------------
-
-    def _plain_error(self, start_response: StartResponse, status: str, code: int, message: str,
-                     msg_id: Any = None, data: Any = None,
-                     extra: list[tuple[str, str]] | None = None) -> list[bytes]:
-        return error_reply(start_response, status, code, message, msg_id, data, extra)
-
-    def _method_not_allowed(self, start_response: StartResponse) -> list[bytes]:
-        return method_not_allowed(start_response)
-
     # -- POST ----------------------------------------------------------------------------
 
     def _post(self, environ: Environ, headers: dict[str, str],
               start_response: StartResponse) -> Iterable[bytes]:
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
-            raise _HttpError("415 Unsupported Media Type", INVALID_REQUEST,
-                             "Unsupported media type: send Content-Type: application/json")
+            raise _HttpError(INVALID_REQUEST,
+                             "Unsupported media type: send Content-Type: application/json",
+                             status="415 Unsupported Media Type")
         want_json, want_sse = _accepts(headers)
         if not want_json and not want_sse:
-            raise _HttpError("406 Not Acceptable", INVALID_REQUEST,
-                             "Not acceptable: accept application/json and text/event-stream")
+            raise _HttpError(INVALID_REQUEST,
+                             "Not acceptable: accept application/json and text/event-stream",
+                             status="406 Not Acceptable")
         body = self._body.read(environ)
         batch = jsonrpc.is_batch(body)
         items = jsonrpc.decode(body)
         if not items:
-            raise _HttpError("400 Bad Request", INVALID_REQUEST, "Invalid request: empty body")
+            raise _HttpError(INVALID_REQUEST, "Invalid request: empty body")
         if not batch and isinstance(items[0], Invalid):
             reply = items[0].reply
             error: dict[str, Any] = reply.error if reply is not None else {
                 "code": INVALID_REQUEST, "message": items[0].reason}
-            raise _HttpError("400 Bad Request", int(error["code"]), str(error["message"]),
+            raise _HttpError(int(error["code"]), str(error["message"]),
                              reply.id if reply is not None else None)
         refusal = self._gate.scope_refusal(items)
         if refusal is not None:
-            return self._gate.refuse(start_response, refusal, getattr(items[0], "id", None))
+            raise self._gate.refuse(refusal, getattr(items[0], "id", None))
         session_id = headers.get("mcp-session-id")
         first = items[0]
         if not batch and isinstance(first, (Request, Notification)) and self._is_modern(
@@ -389,14 +374,14 @@ class McpWsgiApp:
                 return [b""]
             return modern.serve(self._services, first, environ, headers, start_response)
         if not self.legacy_sessions:
-            raise _HttpError("400 Bad Request", INVALID_PARAMS,
+            raise _HttpError(INVALID_PARAMS,
                              "Invalid params: this server speaks 2026-07-28 only; put "
                              f"{envelope.META_VERSION!r} in the request's _meta",
                              getattr(first, "id", None))
         if session_id:
             session = self.sessions.get(session_id, self.owner())
             if session is None:
-                raise _HttpError("404 Not Found", SESSION_NOT_FOUND, "Session not found",
+                raise _HttpError(SESSION_NOT_FOUND, "Session not found",
                                  getattr(first, "id", None))
             return legacy.post(self._services, session, items, batch, environ, headers,
                                start_response)
@@ -404,9 +389,9 @@ class McpWsgiApp:
             return legacy.initialize(self._services, first, environ, headers,
                                      start_response)
         if batch and any(isinstance(i, Request) and i.method == "initialize" for i in items):
-            raise _HttpError("400 Bad Request", INVALID_REQUEST,
+            raise _HttpError(INVALID_REQUEST,
                              "Invalid request: initialize cannot be batched")
-        raise _HttpError("400 Bad Request", INVALID_REQUEST,
+        raise _HttpError(INVALID_REQUEST,
                          "Bad request: no Mcp-Session-Id header (send initialize first), and "
                          f"no {envelope.META_VERSION!r} in _meta (2026-07-28)",
                          getattr(first, "id", None))
