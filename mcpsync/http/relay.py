@@ -39,9 +39,9 @@ from ..errors import StoreUnavailableError
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Message, RequestId, Response
 from ..server.session import ServerSession
+from ..stores.events import EventStore
 from ..transports.base import Received
 from .bus import Bus, BusMessage, MessageQueue
-from .events import EventStore
 from .streams import ResponseStream
 
 logger = logging.getLogger("mcpsync.http")

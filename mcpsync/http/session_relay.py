@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import Message
-from .events import EventStore
+from ..stores.events import EventStore
+from ..stores.sessions import SharedSessionState
 from .relay import ANY_ANSWER, Follower, Relay, note_cursor, unavailable
-from .session_store import SharedSessionState
 from .streams import ResponseStream
 
 logger = logging.getLogger("mcpsync.http")
