@@ -29,7 +29,7 @@ from mcpsync.redis.tasks import EXPIRY_GRACE_MS, RedisTaskStore
 from mcpsync.tasks import RUNNER_EXITED, TaskRecord, TaskStore, runner_id
 from tests.helpers import run_threads, wait_until
 from tests.services import RedisServer, require_redis_library
-from tests.tasks.conftest import make_record
+from tests.stores.backends import make_record
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0
