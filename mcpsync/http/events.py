@@ -1,44 +1,18 @@
-"""Event stores: what makes a handshake-era SSE stream resumable with ``Last-Event-ID``.
-
-Every event sent on a session's SSE stream is stored under an id that names its stream;
-a client that lost the connection sends ``GET`` with ``Last-Event-ID`` and gets the events
-of that stream that came after it. The store is pluggable (share one across processes if
-clients may reconnect to another worker); :class:`InMemoryEventStore` is the default.
+"""The in-process event store, the default that makes a handshake-era SSE stream resumable
+with ``Last-Event-ID``. The contract it keeps, :class:`EventStore`, is in
+:mod:`mcpsync.stores.events` (and stays importable here); the store is pluggable (share one
+across processes if clients may reconnect to another worker, as ``RedisEventStore``).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict, deque
-from typing import Protocol
 
 from ..protocol.numerals import parse_decimal
+from ..stores.events import EventStore, EventStoreCapabilities
 
-
-class EventStore(Protocol):
-    """Where SSE events wait for a reconnecting client. Implementations must be thread-safe.
-
-    The server calls :meth:`store_event` on the thread that sends the message, under the
-    session's write lock, so keep it quick, and bound every wait on a network: a store on
-    a network service should end each call within the ambient
-    :class:`~mcpsync.protocol.budget.Budget` (the waiting request's, spent through
-    :meth:`ResponseStream.spending <mcpsync.http.streams.ResponseStream.spending>`) or a
-    short limit of its own, as ``RedisEventStore`` does.
-    """
-
-    def store_event(self, stream_id: str, data: bytes) -> str:
-        """Keep ``data`` (one JSON-RPC message, or ``b""`` for a priming event); return the
-        event id, which must identify ``stream_id``."""
-        ...
-
-    def events_after(self, last_event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
-        """The stream ``last_event_id`` belongs to and its later events in order (ids and
-        data), or ``None`` if the id is unknown (or its stream was evicted)."""
-        ...
-
-    # Optional: ``forget(stream_id)``, to drop a stream's events at once when no resume
-    # can need them (the app calls it if the store has it; without it, the store's own
-    # bounds are all that frees them).
+__all__ = ["DEFAULT_MAX_BYTES", "EventStore", "InMemoryEventStore"]
 
 
 #: The default bound of :class:`InMemoryEventStore`, in bytes of stored JSON.
@@ -69,6 +43,11 @@ class InMemoryEventStore:
             OrderedDict())
         self._bytes = 0
         self._lock = threading.Lock()
+
+    @property
+    def capabilities(self) -> EventStoreCapabilities:
+        """It forgets a stream at once (:meth:`forget`)."""
+        return EventStoreCapabilities(forgets=self)
 
     @property
     def size_bytes(self) -> int:

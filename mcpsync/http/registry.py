@@ -24,9 +24,9 @@ from ..errors import StoreUnavailableError
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import Notification
 from ..protocol.versions import features
-from .events import EventStore
+from ..stores.events import EventStore
+from ..stores.sessions import SessionRecord, SessionStore, SharedSessionState
 from .relay import Relay, cursor_key, standalone_key
-from .session_store import SessionRecord, SessionStore, SharedSessionState
 from .session_table import SessionTable, SessionTableFull
 from .sessions import HttpSession, key_prefix
 
@@ -61,7 +61,7 @@ class SessionRegistry:
         if relay is not None:
             relay.sessions = self
         self.shared: SharedSessionState | None = (
-            session_store if isinstance(session_store, SharedSessionState) else None)
+            None if session_store is None else session_store.capabilities.shared_state)
         self.store = store
         self.session_store = session_store
         self.idle_timeout = idle_timeout
@@ -304,11 +304,11 @@ class SessionRegistry:
         """Relay: the other holders end the session now (not at their next check of the
         store), and the events of its standalone stream go."""
         assert self.relay is not None
-        forget = getattr(self.store, "forget", None)
-        if forget is not None:
+        forgets = None if self.store is None else self.store.capabilities.forgets
+        if forgets is not None:
             try:
-                forget(standalone_key(key_prefix(session_id)))
-                forget(cursor_key(key_prefix(session_id)))
+                forgets.forget(standalone_key(key_prefix(session_id)))
+                forgets.forget(cursor_key(key_prefix(session_id)))
             except OSError as exc:  # the store is down: its age bound drops them
                 logger.warning("event store: a session's GET stream not forgotten: %s", exc)
             except Exception:

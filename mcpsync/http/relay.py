@@ -39,8 +39,8 @@ from ..errors import StoreUnavailableError
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Message, RequestId, Response
 from ..server.session import ServerSession
+from ..stores.events import EventStore
 from .bus import Bus, BusMessage, MessageQueue
-from .events import EventStore
 from .streams import ResponseStream
 
 logger = logging.getLogger("mcpsync.http")

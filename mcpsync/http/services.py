@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from ..dispatch.inbound import InboundExecutor
 from ..server.server import ServerCore
+from ..stores.events import EventStore
 from .body import BodyReader
-from .events import EventStore
 from .gate import AuthGate
 from .handoff import HandOffPool
 from .registry import SessionRegistry

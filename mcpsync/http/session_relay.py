@@ -22,9 +22,9 @@ from ..dispatch.transport import TransportContext
 from ..engine.requests import Routed
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Message, Notification, Response
-from .events import EventStore
+from ..stores.events import EventStore
+from ..stores.sessions import SharedSessionState
 from .relay import ANY_ANSWER, Follower, Relay, note_cursor, unavailable
-from .session_store import SharedSessionState
 from .streams import ResponseStream
 
 logger = logging.getLogger("mcpsync.http")

@@ -18,8 +18,9 @@ bus, ``logging/setLevel`` and ``resources/subscribe`` are written to the record 
 
 :class:`FileSessionStore` keeps one small JSON file per session in a directory: enough for
 several workers on one host. :class:`MemorySessionStore` serves several apps in one
-process. Anything else (Redis, a database) is four methods, and four more to share state;
-its ``save`` should honour :attr:`SessionRecord.lifetime` (the handshake timeout of a
+process. Anything else (Redis, a database) is four methods and a ``capabilities`` property,
+and four more to share state (the contract, :mod:`mcpsync.stores.sessions`); its ``save``
+should honour :attr:`SessionRecord.lifetime` (the handshake timeout of a
 session whose client has not come back yet), or such sessions linger until idle expiry.
 """
 
@@ -27,19 +28,24 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
 
 from ..errors import StoreUnavailableError
 from ..protocol.budget import current_budget
 from ..protocol.deadline import Deadline
+from ..stores.sessions import (
+    SessionChange,
+    SessionChanges,
+    SessionRecord,
+    SessionStore,
+    SessionStoreCapabilities,
+    SharedSessionState,
+)
 
 #: Seconds a save, touch or delete waits for :class:`FileSessionStore`'s lock outside a
 #: request (inside one it takes what is left of the request's ``store_budget``).
@@ -55,124 +61,7 @@ def _positive(seconds: float) -> float:
     return max(0.0, min(seconds, threading.TIMEOUT_MAX))
 
 
-@dataclass(frozen=True)
-class SessionRecord:
-    """What another worker needs to serve a session it did not initialize."""
-
-    session_id: str
-    protocol_version: str
-    client_info: dict[str, Any] | None = None
-    client_capabilities: dict[str, Any] = field(default_factory=dict)
-    #: Who created it, as :func:`~mcpsync.dispatch.principal.principal_key` (``""``: no
-    #: ``auth=``): another worker serves it only to the same principal.
-    owner: str = ""
-    #: ``logging/setLevel`` as the client last sent it (``None``: never).
-    log_level: str | None = None
-    #: The URIs of ``resources/subscribe`` still in force.
-    subscriptions: frozenset[str] = frozenset()
-    #: Seconds the stored record lives if nothing touches it (``None``: the store's
-    #: ``idle_timeout``). The app saves a new session with its handshake timeout: until
-    #: the client's second request (whose :meth:`SessionStore.touch` gives the record the
-    #: idle timeout), a session that never completes its handshake must expire on every
-    #: worker within seconds, not linger for the idle timeout. Not part of the record's
-    #: content (not stored, not compared): how long it is kept.
-    lifetime: float | None = field(default=None, compare=False)
-
-    def to_json(self) -> str:
-        return json.dumps({"sessionId": self.session_id, "protocolVersion": self.protocol_version,
-                           "clientInfo": self.client_info,
-                           "clientCapabilities": self.client_capabilities,
-                           "owner": self.owner, "logLevel": self.log_level,
-                           "subscriptions": sorted(self.subscriptions)})
-
-    @classmethod
-    def from_json(cls, text: str) -> SessionRecord | None:
-        """The record in ``text``; ``None`` if it is not one (a torn or foreign file)."""
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return None
-        if not isinstance(data, dict):
-            return None
-        session_id, version = data.get("sessionId"), data.get("protocolVersion")
-        info, capabilities = data.get("clientInfo"), data.get("clientCapabilities")
-        owner, level = data.get("owner", ""), data.get("logLevel")
-        subscriptions = data.get("subscriptions") or []
-        if not isinstance(session_id, str) or not isinstance(version, str) or not isinstance(
-                owner, str):
-            return None
-        return cls(session_id, version, info if isinstance(info, dict) else None,
-                   capabilities if isinstance(capabilities, dict) else {}, owner,
-                   level if isinstance(level, str) else None,
-                   frozenset(u for u in subscriptions if isinstance(u, str))
-                   if isinstance(subscriptions, list) else frozenset())
-
-
-@runtime_checkable
-class SessionStore(Protocol):
-    """Shared session records. Implementations must be safe to call from many threads and,
-    when shared, from many processes."""
-
-    def save(self, record: SessionRecord) -> None:
-        """Write (or overwrite) the record of a session that has just been initialized;
-        it expires ``record.lifetime`` seconds from now unless touched (``None``: the
-        store's idle timeout). A store that ignores ``lifetime`` keeps a session whose
-        client never came back after ``initialize`` for its whole idle timeout."""
-
-    def load(self, session_id: str) -> SessionRecord | None:
-        """The record of a live session; ``None`` if unknown, ended or expired."""
-
-    def touch(self, session_id: str) -> bool:
-        """Note that the session is in use: it expires the idle timeout from now (whatever
-        ``lifetime`` it was saved with); ``False`` if it no longer exists."""
-
-    def delete(self, session_id: str) -> bool:
-        """End the session everywhere; ``True`` if it existed."""
-
-
-@runtime_checkable
-class SharedSessionState(Protocol):
-    """What a session changes after ``initialize`` that every worker must see: its log
-    level and its resource subscriptions. A :class:`SessionStore` that also has these
-    methods lets a deployment without sticky routing serve ``logging/setLevel`` and
-    ``resources/subscribe`` on any worker (with a bus between the workers, see
-    :mod:`mcpsync.http.bus`); without them those stay on the worker that received them.
-    Each change is atomic on its own (two workers subscribing at once lose neither), and a
-    change to a session that does not exist is ignored. Raise
-    :class:`~mcpsync.errors.StoreUnavailableError` when the store cannot be reached."""
-
-    def set_log_level(self, session_id: str, level: str) -> None:
-        """Record the session's ``logging/setLevel``."""
-
-    def add_subscription(self, session_id: str, uri: str) -> None:
-        """Record ``resources/subscribe`` of ``uri``."""
-
-    def remove_subscription(self, session_id: str, uri: str) -> None:
-        """Record ``resources/unsubscribe`` of ``uri``."""
-
-    def subscribers(self, uri: str) -> set[str]:
-        """The ids of the live sessions subscribed to ``uri``."""
-
-
-class _StateChanges:
-    """The three :class:`SharedSessionState` changes, over one ``_change(session_id,
-    change)`` that each store makes atomic its own way (a lock file, a lock)."""
-
-    def _change(self, session_id: str,
-                change: Callable[[SessionRecord], SessionRecord]) -> None:
-        raise NotImplementedError
-
-    def set_log_level(self, session_id: str, level: str) -> None:
-        self._change(session_id, lambda r: replace(r, log_level=level))
-
-    def add_subscription(self, session_id: str, uri: str) -> None:
-        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions | {uri}))
-
-    def remove_subscription(self, session_id: str, uri: str) -> None:
-        self._change(session_id, lambda r: replace(r, subscriptions=r.subscriptions - {uri}))
-
-
-class FileSessionStore(_StateChanges):
+class FileSessionStore(SessionChanges):
     """One JSON file per session in ``directory``, for workers on one host. Thread- and
     process-safe: files are replaced atomically, and a record idle (untouched) for longer
     than ``idle_timeout`` seconds (or than the ``lifetime`` it was saved with, until it is
@@ -193,6 +82,11 @@ class FileSessionStore(_StateChanges):
         self.idle_timeout = idle_timeout
         self._next_sweep = 0.0
         self._thread_lock = threading.Lock()
+
+    @property
+    def capabilities(self) -> SessionStoreCapabilities:
+        """Shared state: log levels and subscriptions (see :class:`SharedSessionState`)."""
+        return SessionStoreCapabilities(shared_state=self)
 
     def _path(self, session_id: str) -> Path:
         # The id comes from a request header: hashed, it can never name another path.
@@ -313,7 +207,7 @@ class FileSessionStore(_StateChanges):
             return True
 
     def _change(self, session_id: str,
-                change: Callable[[SessionRecord], SessionRecord]) -> None:
+                change: SessionChange) -> None:
         with self._locked():
             record = self.load(session_id)
             if record is not None:
@@ -346,7 +240,7 @@ class FileSessionStore(_StateChanges):
         return f"FileSessionStore({str(self.directory)!r}, idle_timeout={self.idle_timeout})"
 
 
-class MemorySessionStore(_StateChanges):
+class MemorySessionStore(SessionChanges):
     """A :class:`SessionStore` and :class:`SharedSessionState` in this process's memory:
     for several apps in one process (mounts of one deployment behind an
     :class:`~mcpsync.http.bus.InProcessBus`) and for tests. Thread-safe. Like
@@ -360,6 +254,11 @@ class MemorySessionStore(_StateChanges):
         self._lock = threading.Lock()
         # session id -> (record, last touched, monotonic); least recently used first.
         self._records: dict[str, tuple[SessionRecord, float]] = {}
+
+    @property
+    def capabilities(self) -> SessionStoreCapabilities:
+        """Shared state: log levels and subscriptions (see :class:`SharedSessionState`)."""
+        return SessionStoreCapabilities(shared_state=self)
 
     def _live(self, session_id: str, now: float) -> SessionRecord | None:
         entry = self._records.get(session_id)
@@ -402,7 +301,7 @@ class MemorySessionStore(_StateChanges):
             return found
 
     def _change(self, session_id: str,
-                change: Callable[[SessionRecord], SessionRecord]) -> None:
+                change: SessionChange) -> None:
         with self._lock:
             entry = self._records.get(session_id)
             if entry is None or time.monotonic() - entry[1] > self.idle_timeout:
@@ -423,5 +322,7 @@ class MemorySessionStore(_StateChanges):
         return f"MemorySessionStore(idle_timeout={self.idle_timeout})"
 
 
+# The contract's names stay importable here (``mcpsync.http`` and the app take them from
+# this module); they are defined in :mod:`mcpsync.stores.sessions`.
 __all__ = ["FileSessionStore", "MemorySessionStore", "SessionRecord", "SessionStore",
-           "SharedSessionState"]
+           "SessionStoreCapabilities", "SharedSessionState"]

@@ -37,11 +37,11 @@ from ..protocol import jsonrpc
 from ..protocol.bookkeeping import cancelled_request_id
 from ..protocol.jsonrpc import ErrorResponse, Message, Notification, RequestId, Response
 from ..server.session import ServerSession
+from ..stores.events import EventStore
+from ..stores.sessions import SharedSessionState
 from ..transports.base import Received
-from .events import EventStore
 from .relay import Relay, cursor_key, read_cursor, standalone_key
 from .session_relay import RelayedSession, _store_failed, is_cancel
-from .session_store import SharedSessionState
 from .streams import ResponseStream
 
 if TYPE_CHECKING:
@@ -426,12 +426,12 @@ class HttpSession(RelayedSession):
         self._forget_events([key])
 
     def _forget_events(self, keys: list[str]) -> None:
-        forget = getattr(self.store, "forget", None)
-        if forget is None:
+        forgets = None if self.store is None else self.store.capabilities.forgets
+        if forgets is None:
             return
         for key in keys:
             try:
-                forget(key)
+                forgets.forget(key)
             except OSError as exc:  # the store is down: its own bounds (age) drop them
                 _store_failed(exc)
                 return

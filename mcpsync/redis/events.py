@@ -36,6 +36,7 @@ import redis
 from ..errors import StoreUnavailableError
 from ..http.events import DEFAULT_MAX_BYTES
 from ..protocol.numerals import parse_decimal
+from ..stores.events import EventStoreCapabilities
 from .client import DEFAULT_CALL_BUDGET, connect, describe, require_bytes, unavailable
 
 #: How long a stream is kept after its last event, in seconds, by default.
@@ -125,6 +126,11 @@ class RedisEventStore:
         except StoreUnavailableError:
             self._failed_at = time.monotonic()
             raise
+
+    @property
+    def capabilities(self) -> EventStoreCapabilities:
+        """It forgets a stream at once (:meth:`forget`)."""
+        return EventStoreCapabilities(forgets=self)
 
     def store_event(self, stream_id: str, data: bytes) -> str:
         if "_" in stream_id:

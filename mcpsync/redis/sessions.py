@@ -31,7 +31,7 @@ from typing import Any
 
 import redis
 
-from ..http.session_store import SessionRecord
+from ..stores.sessions import SessionRecord, SessionStoreCapabilities
 from .client import connect, describe, require_bytes, unavailable
 
 #: The longest session id looked up: mcpsync issues 32 characters; a longer id (it
@@ -167,6 +167,11 @@ class RedisSessionStore:
         self._subscribers = self.redis.register_script(_SUBSCRIBERS)
 
     # -- keys ----------------------------------------------------------------------------
+
+    @property
+    def capabilities(self) -> SessionStoreCapabilities:
+        """Shared state: log levels and subscriptions, each change one Lua script."""
+        return SessionStoreCapabilities(shared_state=self)
 
     def record_key(self, session_id: str) -> str:
         """The key of ``session_id``'s record hash (its subscriptions: ``+ ":subs"``)."""

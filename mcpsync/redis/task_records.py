@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from ..stores.tasks import TaskRecord
 from ..tasks.bounds import PAYLOAD_FIELDS, encode
-from ..tasks.store import TaskRecord
 
 _PLAIN: Final = ("task_id", "owner", "surface", "tool", "status", "status_message",
                  "created_at", "last_updated_at", "ttl_ms", "poll_interval_ms", "runner",

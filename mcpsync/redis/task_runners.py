@@ -24,9 +24,9 @@ import redis
 from redis.client import Pipeline
 
 from ..protocol.deadline import Deadline
+from ..stores.tasks import TaskRecord, runner_id
 from ..tasks.bounds import encode, record_size
 from ..tasks.sqlite import RUNNER_EXITED
-from ..tasks.store import TaskRecord, runner_id
 from .client import UNAVAILABLE
 from .task_records import _Entry, _parse, _plain, _text
 from .task_writes import TaskWrites

@@ -19,7 +19,7 @@ import time
 from typing import Final
 
 from ..protocol.deadline import Deadline, current
-from ..tasks.store import TaskRecord
+from ..stores.tasks import TaskRecord
 from .client import follow_channel, unavailable
 from .task_records import _expires_at, _text, _usable
 from .task_runners import RunnerTracking

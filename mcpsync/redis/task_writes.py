@@ -24,8 +24,8 @@ from redis.client import Pipeline
 
 from ..errors import StoreUnavailableError
 from ..protocol.deadline import Deadline, current
+from ..stores.tasks import runner_id
 from ..tasks.bounds import encode
-from ..tasks.store import runner_id
 from .client import unavailable
 from .task_records import _Entry, _expires_at, _Keys, _plain, _text
 

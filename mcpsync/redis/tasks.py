@@ -58,7 +58,6 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Final, cast
 
@@ -67,14 +66,13 @@ from redis.client import Pipeline
 
 from ..errors import StoreUnavailableError
 from ..protocol.deadline import Deadline
+from ..stores.tasks import TaskRecord, TaskStoreCapabilities, TaskStoreFullError
 from ..tasks.bounds import (
     MAX_LIVE_TASKS_PER_OWNER,
     MAX_RECORD_BYTES,
     MAX_STORE_BYTES,
     MAX_TASKS,
     MAX_TTL_MS,
-    PAYLOAD_FIELDS,
-    ChangeMethods,
     TaskResultTooLargeError,
     clamp_record_ttl,
     encode,
@@ -83,7 +81,7 @@ from ..tasks.bounds import (
     parse_cursor,
     record_size,
 )
-from ..tasks.store import TaskRecord, TaskStoreFullError
+from ..tasks.changes import TaskChange, TaskChanges
 from .client import connect
 from .task_records import (
     _NO_PAYLOAD,
@@ -109,7 +107,7 @@ SWEEP_INTERVAL: Final = 60.0
 JOIN_TIMEOUT: Final = 10.0
 
 
-class RedisTaskStore(TaskWaits, ChangeMethods):
+class RedisTaskStore(TaskWaits, TaskChanges):
     """Tasks in Redis, shared by threads, processes and machines.
 
     ``client`` is a :class:`redis.Redis` (give it socket timeouts: a Redis that stops
@@ -167,6 +165,11 @@ class RedisTaskStore(TaskWaits, ChangeMethods):
             log.warning("task store: recovery skipped: %s", exc)
 
     # -- the TaskStore protocol -------------------------------------------------------------
+
+    @property
+    def capabilities(self) -> TaskStoreCapabilities:
+        """It fails a dead runner's tasks on demand (:meth:`recover`)."""
+        return TaskStoreCapabilities(recovers=self)
 
     def create(self, record: TaskRecord) -> None:
         self._check()
@@ -237,16 +240,15 @@ class RedisTaskStore(TaskWaits, ChangeMethods):
             return None
         return entry.decode()
 
-    def _change(self, task_id: str, owner: str | None, changes: Mapping[str, Any],
-                merge_responses: Mapping[str, Any] | None = None) -> TaskRecord | None:
+    def _change(self, key: str, change: TaskChange) -> TaskRecord | None:
         """The one read-modify-write, as one optimistic transaction on the task's key."""
         self._check()
+        task_id, owner = key, change.owner
         if not (_usable(task_id) and (owner is None or _usable(owner))):
             return None  # no such task can exist (see create)
-        texts_in = encode_payload(changes)
         k = self._keys
 
-        def change(pipe: Pipeline) -> _Entry | None:
+        def apply(pipe: Pipeline) -> _Entry | None:
             entry = _parse(pipe.hgetall(k.task(task_id)))
             if entry is None or entry.record.expired() or (
                     owner is not None and entry.record.owner != owner):
@@ -258,19 +260,8 @@ class RedisTaskStore(TaskWaits, ChangeMethods):
                 pipe.multi()
                 self._write(pipe, new, entry, int(self._redis.incr(k.finished)))
                 return new
-            texts = dict(entry.texts)
-            updates = texts_in
-            if merge_responses is not None:
-                merged = {**json.loads(texts.get("input_responses", "{}")),
-                          **merge_responses}
-                updates = {**texts_in, **encode_payload({"input_responses": merged})}
-            for f, t in updates.items():
-                if t is None:
-                    texts.pop(f, None)
-                else:
-                    texts[f] = t
-            record = entry.record.evolve(**{key: value for key, value in changes.items()
-                                            if key not in PAYLOAD_FIELDS})
+            texts = change.texts(entry.texts)
+            record = entry.record.evolve(**change.plain)
             new = _Entry(record, texts, entry.seq, record_size(record, texts))
             if new.size > entry.size:
                 if new.size > self.max_record_bytes:
@@ -289,7 +280,7 @@ class RedisTaskStore(TaskWaits, ChangeMethods):
             for _ in range(self.max_tasks + 3):
                 deadline.check()
                 try:
-                    entry = self._tx(change, k.task(task_id))
+                    entry = self._tx(apply, k.task(task_id))
                     break
                 except _NeedRoom:
                     if not self._free("bytes", "", task_id, deadline):

@@ -15,6 +15,14 @@ from typing import TYPE_CHECKING
 from .._lazy import exports
 
 if TYPE_CHECKING:
+    from ..stores.tasks import (
+        TERMINAL,
+        TaskRecord,
+        TaskStatus,
+        TaskStore,
+        TaskStoreFullError,
+        runner_id,
+    )
     from .bounds import (
         DEFAULT_TTL_MS,
         MAX_LIVE_TASKS_PER_OWNER,
@@ -32,7 +40,6 @@ if TYPE_CHECKING:
     from .methods import Tasks
     from .runner import DEFAULT_MAX_RUNNING, TaskRunner
     from .sqlite import MAX_SQLITE_BYTES, RUNNER_EXITED, SqliteTaskStore
-    from .store import TERMINAL, TaskRecord, TaskStatus, TaskStore, TaskStoreFullError, runner_id
     from .surface import RunAsTask
     from .wire import EXTENSION
 
@@ -52,17 +59,17 @@ _LAZY: dict[str, str] = {
     "RUNNER_EXITED": ".sqlite",
     "RunAsTask": ".surface",
     "SqliteTaskStore": ".sqlite",
-    "TERMINAL": ".store",
+    "TERMINAL": "..stores.tasks",
     "TaskContext": ".context",
-    "TaskRecord": ".store",
+    "TaskRecord": "..stores.tasks",
     "TaskResultTooLargeError": ".bounds",
     "TaskRunner": ".runner",
-    "TaskStatus": ".store",
-    "TaskStore": ".store",
-    "TaskStoreFullError": ".store",
+    "TaskStatus": "..stores.tasks",
+    "TaskStore": "..stores.tasks",
+    "TaskStoreFullError": "..stores.tasks",
     "Tasks": ".methods",
     "clamp_ttl": ".bounds",
-    "runner_id": ".store",
+    "runner_id": "..stores.tasks",
 }
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Final, get_args
 
-from .store import TaskRecord, TaskStatus
+from ..stores.tasks import TaskRecord, TaskStatus
 
 __all__ = [
     "DEFAULT_TTL_MS",
@@ -143,26 +143,3 @@ def clamp_record_ttl(record: TaskRecord, maximum: int) -> TaskRecord:
     if record.ttl_ms is not None and (record.ttl_ms > maximum or record.ttl_ms < 0):
         return replace(record, ttl_ms=max(0, min(record.ttl_ms, maximum)))
     return record
-
-
-class ChangeMethods:
-    """``update``, ``cancel`` and ``answer`` in terms of a store's one read-modify-write,
-    ``_change`` (the part each store does its own way): written once for every store."""
-
-    max_ttl_ms: int
-
-    def _change(self, task_id: str, owner: str | None, changes: Mapping[str, Any],
-                merge_responses: Mapping[str, Any] | None = None) -> TaskRecord | None:
-        raise NotImplementedError
-
-    def update(self, task_id: str, **changes: Any) -> TaskRecord | None:
-        check_changes(changes, self.max_ttl_ms)
-        return self._change(task_id, None, changes)
-
-    def cancel(self, task_id: str, owner: str, message: str | None = None) -> TaskRecord | None:
-        return self._change(task_id, owner, {"status": "cancelled", "status_message": message,
-                                             "input_requests": None})
-
-    def answer(self, task_id: str, owner: str,
-               responses: Mapping[str, Any]) -> TaskRecord | None:
-        return self._change(task_id, owner, {}, merge_responses=dict(responses))

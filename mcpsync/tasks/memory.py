@@ -20,10 +20,10 @@ import builtins
 import json
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..stores.tasks import TaskRecord, TaskStoreCapabilities, TaskStoreFullError
 from .bounds import (
     MAX_LIVE_TASKS_PER_OWNER,
     MAX_RECORD_BYTES,
@@ -31,7 +31,6 @@ from .bounds import (
     MAX_TASKS,
     MAX_TTL_MS,
     PAYLOAD_FIELDS,
-    ChangeMethods,
     TaskResultTooLargeError,
     clamp_record_ttl,
     encode,
@@ -40,7 +39,7 @@ from .bounds import (
     parse_cursor,
     record_size,
 )
-from .store import TaskRecord, TaskStoreFullError
+from .changes import TaskChange, TaskChanges
 
 __all__ = ["MemoryTaskStore"]
 
@@ -70,7 +69,7 @@ def _entry(seq: int, record: TaskRecord, texts: dict[str, str]) -> _Entry:
     return _Entry(seq, replace(record, **_EMPTY_PAYLOAD), texts, record_size(record, texts))
 
 
-class MemoryTaskStore(ChangeMethods):
+class MemoryTaskStore(TaskChanges):
     """Tasks in a dict, for one process. Safe for any number of threads.
 
     Bounds (each a keyword; see :mod:`mcpsync.tasks.bounds` for the defaults):
@@ -101,6 +100,11 @@ class MemoryTaskStore(ChangeMethods):
         self._bytes = 0
         self._seq = 0
         self._last_sweep = time.time()
+
+    @property
+    def capabilities(self) -> TaskStoreCapabilities:
+        """Nothing optional: its tasks die with its process, so none needs recovering."""
+        return TaskStoreCapabilities()
 
     # -- bookkeeping (all under the lock) --------------------------------------------------
 
@@ -218,34 +222,22 @@ class MemoryTaskStore(ChangeMethods):
             return None
         return entry.decode()
 
-    def _change(self, task_id: str, owner: str | None, changes: Mapping[str, Any],
-                merge_responses: Mapping[str, Any] | None = None) -> TaskRecord | None:
-        """The one read-modify-write: apply ``changes`` (and merge ``merge_responses``)
-        unless the task is terminal; the record after (or as it was)."""
-        texts_in = encode_payload(changes)
+    def _change(self, key: str, change: TaskChange) -> TaskRecord | None:
+        """The one read-modify-write: apply ``change`` unless the task is terminal; the
+        record after (or as it was)."""
         with self._lock:
-            entry = self._find(task_id)
-            if entry is None or (owner is not None and entry.record.owner != owner):
+            entry = self._find(key)
+            if entry is None or (change.owner is not None and entry.record.owner != change.owner):
                 return None
             if not entry.record.terminal:
-                texts = dict(entry.texts)
-                if merge_responses is not None:
-                    merged = {**json.loads(texts.get("input_responses", "{}")),
-                              **merge_responses}
-                    texts_in = {**texts_in, **encode_payload({"input_responses": merged})}
-                for f, t in texts_in.items():
-                    if t is None:
-                        texts.pop(f, None)
-                    else:
-                        texts[f] = t
-                plain = {k: v for k, v in changes.items() if k not in PAYLOAD_FIELDS}
-                new = _entry(entry.seq, entry.record.evolve(**plain), texts)
+                new = _entry(entry.seq, entry.record.evolve(**change.plain),
+                             change.texts(entry.texts))
                 if new.size > entry.size:
                     if new.size > self.max_record_bytes:
                         raise TaskResultTooLargeError(
                             f"the task's payload would be {new.size} bytes; a task may hold "
                             f"{self.max_record_bytes}")
-                    if not self._make_room(new.size - entry.size, task_id):
+                    if not self._make_room(new.size - entry.size, key):
                         raise TaskResultTooLargeError(
                             "the server's task store is full of running tasks")
                 self._put(new, entry)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import socket
 
-from .store import runner_id
+from ..stores.tasks import runner_id
 
 __all__ = ["process_identity", "registration", "runner_alive"]
 

@@ -44,13 +44,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any, Final
 
+from ..stores.tasks import TaskRecord, TaskStoreCapabilities, TaskStoreFullError, runner_id
 from .bounds import (
     MAX_LIVE_TASKS_PER_OWNER,
     MAX_RECORD_BYTES,
     MAX_TASKS,
     MAX_TTL_MS,
     PAYLOAD_FIELDS,
-    ChangeMethods,
     TaskResultTooLargeError,
     clamp_record_ttl,
     encode,
@@ -59,9 +59,9 @@ from .bounds import (
     parse_cursor,
     record_size,
 )
+from .changes import TaskChange, TaskChanges
 from .runners import registration, runner_alive
 from .sqlite_lock import StoreLock, switch_to_wal
-from .store import TaskRecord, TaskStoreFullError, runner_id
 
 __all__ = ["MAX_SQLITE_BYTES", "RUNNER_EXITED", "SqliteTaskStore"]
 
@@ -158,7 +158,7 @@ def _expires_at(record: TaskRecord) -> float | None:
     return None if record.ttl_ms is None else record.created_at + record.ttl_ms / 1000
 
 
-class SqliteTaskStore(ChangeMethods):
+class SqliteTaskStore(TaskChanges):
     """Tasks in a SQLite file at ``path``, shared by threads and by processes on one host.
 
     Bounds as :class:`~mcpsync.tasks.memory.MemoryTaskStore` (live tasks per owner, records
@@ -200,6 +200,11 @@ class SqliteTaskStore(ChangeMethods):
             raise
         if recover:
             self.recover()
+
+    @property
+    def capabilities(self) -> TaskStoreCapabilities:
+        """It fails a dead runner's tasks on demand (:meth:`recover`)."""
+        return TaskStoreCapabilities(recovers=self)
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None,
@@ -351,35 +356,24 @@ class SqliteTaskStore(ChangeMethods):
             return None
         return row.decode()
 
-    def _change(self, task_id: str, owner: str | None, changes: Mapping[str, Any],
-                merge_responses: Mapping[str, Any] | None = None) -> TaskRecord | None:
+    def _change(self, key: str, change: TaskChange) -> TaskRecord | None:
         """The one read-modify-write, in one transaction holding the write lock."""
-        texts_in = encode_payload(changes)
         with self._write() as conn:
-            row = self._row(conn, task_id)
-            if row is None or row.record.expired() or (owner is not None
-                                                       and row.record.owner != owner):
+            row = self._row(conn, key)
+            if row is None or row.record.expired() or (change.owner is not None
+                                                       and row.record.owner != change.owner):
                 return None
             if row.record.terminal:
                 return row.decode()
-            texts = dict(row.texts)
-            if merge_responses is not None:
-                merged = {**json.loads(texts.get("input_responses", "{}")), **merge_responses}
-                texts_in = {**texts_in, **encode_payload({"input_responses": merged})}
-            for f, t in texts_in.items():
-                if t is None:
-                    texts.pop(f, None)
-                else:
-                    texts[f] = t
-            new = row.record.evolve(**{k: v for k, v in changes.items()
-                                       if k not in PAYLOAD_FIELDS})
+            texts = change.texts(row.texts)
+            new = row.record.evolve(**change.plain)
             size = record_size(new, texts)
             if size > row.size:
                 if size > self.max_record_bytes:
                     raise TaskResultTooLargeError(
                         f"the task's payload would be {size} bytes; a task may hold "
                         f"{self.max_record_bytes}")
-                if not self._make_room(conn, size - row.size, task_id):
+                if not self._make_room(conn, size - row.size, key):
                     raise TaskResultTooLargeError(
                         "the server's task store is full of running tasks")
             self._store(conn, row, new, texts, size)

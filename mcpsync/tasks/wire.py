@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from .store import TaskRecord
+from ..stores.tasks import TaskRecord
 
 #: The extension's identifier, under ``capabilities.extensions``.
 EXTENSION: Final = "io.modelcontextprotocol/tasks"

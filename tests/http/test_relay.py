@@ -336,6 +336,13 @@ class FlakyStore:
         self.inner = MemorySessionStore()
         self.down = threading.Event()
 
+    @property
+    def capabilities(self) -> Any:
+        """Shared state, as the store it wraps (its changes can fail too)."""
+        from mcpsync.stores import SessionStoreCapabilities
+
+        return SessionStoreCapabilities(shared_state=self)
+
     def __getattr__(self, name: str) -> Any:
         method = getattr(self.inner, name)
 

@@ -24,6 +24,7 @@ from mcpsync.http import FileSessionStore, SessionRecord, SessionStore
 from tests.helpers import run_threads
 from tests.serving import free_port, serving_process
 from tests.spec import validate
+from tests.stores.backends import session_store_factory
 
 from .raw import LEGACY, WAIT, answer_of
 
@@ -69,30 +70,15 @@ def call_who(url: str, session_id: str, request_id: int = 2) -> requests.Respons
         "params": {"name": "who", "arguments": {}}})
 
 
-#: Every SessionStore the contract tests run over.
+#: The stores two worker apps share here (the contract of every store, memory included, is
+#: tests/stores/test_session_store_contract.py).
 STORE_KINDS = ("file", "redis")
-
-
-def store_factory(kind: str, request: pytest.FixtureRequest,
-                  tmp_path: Path) -> Callable[..., SessionStore]:
-    """``new(**options)``: a new store instance (as another worker would make) over the
-    state shared by every instance this factory makes (one directory, or one Redis key
-    prefix on the run's Redis)."""
-    if kind == "file":
-        return lambda **options: FileSessionStore(tmp_path / "sessions", **options)
-    if kind == "redis":
-        from mcpsync.redis import RedisSessionStore
-
-        url: str = request.getfixturevalue("redis_url")
-        prefix: str = request.getfixturevalue("redis_prefix")
-        return lambda **options: RedisSessionStore(url, prefix=prefix, **options)
-    raise AssertionError(kind)
 
 
 @pytest.fixture(params=STORE_KINDS)
 def shared_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., SessionStore]:
     """A factory of store instances over one shared state, for each kind of store."""
-    return store_factory(request.param, request, tmp_path)
+    return session_store_factory(request.param, request, tmp_path)
 
 
 def test_stores_are_session_stores(shared_store):

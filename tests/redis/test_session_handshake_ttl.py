@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 import requests
 
-from mcpsync.http import MemorySessionStore, SessionStore
+from mcpsync.http import SessionStore
 from tests.helpers import wait_until
 from tests.http.test_session_store import (
     call_who,
     session_headers,
-    store_factory,
     worker_server,
 )
+from tests.stores.backends import session_store_factory
 
 LEGACY = "2025-06-18"
 WAIT = 10.0
@@ -34,10 +34,7 @@ HANDSHAKE = 0.5
 
 @pytest.fixture(params=["redis", "file", "memory"])
 def shared_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., SessionStore]:
-    if request.param == "memory":
-        one = MemorySessionStore()
-        return lambda **options: one
-    return store_factory(request.param, request, tmp_path)
+    return session_store_factory(request.param, request, tmp_path)
 
 
 def _initialize_only(url: str) -> str:

@@ -1,8 +1,9 @@
-"""The session-store contract, run over every store (FileSessionStore and RedisSessionStore
-on a real Redis), plus what only a Redis store has: shared log levels and subscriptions,
-its key layout, expiry by TTL, and Redis going away and coming back.
+"""What only the Redis session store has: its subscription index, its key layout, expiry
+by TTL, its bounds, and Redis going away and coming back.
 
-The two-worker HTTP tests over the same stores are in tests/http/test_session_store.py.
+The contract every session store keeps (this one included) is
+tests/stores/test_session_store_contract.py; the two-worker HTTP tests over the same
+stores are in tests/http/test_session_store.py.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from typing import Any
 import pytest
 
 from mcpsync.errors import StoreUnavailableError
-from mcpsync.http import SessionRecord, SessionStore
-from mcpsync.http.session_store import SharedSessionState
-from tests.helpers import run_threads, wait_until
-from tests.http.test_session_store import STORE_KINDS, store_factory
+from mcpsync.http import SessionRecord
+from tests.helpers import wait_until
 from tests.services import RedisServer, require_redis_library
+from tests.stores.backends import session_store_factory
 
 LEGACY = "2025-06-18"
 WAIT = 15.0
@@ -28,15 +28,10 @@ HOSTILE_IDS = ["*", "?", "a:b", "a_b", "a_1", "../../etc/passwd", "s:*", "[a-z]*
                "x" * 100_000, "é", "\x00"]
 
 
-@pytest.fixture(params=STORE_KINDS)
-def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., SessionStore]:
-    return store_factory(request.param, request, tmp_path)
-
-
 @pytest.fixture
 def new_shared(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., Any]:
-    """The stores that are also SharedSessionState (only Redis so far)."""
-    return store_factory("redis", request, tmp_path)
+    """Redis session store instances over the test's key prefix."""
+    return session_store_factory("redis", request, tmp_path)
 
 
 def full_record(session_id: str = "s1") -> SessionRecord:
@@ -45,136 +40,7 @@ def full_record(session_id: str = "s1") -> SessionRecord:
                          log_level="warning", subscriptions=frozenset({"file:///a", "db://b"}))
 
 
-# -- the contract, every store -----------------------------------------------------------
-
-
-def test_a_record_round_trips_through_another_instance(new_store):
-    record = full_record()
-    new_store().save(record)
-    assert new_store().load("s1") == record
-    bare = SessionRecord("s2", LEGACY)
-    new_store().save(bare)
-    assert new_store().load("s2") == bare
-
-
-def test_save_overwrites(new_store):
-    store = new_store()
-    store.save(full_record())
-    replaced = SessionRecord("s1", "2025-03-26", None, {}, subscriptions=frozenset({"x:y"}))
-    store.save(replaced)
-    assert new_store().load("s1") == replaced
-
-
-def test_unknown_and_hostile_ids_are_not_sessions(new_store):
-    store = new_store()
-    store.save(full_record("real"))
-    for session_id in ["never-issued", "", "rea", "real ", *HOSTILE_IDS]:
-        assert store.load(session_id) is None, session_id[:20]
-        assert store.touch(session_id) is False
-        assert store.delete(session_id) is False
-    assert store.load("real") == full_record("real")
-
-
-def test_ids_with_special_characters_are_kept_apart(new_store):
-    store = new_store()
-    ids = ["a_b", "a:b", "a*", "a?", "a", "[a]", "a b", "é"]
-    for n, session_id in enumerate(ids):
-        store.save(SessionRecord(session_id, LEGACY, {"n": n}))
-    for n, session_id in enumerate(ids):
-        record = new_store().load(session_id)
-        assert record is not None and record.client_info == {"n": n}
-    assert store.delete("a*") and new_store().load("a*") is None
-    assert new_store().load("a") is not None and new_store().load("a?") is not None
-
-
-def test_delete_ends_it_once(new_store):
-    new_store().save(full_record())
-    assert new_store().touch("s1") is True
-    assert new_store().delete("s1") is True
-    assert new_store().delete("s1") is False
-    assert new_store().load("s1") is None and new_store().touch("s1") is False
-
-
-def test_records_expire_when_idle(new_store):
-    store = new_store(idle_timeout=0.5)
-    store.save(full_record())
-    wait_until(lambda: store.load("s1") is None, timeout=WAIT,
-               message="the record never expired")
-    assert store.touch("s1") is False  # touching does not bring it back
-    assert store.load("s1") is None
-
-
-def test_concurrent_saves_and_loads_from_many_instances(new_store):
-    def work(i: int) -> bool:
-        store = new_store()
-        record = SessionRecord(f"c{i}", LEGACY, {"i": i})
-        store.save(record)
-        return store.load(f"c{i}") == record and store.touch(f"c{i}")
-
-    assert run_threads(work, 16, name="saver", timeout=WAIT) == [True] * 16
-
-
-# -- shared state (log level, subscriptions): the stores that have it ---------------------
-
-
-def test_redis_store_is_shared_session_state(new_shared):
-    assert isinstance(new_shared(), SharedSessionState)
-    assert isinstance(new_shared(), SessionStore)
-
-
-def test_log_level_and_subscriptions_are_seen_by_every_instance(new_shared):
-    a, b = new_shared(), new_shared()
-    a.save(SessionRecord("s1", LEGACY))
-    a.set_log_level("s1", "debug")
-    b.add_subscription("s1", "file:///x")
-    a.add_subscription("s1", "file:///y")
-    a.add_subscription("s1", "file:///y")  # twice is once
-    record = b.load("s1")
-    assert record is not None and record.log_level == "debug"
-    assert record.subscriptions == {"file:///x", "file:///y"}
-    assert a.subscribers("file:///x") == {"s1"} == b.subscribers("file:///y")
-    b.remove_subscription("s1", "file:///x")
-    b.remove_subscription("s1", "file:///never")
-    assert a.subscribers("file:///x") == set()
-    assert a.load("s1").subscriptions == {"file:///y"}  # type: ignore[union-attr]
-
-
-def test_changes_to_a_missing_session_are_ignored(new_shared):
-    store = new_shared()
-    store.set_log_level("ghost", "debug")
-    store.add_subscription("ghost", "file:///x")
-    store.remove_subscription("ghost", "file:///x")
-    assert store.load("ghost") is None
-    assert store.subscribers("file:///x") == set()
-    for session_id in HOSTILE_IDS:
-        store.add_subscription(session_id, "file:///x")
-    assert store.subscribers("file:///x") == set()
-
-
-def test_saved_subscriptions_are_indexed_and_replaced(new_shared):
-    store = new_shared()
-    store.save(full_record("s1"))
-    store.save(full_record("s2"))
-    assert store.subscribers("file:///a") == {"s1", "s2"}
-    store.save(SessionRecord("s1", LEGACY, subscriptions=frozenset({"other:z"})))
-    assert store.subscribers("file:///a") == {"s2"}
-    assert store.subscribers("other:z") == {"s1"}
-    store.delete("s2")
-    assert store.subscribers("file:///a") == set() and store.subscribers("db://b") == set()
-
-
-def test_concurrent_subscriptions_lose_nothing(new_shared):
-    new_shared().save(SessionRecord("s1", LEGACY))
-    stores = [new_shared(), new_shared()]
-
-    def subscribe(i: int) -> None:
-        stores[i % 2].add_subscription("s1", f"res://{i}")
-        stores[(i + 1) % 2].add_subscription(f"peer{i % 4}", f"res://{i}")  # no such session
-
-    run_threads(subscribe, 24, name="subscriber", timeout=WAIT)
-    record = stores[0].load("s1")
-    assert record is not None and record.subscriptions == {f"res://{i}" for i in range(24)}
-    assert all(stores[1].subscribers(f"res://{i}") == {"s1"} for i in range(24))
+# -- the subscription index ----------------------------------------------------------------
 
 
 def test_subscribers_leave_out_expired_sessions_and_clean_the_index(new_shared):

@@ -1,8 +1,9 @@
-"""RedisTaskStore beyond the contract every store passes (``tests/tasks/test_store.py``):
-two stores on one Redis are two machines sharing tasks; a cancel through one wakes a wait
-on the other (a thread here, a real process); a runner process SIGKILLed mid-task has its
-task failed once its heartbeat expires; Redis killed and restarted gives
-``StoreUnavailableError`` meanwhile, never a hang, and the store works again after."""
+"""RedisTaskStore beyond the contract every store passes
+(``tests/stores/test_task_store_contract.py``): two stores on one Redis are two machines
+sharing tasks; a cancel through one wakes a wait on the other (a thread here, a real
+process); a runner process SIGKILLed mid-task has its task failed once its heartbeat
+expires; Redis killed and restarted gives ``StoreUnavailableError`` meanwhile, never a
+hang, and the store works again after."""
 
 from __future__ import annotations
 
@@ -26,10 +27,10 @@ import redis
 from mcpsync.errors import StoreUnavailableError
 from mcpsync.redis import task_waits
 from mcpsync.redis.tasks import EXPIRY_GRACE_MS, RedisTaskStore
-from mcpsync.tasks import RUNNER_EXITED, TaskRecord, TaskStore, runner_id
+from mcpsync.tasks import RUNNER_EXITED, TaskRecord, runner_id
 from tests.helpers import run_threads, wait_until
 from tests.services import RedisServer, require_redis_library
-from tests.tasks.conftest import make_record
+from tests.stores.backends import make_record
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0
@@ -73,10 +74,6 @@ def _store_threads() -> list[threading.Thread]:
 def _waiting(store: RedisTaskStore, task_id: str) -> bool:
     with store._lock:
         return task_id in store._watchers
-
-
-def test_is_a_task_store(make_store):
-    assert isinstance(make_store(), TaskStore)
 
 
 def test_a_client_of_another_type_is_refused():

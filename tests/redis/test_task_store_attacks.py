@@ -20,7 +20,7 @@ from mcpsync.redis.tasks import RedisTaskStore
 from mcpsync.tasks import TaskResultTooLargeError, TaskStoreFullError
 from tests.helpers import run_threads
 from tests.services import RedisServer, require_redis_library
-from tests.tasks.conftest import make_record
+from tests.stores.backends import make_record
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 120.0  # several processes on a loaded two-core machine

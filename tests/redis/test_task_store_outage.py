@@ -31,7 +31,7 @@ from mcpsync.redis.tasks import WAIT_GRACE, RedisTaskStore
 from mcpsync.tasks import TaskRecord, runner_id
 from tests.helpers import wait_until
 from tests.services import RedisServer, require_redis_library
-from tests.tasks.conftest import make_record
+from tests.stores.backends import make_record
 
 WAIT = 60.0
 #: What a stopped Redis may add past a budget before the call gives up: the client's

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcpsync.tasks import MemoryTaskStore, TaskResultTooLargeError, TaskStoreFullError
-from tests.tasks.conftest import make_record
+from tests.stores.backends import make_record
 
 
 def _big(n: int) -> dict[str, object]:

@@ -24,7 +24,7 @@ from mcpsync.tasks import SqliteTaskStore, runner_id
 from mcpsync.tasks.runners import process_identity, registration, runner_alive
 from mcpsync.tasks.sqlite import RUNNER_EXITED
 from tests.helpers import run_threads, wait_until
-from tests.tasks.conftest import make_record
+from tests.stores.backends import make_record
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 120.0  # generous: several processes on a loaded two-core machine

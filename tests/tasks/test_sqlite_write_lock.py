@@ -21,7 +21,7 @@ from mcpsync.errors import StoreUnavailableError
 from mcpsync.protocol.budget import Budget
 from mcpsync.tasks import SqliteTaskStore
 from tests.helpers import run_threads, wait_until
-from tests.tasks.conftest import make_record
+from tests.stores.backends import make_record
 
 HOLDER = """
 import sqlite3, sys

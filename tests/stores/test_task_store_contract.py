@@ -1,4 +1,6 @@
-"""The TaskStore contract, run against every store (see ``conftest.py``'s ``make_store``).
+"""The TaskStore contract, run against every store: memory, SQLite and Redis (see
+``conftest.py``'s ``make_task_store``). What only one store has stays with its package
+(``tests/tasks/test_memory_store.py``, ``test_sqlite_store.py``, ``tests/redis/``).
 
 What the runner and the ``tasks/*`` surfaces rely on: owner scoping that looks exactly like
 absence, terminal-is-final, versions that ``wait`` can watch, cursors that page through
@@ -10,10 +12,12 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 from freezegun import freeze_time
 
+from mcpsync.stores import TaskStoreCapabilities
 from mcpsync.tasks import (
     MAX_PAGE_SIZE,
     MAX_TTL_MS,
@@ -21,15 +25,38 @@ from mcpsync.tasks import (
     TaskStore,
     TaskStoreFullError,
     clamp_ttl,
+    runner_id,
 )
 from tests.helpers import run_threads
-from tests.tasks.conftest import make_record
+
+from .backends import make_record
 
 WAIT = 30.0
 
 
+@pytest.fixture
+def make_store(make_task_store: Callable[..., TaskStore]) -> Callable[..., TaskStore]:
+    return make_task_store
+
+
+@pytest.fixture
+def store(task_store: TaskStore) -> TaskStore:
+    return task_store
+
+
 def test_is_a_task_store(store):
     assert isinstance(store, TaskStore)
+    assert isinstance(store.capabilities, TaskStoreCapabilities)
+
+
+def test_a_declared_recovery_leaves_a_live_runner_s_tasks_alone(store):
+    recovers = store.capabilities.recovers
+    if recovers is None:
+        pytest.skip("this store declares no recovery (its tasks die with its process)")
+    record = make_record(runner=runner_id())
+    store.create(record)
+    assert recovers.recover() == 0
+    assert store.get(record.task_id).status == "working"
 
 
 def test_create_then_get_returns_an_equal_record(store):
