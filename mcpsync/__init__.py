@@ -84,8 +84,10 @@ if TYPE_CHECKING:
     from .facade import Server
     from .protocol.deadline import Deadline, DeadlineExceeded
     from .server.lifespan import StartupError
+    from .server.options import ProtocolOptions, ServerDetails, ServerLimits
     from .server.paths import UnsafePathError, safe_join
     from .server.session import ServerSession
+    from .task_options import TaskOptions
     from .tasks import MemoryTaskStore, RunAsTask, SqliteTaskStore, TaskContext
     from .telemetry.config import Telemetry
     from .types import (
@@ -228,6 +230,10 @@ _LAZY: dict[str, str] = {
     "current_transport": ".dispatch.transport",
     "progress_bar": ".display",
     "safe_join": ".server.paths",
+    "ProtocolOptions": ".server.options",
+    "ServerDetails": ".server.options",
+    "ServerLimits": ".server.options",
+    "TaskOptions": ".task_options",
 }
 
 
@@ -291,6 +297,7 @@ __all__ = [
     "Prompt",
     "PromptArgument",
     "PromptMessage",
+    "ProtocolOptions",
     "ProtocolStateError",
     "ReadResourceResult",
     "RegistrationError",
@@ -307,7 +314,9 @@ __all__ = [
     "RunAsTask",
     "SamplingMessage",
     "Server",
+    "ServerDetails",
     "ServerExitedError",
+    "ServerLimits",
     "ServerSession",
     "SessionInfo",
     "SqliteTaskStore",
@@ -316,6 +325,7 @@ __all__ = [
     "TaskCancelledError",
     "TaskContext",
     "TaskHandle",
+    "TaskOptions",
     "TaskState",
     "Telemetry",
     "TextContent",
