@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     )
     from .client import Client
     from .client.host import HostRequest
+    from .client.options import ClientLimits, ClientMiddleware, HostHandlers
     from .client.tasks import TaskCancelledError, TaskHandle, TaskState
     from .dispatch.context import DetachedContext, HandlerContext
     from .dispatch.registry import DuplicateHandlerError, MethodRegistry
@@ -234,6 +235,9 @@ _LAZY: dict[str, str] = {
     "ServerDetails": ".server.options",
     "ServerLimits": ".server.options",
     "TaskOptions": ".task_options",
+    "ClientLimits": ".client.options",
+    "ClientMiddleware": ".client.options",
+    "HostHandlers": ".client.options",
 }
 
 
@@ -249,6 +253,8 @@ __all__ = [
     "BlobResourceContents",
     "CallToolResult",
     "Client",
+    "ClientLimits",
+    "ClientMiddleware",
     "Completion",
     "ConnectionClosedError",
     "ContextClosedError",
@@ -267,6 +273,7 @@ __all__ = [
     "GetPromptResult",
     "HandlerContext",
     "HeaderMismatchError",
+    "HostHandlers",
     "HostRequest",
     "Icon",
     "Image",
