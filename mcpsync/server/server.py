@@ -298,9 +298,10 @@ class ServerCore(ServerDefinition):
         ``tools`` and ``logging`` always (tools may be registered while serving, and any
         handler may log). ``resources``, ``prompts`` and ``completions`` only when
         something of the kind is registered (a resource or template, a prompt, a
-        completer), one of its methods has a ``method_handler``, or ``Server(declare=...)``
-        names it. A session's capabilities are those of its ``initialize`` (handshake
-        era); 2026-07-28 clients see the current ones at each ``server/discover``.
+        completer), one of its methods has a ``method_handler``, or
+        ``ProtocolOptions(declare=...)`` names it. A session's capabilities are those of
+        its ``initialize`` (handshake era); 2026-07-28 clients see the current ones at each
+        ``server/discover``.
         """
         caps: dict[str, Any] = {"tools": {"listChanged": True}}
         if self._provides("resources"):
