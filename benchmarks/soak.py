@@ -46,7 +46,13 @@ SERVERS = os.path.join(HERE, "servers")
 SERVER = os.path.join(SERVERS, "soak_server.py")
 sys.path.insert(0, REPO)
 
-from mcpsync import Client, MCPError, RequestTimeoutError  # noqa: E402
+from mcpsync import (  # noqa: E402
+    Client,
+    ClientLimits,
+    HostHandlers,
+    MCPError,
+    RequestTimeoutError,
+)
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
@@ -151,7 +157,8 @@ def start_http(server: str, eras: list[str]) -> Target:
 def start_stdio(era: str) -> Target:
     client = Client.stdio([sys.executable, SERVER, "stdio"], env={"PYTHONPATH": REPO},
                           protocol_version=era, timeout=WAIT, cache=False,
-                          elicitation_handler=elicit_answer, max_handlers=32)
+                          host=HostHandlers(elicitation=elicit_answer),
+                          limits=ClientLimits(max_handlers=32))
     pid = client._connection.transport.pid  # type: ignore[attr-defined]
     name = "modern" if era == MODERN else "handshake"
     return Target(f"stdio-{name}", "stdio", [era], pid, lambda: _stats_of(client),
@@ -217,7 +224,7 @@ class Load:
             return self.target.stdio_clients[era]
         assert self.target.url is not None
         return Client.http(self.target.url, protocol_version=era, timeout=WAIT, cache=False,
-                           elicitation_handler=elicit_answer)
+                           host=HostHandlers(elicitation=elicit_answer))
 
     def _run(self, index: int) -> None:
         rng = random.Random(index)

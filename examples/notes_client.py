@@ -14,6 +14,7 @@ from mcpsync import (
     CreateMessageResult,
     ElicitRequestParams,
     ElicitResult,
+    HostHandlers,
     MCPError,
     TextContent,
 )
@@ -35,8 +36,8 @@ def fake_model(params: CreateMessageRequestParams) -> CreateMessageResult:
 
 
 def main() -> int:
-    with Client.stdio([sys.executable, str(SERVER)], elicitation_handler=answer_form,
-                      sampling_handler=fake_model, timeout=30) as client:
+    host = HostHandlers(elicitation=answer_form, sampling=fake_model)
+    with Client.stdio([sys.executable, str(SERVER)], host=host, timeout=30) as client:
         print("resources:", [r.uri for r in client.list_resources()])
         print("templates:", [t.uri_template for t in client.list_resource_templates()])
         print(client.call_tool("add_note").text)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         LoopbackRedirect,
         MemoryTokenStorage,
         OAuth,
+        OAuthLimits,
         PKCENotSupportedError,
         RegistrationError,
         ResourceMismatchError,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     )
     from .client import Client
     from .client.host import HostRequest
+    from .client.options import ClientLimits, ClientMiddleware, HostHandlers
     from .client.tasks import TaskCancelledError, TaskHandle, TaskState
     from .dispatch.context import DetachedContext, HandlerContext
     from .dispatch.registry import DuplicateHandlerError, MethodRegistry
@@ -84,8 +86,10 @@ if TYPE_CHECKING:
     from .facade import Server
     from .protocol.deadline import Deadline, DeadlineExceeded
     from .server.lifespan import StartupError
+    from .server.options import ProtocolOptions, ServerDetails, ServerLimits
     from .server.paths import UnsafePathError, safe_join
     from .server.session import ServerSession
+    from .task_options import TaskOptions
     from .tasks import MemoryTaskStore, RunAsTask, SqliteTaskStore, TaskContext
     from .telemetry.config import Telemetry
     from .types import (
@@ -175,6 +179,7 @@ _LAZY: dict[str, str] = {
     "MethodRegistry": ".dispatch.registry",
     "MissingClientCapabilityError": ".errors",
     "OAuth": ".auth",
+    "OAuthLimits": ".auth",
     "PKCENotSupportedError": ".auth",
     "ParseError": ".errors",
     "PeerRequestError": ".errors",
@@ -228,6 +233,13 @@ _LAZY: dict[str, str] = {
     "current_transport": ".dispatch.transport",
     "progress_bar": ".display",
     "safe_join": ".server.paths",
+    "ProtocolOptions": ".server.options",
+    "ServerDetails": ".server.options",
+    "ServerLimits": ".server.options",
+    "TaskOptions": ".task_options",
+    "ClientLimits": ".client.options",
+    "ClientMiddleware": ".client.options",
+    "HostHandlers": ".client.options",
 }
 
 
@@ -243,6 +255,8 @@ __all__ = [
     "BlobResourceContents",
     "CallToolResult",
     "Client",
+    "ClientLimits",
+    "ClientMiddleware",
     "Completion",
     "ConnectionClosedError",
     "ContextClosedError",
@@ -261,6 +275,7 @@ __all__ = [
     "GetPromptResult",
     "HandlerContext",
     "HeaderMismatchError",
+    "HostHandlers",
     "HostRequest",
     "Icon",
     "Image",
@@ -284,6 +299,7 @@ __all__ = [
     "MethodRegistry",
     "MissingClientCapabilityError",
     "OAuth",
+    "OAuthLimits",
     "PKCENotSupportedError",
     "ParseError",
     "PeerRequestError",
@@ -291,6 +307,7 @@ __all__ = [
     "Prompt",
     "PromptArgument",
     "PromptMessage",
+    "ProtocolOptions",
     "ProtocolStateError",
     "ReadResourceResult",
     "RegistrationError",
@@ -307,7 +324,9 @@ __all__ = [
     "RunAsTask",
     "SamplingMessage",
     "Server",
+    "ServerDetails",
     "ServerExitedError",
+    "ServerLimits",
     "ServerSession",
     "SessionInfo",
     "SqliteTaskStore",
@@ -316,6 +335,7 @@ __all__ = [
     "TaskCancelledError",
     "TaskContext",
     "TaskHandle",
+    "TaskOptions",
     "TaskState",
     "Telemetry",
     "TextContent",

@@ -15,17 +15,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS
-from .server.listen import DEFAULT_MAX_SUBSCRIPTIONS
+from ._moved import fold
+from .server.options import ProtocolOptions, ServerDetails, ServerLimits
 from .server.server import ServerCore
-from .tasks.bounds import DEFAULT_TTL_MS
+from .task_options import TASK_SPELLINGS, TaskOptions
 from .tasks.methods import Tasks
 from .telemetry.config import Telemetry
 
 if TYPE_CHECKING:
     from .tasks.store import TaskStore
     from .tasks.surface import TaskSurfaces
-    from .types import Icon
 
 
 class Server(ServerCore):
@@ -33,9 +32,9 @@ class Server(ServerCore):
     <mcpsync.server.server.ServerCore>` for everything but these).
 
     ``task_store``: where tasks live (a :class:`~mcpsync.tasks.MemoryTaskStore` by
-    default); ``max_running_tasks``: tasks running at once in this process;
-    ``task_ttl_ms``: how long a task's record is kept; ``task_poll_interval_ms``: the
-    polling interval suggested to clients. See docs/tasks.md.
+    default); ``task_options`` (:class:`~mcpsync.task_options.TaskOptions`): tasks running
+    at once in this process, how long a task's record is kept, the polling interval
+    suggested to clients. See docs/tasks.md.
     """
 
     def __init__(
@@ -44,42 +43,26 @@ class Server(ServerCore):
         version: str = "0.1.0",
         *,
         title: str | None = None,
-        description: str | None = None,
         instructions: str | None = None,
-        website_url: str | None = None,
-        icons: list[Icon] | None = None,
-        max_concurrent_handlers: int = 64,
-        max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS,
-        request_timeout: float = 60.0,
-        page_size: int = 100,
-        legacy_versions: tuple[str, ...] = LEGACY_VERSIONS,
-        modern_versions: tuple[str, ...] = MODERN_VERSIONS,
-        cache_ttl_ms: int = 0,
-        cache_scope: str = "public",
-        request_state_key: bytes | str | None = None,
-        request_state_ttl: float = 600.0,
-        task_store: TaskStore | None = None,
-        max_running_tasks: int = 64,
-        task_ttl_ms: int | None = DEFAULT_TTL_MS,
-        task_poll_interval_ms: int = 500,
+        details: ServerDetails | None = None,
         lifespan: Callable[[Server], Any] | None = None,
-        startup_timeout: float = 60.0,
-        declare: tuple[str, ...] = (),
+        request_state_key: bytes | str | None = None,
+        limits: ServerLimits | None = None,
+        protocol: ProtocolOptions | None = None,
         telemetry: bool | Telemetry = True,
+        task_store: TaskStore | None = None,
+        task_options: TaskOptions | None = None,
+        **moved: object,
     ) -> None:
+        task_options = fold(type(self).__name__, "task_options", task_options or TaskOptions(),
+                            TASK_SPELLINGS, moved)
         super().__init__(
-            name, version, title=title, description=description, instructions=instructions,
-            website_url=website_url, icons=icons,
-            max_concurrent_handlers=max_concurrent_handlers,
-            max_subscriptions=max_subscriptions, request_timeout=request_timeout,
-            page_size=page_size, legacy_versions=legacy_versions,
-            modern_versions=modern_versions, cache_ttl_ms=cache_ttl_ms,
-            cache_scope=cache_scope, request_state_key=request_state_key,
-            request_state_ttl=request_state_ttl, lifespan=lifespan,
-            startup_timeout=startup_timeout, declare=declare, telemetry=telemetry)
-        self._task_extension = self.use(Tasks(task_store, max_running=max_running_tasks,
-                                             ttl_ms=task_ttl_ms,
-                                             poll_interval_ms=task_poll_interval_ms))
+            name, version, title=title, instructions=instructions, details=details,
+            lifespan=lifespan, request_state_key=request_state_key, limits=limits,
+            protocol=protocol, telemetry=telemetry, **moved)
+        self._task_extension = self.use(Tasks(task_store, max_running=task_options.max_running,
+                                             ttl_ms=task_options.ttl_ms,
+                                             poll_interval_ms=task_options.poll_interval_ms))
 
     # -- tasks -----------------------------------------------------------------------------
 

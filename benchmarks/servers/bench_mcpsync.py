@@ -1,6 +1,6 @@
 """mcpsync server for benchmarks/run.py: stdio (``python bench_mcpsync.py``) or WSGI (``app``).
 
-``MCPSYNC_BENCH_MAX_HANDLERS`` sets ``Server(max_concurrent_handlers=...)``; run.py sets
+``MCPSYNC_BENCH_MAX_HANDLERS`` sets ``ServerLimits(max_concurrent_handlers=...)``; run.py sets
 it to 256 only for the blocking-tool rows and leaves the default (64) elsewhere.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 import time
 
-from mcpsync import Server
+from mcpsync import Server, ServerLimits
 
 _max = os.environ.get("MCPSYNC_BENCH_MAX_HANDLERS")
 server = Server("bench", version="1.0.0",
-                **({"max_concurrent_handlers": int(_max)} if _max else {}))
+                **({"limits": ServerLimits(max_concurrent_handlers=int(_max))} if _max else {}))
 
 
 @server.tool()

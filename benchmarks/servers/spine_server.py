@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import time
 
-from mcpsync import HandlerContext, RequestCancelledError, Server
+from mcpsync import HandlerContext, RequestCancelledError, Server, ServerLimits
 
-server = Server("spine", version="1.0.0", max_concurrent_handlers=256)
+server = Server("spine", version="1.0.0",
+                limits=ServerLimits(max_concurrent_handlers=256))
 
 
 @server.tool()

@@ -36,6 +36,7 @@ from .server import (
     ResourceServer,
     TokenVerifier,
 )
+from .settings import OAuthLimits
 from .tokens import FileTokenStorage, MemoryTokenStorage, Token, TokenStorage
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "MemoryTokenStorage",
     "MissingDependencyError",
     "OAuth",
+    "OAuthLimits",
     "PKCENotSupportedError",
     "RedirectHandler",
     "RegistrationError",

@@ -100,7 +100,7 @@ class InsufficientScopeError(AuthorizationError, _Refusal):
     needs. ``scopes`` are those its ``WWW-Authenticate`` challenge names (what a token
     must hold to be let through), ``www_authenticate`` the raw header. With ``OAuth`` it
     is raised only after the bounded number of step-up authorizations
-    (``OAuth(max_reauthorizations=...)``)."""
+    (``OAuthLimits(max_reauthorizations=...)``)."""
 
 
 #: The HTTP statuses that are authorization refusals, and their class: ONE table. A 403

@@ -28,33 +28,38 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any
 
 import requests
 from requests.auth import AuthBase
 
+from .._moved import fold, reject_unknown
 from .assertion import jwt_library
 from .discovery import origin_of
 from .enterprise import EnterpriseIdP
 from .errors import AuthorizationError, InsufficientScopeError, UnauthorizedError
-from .fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, Fetcher
+from .fetch import Fetcher
 from .grants import JWT_BEARER_GRANT, MAX_SCOPES, PROTOCOL_HEADER, Grants
 from .redirect import RedirectHandler, console_redirect_handler
 from .refusals import challenge_of, drain, stale_connection, token_sent
 from .servers import MAX_SERVERS, Servers
-from .settings import DEFAULT_REDIRECT_URI, Grant, OAuthSettings
+from .settings import (
+    DEFAULT_FLIGHT_TIMEOUT,
+    DEFAULT_MAX_REAUTHORIZATIONS,
+    DEFAULT_REDIRECT_URI,
+    FETCH_SPELLINGS,
+    LIMITS_SPELLINGS,
+    Grant,
+    OAuthLimits,
+    OAuthSettings,
+)
 from .token_endpoint import TokenEndpoint
 from .tokens import MemoryTokenStorage, Token, TokenStorage
 
 logger = logging.getLogger("mcpsync.auth")
 
 __all__ = ["DEFAULT_FLIGHT_TIMEOUT", "DEFAULT_MAX_REAUTHORIZATIONS", "DEFAULT_REDIRECT_URI",
-           "JWT_BEARER_GRANT", "MAX_SCOPES", "MAX_SERVERS", "OAuth"]
-
-#: Authorizations (refresh, code flow or step-up) one request may trigger before it fails.
-DEFAULT_MAX_REAUTHORIZATIONS: Final = 3
-#: How long a thread waits for another thread's authorization of the same server (s).
-DEFAULT_FLIGHT_TIMEOUT: Final = 600.0
+           "JWT_BEARER_GRANT", "MAX_SCOPES", "MAX_SERVERS", "OAuth", "OAuthLimits"]
 
 
 class OAuth(AuthBase):
@@ -71,11 +76,12 @@ class OAuth(AuthBase):
     one, its ``scopes_supported``) names; ``offline_access`` is added when the
     authorization server lists it (for a refresh token) unless ``offline_access=False``.
     ``storage`` keeps tokens and registrations (default: memory; see
-    :class:`~mcpsync.auth.FileTokenStorage`). ``timeout`` (all of a fetch: connect, head,
-    body) ends discovery (every well-known URL of both documents together), each token
-    request (with its DPoP-nonce retry), registration and an IdP exchange, each on its
-    own (a user's redirect may sit between them); ``max_response_bytes`` bounds each
-    answer. ``dpop``: ``None`` (default) uses DPoP-bound tokens
+    :class:`~mcpsync.auth.FileTokenStorage`). ``limits``
+    (:class:`~mcpsync.auth.OAuthLimits`): the fetch timeout and answer size, the
+    re-authorizations one request may trigger, the wait for another thread's flow; their
+    old flat keywords (``timeout=``, ``max_response_bytes=``, ``max_reauthorizations=``,
+    ``flight_timeout=``) still work, with a ``DeprecationWarning``. ``dpop``: ``None``
+    (default) uses DPoP-bound tokens
     when the authorization server offers ES256 and PyJWT is installed; ``True`` insists on
     PyJWT; ``False`` never uses DPoP.
     """
@@ -94,12 +100,12 @@ class OAuth(AuthBase):
         scopes: Sequence[str] = (),
         offline_access: bool = True,
         storage: TokenStorage | None = None,
-        max_reauthorizations: int = DEFAULT_MAX_REAUTHORIZATIONS,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_response_bytes: int = DEFAULT_MAX_BYTES,
-        flight_timeout: float = DEFAULT_FLIGHT_TIMEOUT,
         dpop: bool | None = None,
+        limits: OAuthLimits | None = None,
+        **moved: object,
     ) -> None:
+        limits = fold("OAuth", "limits", limits or OAuthLimits(), LIMITS_SPELLINGS, moved)
+        reject_unknown("OAuth", moved)
         if client_secret is not None and client_id is None:
             raise ValueError("client_secret needs client_id")
         settings = OAuthSettings(
@@ -111,10 +117,12 @@ class OAuth(AuthBase):
                               else console_redirect_handler),
             scopes=tuple(scopes), offline_access=offline_access)
         self._settings = settings
-        self.max_reauthorizations = max_reauthorizations
-        self._fetcher = Fetcher(timeout, max_response_bytes)
+        #: The bounds it was given (``max_reauthorizations`` below may be changed).
+        self.limits = limits
+        self.max_reauthorizations = limits.max_reauthorizations
+        self._fetcher = Fetcher(limits.timeout, limits.max_response_bytes)
         self._servers = Servers(storage if storage is not None else MemoryTokenStorage(),
-                                flight_timeout)
+                                limits.flight_timeout)
         if dpop is True:
             jwt_library()  # fail now, not at the first token request, without the extra
         self._dpop = dpop
@@ -141,21 +149,23 @@ class OAuth(AuthBase):
         scopes: Sequence[str] = (),
         storage: TokenStorage | None = None,
         token_endpoint_auth_method: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_response_bytes: int = DEFAULT_MAX_BYTES,
-        max_reauthorizations: int = DEFAULT_MAX_REAUTHORIZATIONS,
+        limits: OAuthLimits | None = None,
+        **moved: object,
     ) -> OAuth:
         """The client-credentials grant (the MCP ``oauth-client-credentials`` extension):
         no user, no browser. Authenticates with ``client_secret`` (basic or post, as the
         server allows) or with ``private_key_pem`` as ``private_key_jwt`` (needs the
-        ``auth`` extra)."""
+        ``auth`` extra). ``limits``: as for ``OAuth``."""
+        owner = "OAuth.client_credentials"
+        limits = fold(owner, "limits", limits or OAuthLimits(),
+                      {**FETCH_SPELLINGS, "max_reauthorizations": "max_reauthorizations"},
+                      moved)
+        reject_unknown(owner, moved)
         if (client_secret is None) == (private_key_pem is None):
             raise ValueError("give exactly one of client_secret and private_key_pem")
         oauth = cls(client_id=client_id, client_secret=client_secret, scopes=scopes,
                     storage=storage, token_endpoint_auth_method=token_endpoint_auth_method,
-                    offline_access=False, timeout=timeout,
-                    max_response_bytes=max_response_bytes,
-                    max_reauthorizations=max_reauthorizations)
+                    offline_access=False, limits=limits)
         if private_key_pem is not None:
             jwt_library()  # fail now, not at the first 401, when the auth extra is missing
         oauth._use(Grant("client_credentials", private_key_pem=private_key_pem,
@@ -170,16 +180,20 @@ class OAuth(AuthBase):
         client_id: str | None = None,
         scopes: Sequence[str] = (),
         storage: TokenStorage | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_response_bytes: int = DEFAULT_MAX_BYTES,
+        limits: OAuthLimits | None = None,
+        **moved: object,
     ) -> OAuth:
         """The RFC 7523 JWT-bearer grant (workload identity federation, SEP-1933): the
         workload's identity token (from its platform) is the grant. ``assertion`` is the
         JWT, or a callable returning a current one (platform tokens rotate; it is called
         for each token request). A refusal (``invalid_grant``, ``invalid_scope``,
-        ``unauthorized_client``) fails the call: no retry, no other grant."""
+        ``unauthorized_client``) fails the call: no retry, no other grant. ``limits``: as
+        for ``OAuth``."""
+        limits = fold("OAuth.jwt_bearer", "limits", limits or OAuthLimits(), FETCH_SPELLINGS,
+                      moved)
+        reject_unknown("OAuth.jwt_bearer", moved)
         oauth = cls(client_id=client_id, scopes=scopes, storage=storage, offline_access=False,
-                    timeout=timeout, max_response_bytes=max_response_bytes)
+                    limits=limits)
         oauth._use(Grant("jwt_bearer", assertion=assertion))
         return oauth
 
@@ -195,16 +209,19 @@ class OAuth(AuthBase):
         idp_client_secret: str | None = None,
         scopes: Sequence[str] = (),
         storage: TokenStorage | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_response_bytes: int = DEFAULT_MAX_BYTES,
+        limits: OAuthLimits | None = None,
+        **moved: object,
     ) -> OAuth:
         """Enterprise-managed authorization (SEP-990): the user's ``id_token`` from the
         enterprise identity provider is exchanged there (RFC 8693, as ``idp_client_id``)
         for an ID-JAG, which the MCP server's authorization server takes as a JWT-bearer
-        grant from ``client_id``/``client_secret``. No browser, no registration."""
+        grant from ``client_id``/``client_secret``. No browser, no registration.
+        ``limits``: as for ``OAuth``."""
+        limits = fold("OAuth.enterprise", "limits", limits or OAuthLimits(), FETCH_SPELLINGS,
+                      moved)
+        reject_unknown("OAuth.enterprise", moved)
         oauth = cls(client_id=client_id, client_secret=client_secret, scopes=scopes,
-                    storage=storage, offline_access=False, timeout=timeout,
-                    max_response_bytes=max_response_bytes)
+                    storage=storage, offline_access=False, limits=limits)
         oauth._use(Grant("enterprise", idp=EnterpriseIdP(
             idp_token_endpoint, idp_client_id, id_token, idp_client_secret)))
         return oauth

@@ -25,16 +25,10 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
+from .._moved import fold, reject_unknown
 from .._version import __version__
 from ..dispatch.registry import MethodRegistry
-from ..engine.connection import (
-    DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
-    DEFAULT_MAX_QUEUED_NOTIFICATIONS,
-    DEFAULT_TIMEOUT,
-    Connection,
-    ConnectionLimits,
-    Middleware,
-)
+from ..engine.connection import DEFAULT_TIMEOUT, Connection, ConnectionLimits
 from ..errors import ConnectionClosedError, ProtocolStateError
 from ..protocol import levels
 from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS
@@ -50,8 +44,8 @@ from .factory import http_transport, stdio_transport
 from .host import ClientMethodHandler, ClientNotificationHandler
 from .inbound import (
     ElicitationHandler,
-    HostHandlers,
     Inbound,
+    InboundHandlers,
     LogHandler,
     NotificationCallback,
     RootsSource,
@@ -61,6 +55,14 @@ from .lifetime import Lifetime, WeakInbound
 from .listen import Listens
 from .mrtr import INPUT_MODES
 from .negotiate import Negotiation
+from .options import (
+    HOST_SPELLINGS,
+    LIMITS_SPELLINGS,
+    MIDDLEWARE_SPELLINGS,
+    ClientLimits,
+    ClientMiddleware,
+    HostHandlers,
+)
 from .subscribe import Subscriptions
 from .surface import ClientSurface
 from .task_calls import ClientTasks
@@ -77,14 +79,7 @@ class Client(ClientSurface):
     ``timeout`` is the default deadline (seconds) of every request; each method takes its
     own ``timeout=`` too. ``on_log`` receives the server's log messages and
     ``on_notification(method, params)`` every other notification; both run on the
-    connection's notification thread, in arrival order. Notifications waiting for a slow
-    callback are bounded (``max_queued_notifications``, ``max_queued_notification_bytes``):
-    past either, new ones are dropped with one warning per burst.
-
-    ``method_handlers`` (method -> ``fn(request, params)``) and ``notification_handlers``
-    (method -> ``fn(params)`` or a list of them) register custom methods before the
-    connection starts; :meth:`method_handler` and :meth:`notification_handler` do so
-    afterwards. All live in :attr:`methods`.
+    connection's notification thread, in arrival order.
 
     ``log_level`` (``"debug"`` … ``"emergency"``) is the least severe log message the
     server should send. In 2026-07-28 it goes as ``logLevel`` in every request's ``_meta``
@@ -92,37 +87,43 @@ class Client(ClientSurface):
     ``"debug"``: the handshake era's servers send every level until told otherwise); in
     the handshake era it is sent as ``logging/setLevel`` right after ``initialize`` when
     the server declares ``logging``.
+
+    The options few clients change are grouped: ``host``
+    (:class:`~mcpsync.client.options.HostHandlers`: the elicitation and sampling
+    handlers, roots, custom methods, who answers 2026-07-28 questions), ``limits``
+    (:class:`~mcpsync.client.options.ClientLimits`: handler threads, input rounds, the
+    notification queue) and ``middleware``
+    (:class:`~mcpsync.client.options.ClientMiddleware`). Their old flat keywords
+    (``elicitation_handler=``, ``max_handlers=``, ``send_middleware=``...) still work,
+    with a ``DeprecationWarning``. Custom methods registered after the connection starts:
+    :meth:`method_handler`, :meth:`notification_handler`; all live in :attr:`methods`.
     """
 
     def __init__(
         self,
         transport: Transport,
         *,
-        client_info: Implementation | None = None,
-        protocol_version: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
-        on_log: LogHandler | None = None,
-        on_notification: NotificationCallback | None = None,
-        log_level: str | None = None,
-        send_middleware: Sequence[Middleware] = (),
-        recv_middleware: Sequence[Middleware] = (),
-        max_handlers: int = 16,
+        protocol_version: str | None = None,
+        client_info: Implementation | None = None,
         name: str = "mcpsync-client",
-        elicitation_handler: ElicitationHandler | None = None,
-        sampling_handler: SamplingHandler | None = None,
-        sampling_tools: bool = False,
-        roots: RootsSource | None = None,
-        max_input_rounds: int = 8,
-        input_mode: str = "auto",
+        on_log: LogHandler | None = None,
+        log_level: str | None = None,
+        on_notification: NotificationCallback | None = None,
         cache: bool | ResponseCache = True,
-        extra_capabilities: Mapping[str, Any] | None = None,
-        max_queued_notifications: int = DEFAULT_MAX_QUEUED_NOTIFICATIONS,
-        max_queued_notification_bytes: int = DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
-        method_handlers: Mapping[str, ClientMethodHandler] | None = None,
-        notification_handlers: Mapping[
-            str, ClientNotificationHandler | Sequence[ClientNotificationHandler]] | None = None,
+        host: HostHandlers | None = None,
+        limits: ClientLimits | None = None,
+        middleware: ClientMiddleware | None = None,
         telemetry: bool | Telemetry = True,
+        **moved: object,
     ) -> None:
+        owner = type(self).__name__
+        host = fold(owner, "host", host or HostHandlers(), HOST_SPELLINGS, moved)
+        limits = fold(owner, "limits", limits or ClientLimits(), LIMITS_SPELLINGS, moved)
+        middleware = fold(owner, "middleware", middleware or ClientMiddleware(),
+                          MIDDLEWARE_SPELLINGS, moved)
+        reject_unknown(owner, moved)
+        input_mode = host.input_mode
         self.client_info = client_info or Implementation("mcpsync", __version__)
         known = (*LEGACY_VERSIONS, *MODERN_VERSIONS, "auto")
         if protocol_version is not None and protocol_version not in known:
@@ -131,7 +132,7 @@ class Client(ClientSurface):
             raise ValueError(f"log_level {log_level!r} is not one of {levels.LEVELS}")
         if input_mode not in INPUT_MODES:
             raise ValueError(f"input_mode {input_mode!r} is not one of {INPUT_MODES}")
-        options = CallOptions(timeout, input_mode, max_input_rounds)
+        options = CallOptions(timeout, input_mode, limits.max_input_rounds)
         #: The response cache for ``ttlMs`` hints (None when turned off with cache=False).
         self.cache: ResponseCache | None = (
             cache if isinstance(cache, ResponseCache) else ResponseCache() if cache else None)
@@ -150,14 +151,14 @@ class Client(ClientSurface):
         #: (``ping`` and the host handlers given above), then custom ones.
         self.methods: MethodRegistry[ClientMethodHandler, ClientNotificationHandler] = (
             MethodRegistry(f"client {name!r}"))
-        self._inbound = Inbound(self.methods, HostHandlers(
-            elicitation=elicitation_handler, sampling=sampling_handler,
-            sampling_tools=sampling_tools, roots=roots, on_log=on_log,
-            on_notification=on_notification, extra_capabilities=extra_capabilities),
+        self._inbound = Inbound(self.methods, InboundHandlers(
+            elicitation=host.elicitation, sampling=host.sampling,
+            sampling_tools=host.sampling_tools, roots=host.roots, on_log=on_log,
+            on_notification=on_notification, extra_capabilities=host.extra_capabilities),
             cache=self.cache, listens=listens, tasks=tasks)
-        for method, handler in (method_handlers or {}).items():
+        for method, handler in (host.methods or {}).items():
             self.methods.add_request(method, handler)
-        for method, handlers in (notification_handlers or {}).items():
+        for method, handlers in (host.notifications or {}).items():
             for one in [handlers] if callable(handlers) else handlers:
                 self.methods.add_notification(method, one)
         # The connection's threads reach what answers them only through a weak reference,
@@ -166,11 +167,11 @@ class Client(ClientSurface):
         inbound = WeakInbound(self._inbound)
         connection = Connection(
             transport, on_request=inbound.on_request, on_notification=inbound.on_notification,
-            send_middleware=send_middleware, recv_middleware=recv_middleware,
+            send_middleware=middleware.send, recv_middleware=middleware.recv,
             limits=ConnectionLimits(
-                max_handlers=max_handlers, default_timeout=timeout,
-                max_queued_notifications=max_queued_notifications,
-                max_queued_notification_bytes=max_queued_notification_bytes),
+                max_handlers=limits.max_handlers, default_timeout=timeout,
+                max_queued_notifications=limits.max_queued_notifications,
+                max_queued_notification_bytes=limits.max_queued_notification_bytes),
             name=name,
             caller_reads=True,  # over stdio a caller reads its own answer (read_role.py)
             telemetry=Instrumentation(Telemetry.of(telemetry), "client"),

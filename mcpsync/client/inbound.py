@@ -46,9 +46,10 @@ LogHandler = Callable[[LogMessage], None]
 NotificationCallback = Callable[[str, dict[str, Any]], None]
 
 
-class HostHandlers:
-    """What the application answers for: the handlers and roots given to ``Client(...)``,
-    and the capabilities they declare. Plain data."""
+class InboundHandlers:
+    """What one client's inbound side answers with: the public
+    :class:`~mcpsync.client.options.HostHandlers` it was given, with ``on_log`` and
+    ``on_notification`` (keywords of ``Client``) beside them. Plain data."""
 
     def __init__(self, *, elicitation: ElicitationHandler | None = None,
                  sampling: SamplingHandler | None = None, sampling_tools: bool = False,
@@ -71,7 +72,7 @@ class Inbound:
     notification thread; the roots are replaced under a lock."""
 
     def __init__(self, methods: MethodRegistry[ClientMethodHandler, ClientNotificationHandler],
-                 handlers: HostHandlers, *, cache: ResponseCache | None, listens: Listens,
+                 handlers: InboundHandlers, *, cache: ResponseCache | None, listens: Listens,
                  tasks: ClientTasks) -> None:
         self.methods = methods
         self._handlers = handlers

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..client.client import Client
 from ..client.host import HostRequest
 from ..client.listen import Subscription, SubscriptionNotification
+from ..client.options import ClientMiddleware, HostHandlers
 from ..client.tracking import CallTracker
 from ..errors import INTERNAL_ERROR, MCPError, MCPSyncError
 from ..protocol.redact import redact
@@ -98,10 +99,11 @@ class RemoteLink:
     def _open(self) -> Client:
         try:
             client = self._connect(
-                send_middleware=[self._tracker.middleware], cache=False,
-                on_log=self._on_log, method_handlers=_host_handlers(self._calls),
-                extra_capabilities={"elicitation": {"form": {}, "url": {}}, "sampling": {},
-                                    "roots": {"listChanged": True}},
+                middleware=ClientMiddleware(send=[self._tracker.middleware]), cache=False,
+                on_log=self._on_log, host=HostHandlers(
+                    methods=_host_handlers(self._calls),
+                    extra_capabilities={"elicitation": {"form": {}, "url": {}},
+                                        "sampling": {}, "roots": {"listChanged": True}}),
                 **self._options)
         except MCPSyncError as exc:
             raise MCPError(f"the proxied server {self.target} can not be reached: {exc}",

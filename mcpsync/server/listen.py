@@ -10,7 +10,7 @@ Slots: a listen parks for as long as the client keeps it, so it must not hold on
 ``max_concurrent_handlers`` slots that tool calls, prompts and reads need (64 open listens
 would otherwise leave every other request waiting). Once registered, the handler gives its
 slot back to the pool it runs on (:func:`~mcpsync.engine.pool.release_current_slot`); the
-listens have their own bound instead, ``Server(max_subscriptions=...)`` across all
+listens have their own bound instead, ``ServerLimits(max_subscriptions=...)`` across all
 sessions and transports, past which a new listen is refused at once.
 
 Threads: the request's own handler thread is the subscription's delivery thread. The

@@ -23,17 +23,17 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from .._moved import fold, reject_unknown
 from ..codec import to_wire
 from ..dispatch.context import HandlerContext
 from ..engine.connection import Middleware
 from ..engine.pool import WorkerPool
 from ..protocol.bus import Bus
-from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, features
+from ..protocol.versions import features
 from ..telemetry.config import Telemetry
 from ..telemetry.instrumentation import Instrumentation
 from ..transports.base import Transport
 from ..transports.pipe_writer import WRITE_TIMEOUT
-from ..types import Icon
 from .builtins import core_methods
 from .definition import NotificationHandler as NotificationHandler
 from .definition import ServerDefinition
@@ -41,8 +41,16 @@ from .extensions import Extensions, Plugged
 from .handlers import MethodHandler as MethodHandler
 from .handlers import ScopeFactory as ScopeFactory
 from .lifespan import Lifespan
-from .listen import DEFAULT_MAX_SUBSCRIPTIONS, ListenRegistry, serve_listen
+from .listen import ListenRegistry, serve_listen
 from .mount import Mounts, mount
+from .options import (
+    DETAILS_SPELLINGS,
+    LIMITS_SPELLINGS,
+    PROTOCOL_SPELLINGS,
+    ProtocolOptions,
+    ServerDetails,
+    ServerLimits,
+)
 from .owners import owner_of
 from .relay import EventRelay
 from .scopes import reader
@@ -70,20 +78,24 @@ class Extension(Plugged, Protocol):
 class ServerCore(ServerDefinition):
     """An MCP server definition (``mcpsync.Server`` is this with tasks and HTTP serving).
 
-    ``max_concurrent_handlers`` caps how many requests run at once (each on its own
-    thread), per stdio or memory connection, and for the whole app over HTTP (all its
-    sessions, both eras); more wait in a bounded queue. Open ``subscriptions/listen``
-    streams hold no such slot: ``max_subscriptions`` bounds them across all sessions (a
-    listen past it is answered -32603 at once). ``request_timeout`` bounds the server's own
-    requests to the client (``ctx.request`` and friends). Thread-safe.
+    ``name``, ``version``, ``title`` and ``instructions`` are what ``initialize`` (and
+    ``server/discover``) tell clients; ``details`` (:class:`~.options.ServerDetails`) the
+    rest of ``serverInfo``. The options few servers change are grouped: ``limits``
+    (:class:`~.options.ServerLimits`: the handler cap, listens, timeouts, page size) and
+    ``protocol`` (:class:`~.options.ProtocolOptions`: revisions, declared capabilities,
+    cache hints). Their old flat keywords (``max_concurrent_handlers=``,
+    ``modern_versions=``, ``description=``...) still work, with a ``DeprecationWarning``.
+    Thread-safe.
 
     ``lifespan``: ``fn(server)`` returning a context manager (or a generator function
     yielding once) entered at startup and exited at shutdown; what it yields is
     ``server.state`` and ``ctx.state`` in every handler. Startup runs once per process
-    (see :meth:`start`); threads arriving while it runs wait up to ``startup_timeout``.
+    (see :meth:`start`); threads arriving while it runs wait up to
+    ``limits.startup_timeout``.
 
-    ``declare``: capabilities (``"resources"``, ``"prompts"``, ``"completions"``) declared
-    even before anything of the kind is registered (see :meth:`capabilities`).
+    ``request_state_key``: the HMAC key of 2026-07-28 multi round-trip ``requestState``;
+    give every process that serves the same clients the same one (see
+    :attr:`request_state_key`).
     """
 
     def __init__(
@@ -92,53 +104,49 @@ class ServerCore(ServerDefinition):
         version: str = "0.1.0",
         *,
         title: str | None = None,
-        description: str | None = None,
         instructions: str | None = None,
-        website_url: str | None = None,
-        icons: list[Icon] | None = None,
-        max_concurrent_handlers: int = 64,
-        max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS,
-        request_timeout: float = 60.0,
-        page_size: int = 100,
-        legacy_versions: tuple[str, ...] = LEGACY_VERSIONS,
-        modern_versions: tuple[str, ...] = MODERN_VERSIONS,
-        cache_ttl_ms: int = 0,
-        cache_scope: str = "public",
-        request_state_key: bytes | str | None = None,
-        request_state_ttl: float = 600.0,
+        details: ServerDetails | None = None,
         lifespan: Callable[[Self], Any] | None = None,
-        startup_timeout: float = 60.0,
-        declare: tuple[str, ...] = (),
+        request_state_key: bytes | str | None = None,
+        limits: ServerLimits | None = None,
+        protocol: ProtocolOptions | None = None,
         telemetry: bool | Telemetry = True,
+        **moved: object,
     ) -> None:
+        owner = type(self).__name__
+        limits = fold(owner, "limits", limits or ServerLimits(), LIMITS_SPELLINGS, moved)
+        protocol = fold(owner, "protocol", protocol or ProtocolOptions(), PROTOCOL_SPELLINGS,
+                        moved)
+        details = fold(owner, "details", details or ServerDetails(), DETAILS_SPELLINGS, moved)
+        reject_unknown(owner, moved)
         self.name = name
         self.version = version
         self.title = title
-        self.description = description
+        self.description = details.description
         self.instructions = instructions
-        self.website_url = website_url
-        self.icons = icons
-        self.max_concurrent_handlers = max_concurrent_handlers
+        self.website_url = details.website_url
+        self.icons = details.icons
+        self.max_concurrent_handlers = limits.max_concurrent_handlers
         #: OpenTelemetry spans and metrics of everything this server serves (nothing is
         #: made until an SDK is configured; ``telemetry=False`` turns it off).
         self.telemetry = Instrumentation(Telemetry.of(telemetry), "server",
                                          known=self._knows)
-        self.request_timeout = request_timeout
-        self.page_size = page_size
-        if not legacy_versions and not modern_versions:
+        self.request_timeout = limits.request_timeout
+        self.page_size = limits.page_size
+        if not protocol.legacy_versions and not protocol.modern_versions:
             raise ValueError("legacy_versions and modern_versions are both empty: the server "
                              "would speak no revision")
-        self.legacy_versions = legacy_versions
+        self.legacy_versions = protocol.legacy_versions
         #: Stateless revisions served beside the handshake era (empty: handshake only).
-        self.modern_versions = modern_versions
+        self.modern_versions = protocol.modern_versions
         #: Caching hints on cacheable 2026-07-28 results (``ttlMs``, ``cacheScope``).
-        self.cache_ttl_ms = cache_ttl_ms
-        self.cache_scope = cache_scope
+        self.cache_ttl_ms = protocol.cache_ttl_ms
+        self.cache_scope = protocol.cache_scope
         #: The HMAC key of MRTR ``requestState``: share it across processes that serve the
         #: same clients (from configuration or ``MCPSYNC_REQUEST_STATE_KEY``).
         self._request_state_key = request_state_key
         self._state_key_lock = threading.Lock()
-        self.request_state_ttl = request_state_ttl
+        self.request_state_ttl = limits.request_state_ttl
         #: Middleware on every message this server sends / receives; outermost first. A
         #: session takes a copy when it connects: change these before serving.
         self.send_middleware: list[Middleware] = []
@@ -150,7 +158,7 @@ class ServerCore(ServerDefinition):
         self._sessions_lock = threading.Lock()
         self.subscribers = ResourceSubscribers()  #: who subscribes to what, either era
         #: Open ``subscriptions/listen`` streams (2026-07-28), across sessions.
-        self.listeners = ListenRegistry(max_subscriptions, self.subscribers)
+        self.listeners = ListenRegistry(limits.max_subscriptions, self.subscribers)
         #: Called with each URI given to :meth:`notify_resource_updated`: an HTTP app that
         #: relays between workers tells the subscribed sessions held elsewhere.
         self.resource_update_hooks: list[Callable[[str], None]] = []
@@ -164,13 +172,13 @@ class ServerCore(ServerDefinition):
             self.methods.set_default(method, handler)
         #: The extensions installed by :meth:`use`.
         self.extensions = Extensions()
-        self._lifespan = Lifespan(self, lifespan, startup_timeout)
-        unknown = set(declare) - set(_DERIVED)
+        self._lifespan = Lifespan(self, lifespan, limits.startup_timeout)
+        unknown = set(protocol.declare) - set(_DERIVED)
         if unknown:
             raise ValueError(f"declare: unknown capabilities {sorted(unknown)}; "
                              f"use some of {list(_DERIVED)}")
         #: Capabilities declared even while nothing of their kind is registered.
-        self.declare = frozenset(declare)
+        self.declare = frozenset(protocol.declare)
 
 
     def _knows(self, kind: str, name: str) -> bool:
@@ -290,9 +298,10 @@ class ServerCore(ServerDefinition):
         ``tools`` and ``logging`` always (tools may be registered while serving, and any
         handler may log). ``resources``, ``prompts`` and ``completions`` only when
         something of the kind is registered (a resource or template, a prompt, a
-        completer), one of its methods has a ``method_handler``, or ``Server(declare=...)``
-        names it. A session's capabilities are those of its ``initialize`` (handshake
-        era); 2026-07-28 clients see the current ones at each ``server/discover``.
+        completer), one of its methods has a ``method_handler``, or
+        ``ProtocolOptions(declare=...)`` names it. A session's capabilities are those of
+        its ``initialize`` (handshake era); 2026-07-28 clients see the current ones at each
+        ``server/discover``.
         """
         caps: dict[str, Any] = {"tools": {"listChanged": True}}
         if self._provides("resources"):

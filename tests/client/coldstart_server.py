@@ -7,10 +7,10 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from mcpsync import Server
+from mcpsync import ProtocolOptions, Server
 from mcpsync.protocol.versions import MODERN_VERSIONS
 
-server = Server("coldstart", modern_versions=MODERN_VERSIONS)
+server = Server("coldstart", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS))
 
 
 @dataclasses.dataclass

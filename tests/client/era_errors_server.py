@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from mcpsync import HandlerContext, ResourceNotFoundError, Server
+from mcpsync import HandlerContext, ProtocolOptions, ResourceNotFoundError, Server
 from mcpsync.protocol.versions import MODERN_VERSIONS
 
-server = Server("era-errors", modern_versions=MODERN_VERSIONS)
+server = Server("era-errors", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS))
 
 
 @server.tool()

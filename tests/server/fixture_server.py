@@ -14,6 +14,7 @@ from mcpsync import (
     HandlerContext,
     ImageContent,
     InvalidParamsError,
+    ProtocolOptions,
     Server,
     TextContent,
     TextResourceContents,
@@ -22,7 +23,8 @@ from mcpsync import (
 from mcpsync.protocol.versions import MODERN_VERSIONS
 
 server = Server("fixture", version="9.9.9", title="Fixture server", instructions="For tests.",
-                modern_versions=MODERN_VERSIONS, request_state_key="fixture-key")
+                protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
+                request_state_key="fixture-key")
 
 
 class Unit(enum.Enum):

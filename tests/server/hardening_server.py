@@ -10,10 +10,11 @@ from __future__ import annotations
 import sys
 import time
 
-from mcpsync import HandlerContext, InvalidParamsError, Server
+from mcpsync import HandlerContext, InvalidParamsError, ProtocolOptions, Server
 from mcpsync.protocol.versions import MODERN_VERSIONS
 
-server = Server("hardening", version="1.0.0", modern_versions=MODERN_VERSIONS,
+server = Server("hardening", version="1.0.0",
+                protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
                 request_state_key="hardening-key")
 
 

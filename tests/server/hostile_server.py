@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 
-from mcpsync import Server
+from mcpsync import ProtocolOptions, Server
 from mcpsync.protocol.versions import MODERN_VERSIONS
 
-server = Server("hostile", version="1.0.0", modern_versions=MODERN_VERSIONS)
+server = Server("hostile", version="1.0.0",
+                protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS))
 _records: list[bool] = []
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import threading
 
-from mcpsync import Server
+from mcpsync import ProtocolOptions, Server
 
-server = Server("listen-stdio", request_state_key="listen-key", cache_ttl_ms=60_000)
+server = Server("listen-stdio", request_state_key="listen-key",
+                protocol=ProtocolOptions(cache_ttl_ms=60_000))
 
 
 @server.tool()

@@ -3,7 +3,7 @@ script, it serves stdio."""
 
 from __future__ import annotations
 
-from mcpsync import HandlerContext, Server
+from mcpsync import HandlerContext, Server, ServerLimits
 
 SLOTS = 2
 MAX_SUBSCRIPTIONS = 4
@@ -11,7 +11,8 @@ MAX_SUBSCRIPTIONS = 4
 
 def make_server() -> Server:
     server = Server("listen-slots", request_state_key="listen-slots-key",
-                    max_concurrent_handlers=SLOTS, max_subscriptions=MAX_SUBSCRIPTIONS)
+                    limits=ServerLimits(max_concurrent_handlers=SLOTS,
+                                                max_subscriptions=MAX_SUBSCRIPTIONS))
 
     @server.tool()
     def work(ctx: HandlerContext) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 if __name__ == "__main__":  # run as a script: make ``tests`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mcpsync import HandlerContext, MCPError, ResourceLink, Server
+from mcpsync import HandlerContext, MCPError, ResourceLink, Server, ServerLimits
 from mcpsync.protocol.jsonrpc import Message, Request, Response
 
 
@@ -43,7 +43,7 @@ def weather_lifespan(server: Server) -> Iterator[dict[str, Any]]:
 
 
 def build_weather() -> Server:
-    weather = Server("weather", page_size=1, lifespan=weather_lifespan)
+    weather = Server("weather", limits=ServerLimits(page_size=1), lifespan=weather_lifespan)
     seen: list[str] = []
     lock = threading.Lock()
 
@@ -117,7 +117,7 @@ def build_weather() -> Server:
 
 def build() -> Server:
     """A fresh parent with a fresh weather server mounted under ``weather``."""
-    parent = Server("main", page_size=3)
+    parent = Server("main", limits=ServerLimits(page_size=3))
     weather = build_weather()
 
     @parent.tool()

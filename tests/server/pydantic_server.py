@@ -9,10 +9,11 @@ from typing import Annotated
 import annotated_types as at
 from pydantic import BaseModel, Field
 
-from mcpsync import Server
+from mcpsync import ProtocolOptions, Server
 from mcpsync.protocol.versions import MODERN_VERSIONS
 
-server = Server("pydantic", modern_versions=MODERN_VERSIONS, request_state_key="pyd-key")
+server = Server("pydantic", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
+                request_state_key="pyd-key")
 
 
 class Item(BaseModel):

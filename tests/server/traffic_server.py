@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from mcpsync import HandlerContext, Server
+from mcpsync import HandlerContext, ProtocolOptions, Server
 from mcpsync.protocol.jsonrpc import ErrorResponse, Message, Notification, Request, Response
 from mcpsync.protocol.versions import MODERN_VERSIONS
 
@@ -66,7 +66,8 @@ class Recorder:
 
 
 def build(record: Record) -> Server:
-    server = Server("traffic", modern_versions=MODERN_VERSIONS, request_state_key="traffic")
+    server = Server("traffic", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
+                    request_state_key="traffic")
     recorder = Recorder(record)
     server.recv_middleware.append(recorder.recv)
     server.send_middleware.append(recorder.send)

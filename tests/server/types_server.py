@@ -12,10 +12,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, TypedDict
 
-from mcpsync import Audio, HandlerContext, Image, Server
+from mcpsync import Audio, HandlerContext, Image, ProtocolOptions, Server
 from mcpsync.protocol.versions import MODERN_VERSIONS
 
-server = Server("types", modern_versions=MODERN_VERSIONS, request_state_key="types-key")
+server = Server("types", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
+                request_state_key="types-key")
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 8
 WAV = b"RIFF\x24\0\0\0WAVEfmt " + b"\0" * 8

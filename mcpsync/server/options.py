@@ -1,0 +1,87 @@
+"""The option objects of ``Server(...)``: what few servers change, grouped by concern.
+
+Why groups: a server's constructor took 25 keywords, most of which nearly nobody passes;
+the ones everyone passes (name, version, title, instructions, lifespan,
+``request_state_key``, ``task_store``) stay keywords, and the rest live in a few frozen
+objects that the docs name: :class:`ServerLimits` (bounds and timeouts, the table of
+docs/limits.md), :class:`ProtocolOptions` (which revisions are spoken and what is declared
+and hinted to clients, docs/protocol-versions.md) and :class:`ServerDetails` (the display
+fields of ``serverInfo`` added in 2025-11-25). Frozen, so one value can be shared between
+servers (every worker of a deployment) and read without a lock.
+
+The flat keywords they replace still work, with a :class:`DeprecationWarning`
+(``mcpsync._moved``); the ``*_SPELLINGS`` tables below say where each one went.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS
+from ..types import Icon
+from .listen import DEFAULT_MAX_SUBSCRIPTIONS
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """How much a server takes on at once and how long it waits (docs/limits.md).
+
+    ``max_concurrent_handlers``: requests running at once, each on its own thread, per
+    stdio or memory connection and for a whole HTTP app; more wait in a bounded queue.
+    ``max_subscriptions``: open ``subscriptions/listen`` streams across all sessions (0
+    refuses every listen). ``request_timeout``: seconds the server's own requests to the
+    client (``ctx.elicit``, ``ctx.sample``, ``ctx.request``) wait by default.
+    ``page_size``: items in one page of every ``*/list`` result. ``request_state_ttl``:
+    seconds a 2026-07-28 multi round-trip ``requestState`` stays valid.
+    ``startup_timeout``: seconds a thread waits for another thread's startup.
+    """
+
+    max_concurrent_handlers: int = 64
+    max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS
+    request_timeout: float = 60.0
+    page_size: int = 100
+    request_state_ttl: float = 600.0
+    startup_timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class ProtocolOptions:
+    """What a server speaks and tells its clients (docs/protocol-versions.md).
+
+    ``legacy_versions``: the handshake-era revisions ``initialize`` may agree to, newest
+    first (``()``: 2026-07-28 only). ``modern_versions``: the stateless revisions served
+    beside them (``()``: handshake only); not both empty. ``declare``: capabilities
+    (``"resources"``, ``"prompts"``, ``"completions"``) declared before anything of the
+    kind is registered. ``cache_ttl_ms`` and ``cache_scope``: the caching hints put on
+    cacheable 2026-07-28 results (``ttlMs``; ``cacheScope``, ``"public"`` or
+    ``"private"``).
+    """
+
+    legacy_versions: tuple[str, ...] = LEGACY_VERSIONS
+    modern_versions: tuple[str, ...] = MODERN_VERSIONS
+    declare: tuple[str, ...] = ()
+    cache_ttl_ms: int = 0
+    cache_scope: str = "public"
+
+
+@dataclass(frozen=True)
+class ServerDetails:
+    """The display fields of ``serverInfo`` beside its name, version and title, sent to
+    sessions at 2025-11-25 or later: a ``description``, the ``website_url`` and ``icons``.
+    For people choosing or recognising a server; never used for trust."""
+
+    description: str | None = None
+    website_url: str | None = None
+    icons: list[Icon] | None = None
+
+
+#: ``Server(old=...)`` -> the field of :class:`ServerLimits` it moved to.
+LIMITS_SPELLINGS: Final = {name: name for name in (
+    "max_concurrent_handlers", "max_subscriptions", "request_timeout", "page_size",
+    "request_state_ttl", "startup_timeout")}
+#: ``Server(old=...)`` -> the field of :class:`ProtocolOptions` it moved to.
+PROTOCOL_SPELLINGS: Final = {name: name for name in (
+    "legacy_versions", "modern_versions", "declare", "cache_ttl_ms", "cache_scope")}
+#: ``Server(old=...)`` -> the field of :class:`ServerDetails` it moved to.
+DETAILS_SPELLINGS: Final = {name: name for name in ("description", "website_url", "icons")}
