@@ -23,7 +23,8 @@ from .tasks.methods import Tasks
 from .telemetry.config import Telemetry
 
 if TYPE_CHECKING:
-    from .tasks.store import TaskStore
+    from .stores.tasks import TaskStore
+    from .tasks.executor import TaskExecutor
     from .tasks.surface import TaskSurfaces
 
 
@@ -32,7 +33,9 @@ class Server(ServerCore):
     <mcpsync.server.server.ServerCore>` for everything but these).
 
     ``task_store``: where tasks live (a :class:`~mcpsync.tasks.MemoryTaskStore` by
-    default); ``task_options`` (:class:`~mcpsync.task_options.TaskOptions`): tasks running
+    default); ``task_executor``: where tasks run (threads of this process by default; a
+    :class:`mcpsync.celery.CeleryExecutor` queues them on Celery, docs/celery.md);
+    ``task_options`` (:class:`~mcpsync.task_options.TaskOptions`): tasks running
     at once in this process, how long a task's record is kept, the polling interval
     suggested to clients. See docs/tasks.md.
     """
@@ -51,6 +54,7 @@ class Server(ServerCore):
         protocol: ProtocolOptions | None = None,
         telemetry: bool | Telemetry = True,
         task_store: TaskStore | None = None,
+        task_executor: TaskExecutor | None = None,
         task_options: TaskOptions | None = None,
         **moved: object,
     ) -> None:
@@ -62,7 +66,8 @@ class Server(ServerCore):
             protocol=protocol, telemetry=telemetry, **moved)
         self._task_extension = self.use(Tasks(task_store, max_running=task_options.max_running,
                                              ttl_ms=task_options.ttl_ms,
-                                             poll_interval_ms=task_options.poll_interval_ms))
+                                             poll_interval_ms=task_options.poll_interval_ms,
+                                             executor=task_executor))
 
     # -- tasks -----------------------------------------------------------------------------
 

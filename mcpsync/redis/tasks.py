@@ -1,6 +1,6 @@
 """The task store on Redis: tasks shared by every worker on every machine.
 
-``RedisTaskStore(client)`` keeps the :class:`~mcpsync.tasks.store.TaskStore` contract that
+``RedisTaskStore(client)`` keeps the :class:`~mcpsync.stores.tasks.TaskStore` contract that
 :class:`~mcpsync.tasks.memory.MemoryTaskStore` and :class:`~mcpsync.tasks.sqlite.SqliteTaskStore`
 keep (the same bounds, under the same names and defaults), for workers that do not share
 a disk. Choices, and why:

@@ -77,6 +77,8 @@ class ServerDefinition:
         input_schema: dict[str, Any] | None = None,
         task: Literal["forbidden", "optional", "required"] = "forbidden",
         defer_task: bool = False,
+        executor: object | None = None,
+        retry_safe: bool = False,
         scopes: Iterable[str] = (),
     ) -> Callable[[F], F]: ...
 
@@ -93,6 +95,8 @@ class ServerDefinition:
         input_schema: dict[str, Any] | None = None,
         task: Literal["forbidden", "optional", "required"] = "forbidden",
         defer_task: bool = False,
+        executor: object | None = None,
+        retry_safe: bool = False,
         scopes: Iterable[str] = (),
     ) -> Any:
         """Register a plain function as a tool: ``@server.tool()`` or ``@server.tool("name")``.
@@ -105,8 +109,11 @@ class ServerDefinition:
 
         ``task="optional"`` or ``"required"`` lets the tool run as a task (a client that
         negotiated tasks gets a ``CreateTaskResult`` and polls); ``defer_task=True`` runs
-        it as a plain call until it raises :class:`~mcpsync.tasks.RunAsTask`. See
-        docs/tasks.md.
+        it as a plain call until it raises :class:`~mcpsync.tasks.RunAsTask`.
+        ``executor=`` runs this tool's tasks somewhere other than the server's
+        ``task_executor`` (a :class:`mcpsync.celery.CeleryExecutor`, say);
+        ``retry_safe=True`` says the tool may safely run twice, so an executor that loses
+        the process running it delivers it again. See docs/tasks.md and docs/celery.md.
 
         ``scopes=["files:write"]``: the caller's access token (``ctx.auth``) must carry
         these OAuth scopes; over HTTP with ``auth=`` a call without them is a 403
@@ -120,7 +127,8 @@ class ServerDefinition:
             self.add_tool(
                 fn, name=name, title=title, description=description, annotations=annotations,
                 icons=icons, meta=meta, structured_output=structured_output,
-                input_schema=input_schema, task=task, defer_task=defer_task, scopes=scopes,
+                input_schema=input_schema, task=task, defer_task=defer_task,
+                executor=executor, retry_safe=retry_safe, scopes=scopes,
             )
             return fn
 
@@ -140,11 +148,16 @@ class ServerDefinition:
         input_schema: dict[str, Any] | None = None,
         task: Literal["forbidden", "optional", "required"] = "forbidden",
         defer_task: bool = False,
+        executor: object | None = None,
+        retry_safe: bool = False,
         scopes: Iterable[str] = (),
     ) -> None:
         """Register ``fn`` as a tool (the non-decorator form of :meth:`tool`)."""
         if task not in ("forbidden", "optional", "required"):
             raise ValueError(f"task must be 'forbidden', 'optional' or 'required', not {task!r}")
+        if (executor is not None or retry_safe) and task == "forbidden":
+            raise ValueError("executor= and retry_safe= are for a tool that runs as a task "
+                             "(task='optional' or 'required')")
         binding = ToolBinding.from_function(
             fn, name=name, description=description, structured_output=structured_output,
             context_type=HandlerContext, input_schema=input_schema,
@@ -153,6 +166,7 @@ class ServerDefinition:
         wire = describe(binding, title=title, annotations=annotations, icons=icons, meta=meta,
                         execution=execution)
         self.tools.add(RegisteredTool(binding, wire, task=task, defer_task=defer_task,
+                                      executor=executor, retry_safe=retry_safe,
                                       scopes=as_scopes(scopes)))
 
     def remove_tool(self, name: str) -> None:

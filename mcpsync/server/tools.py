@@ -27,6 +27,13 @@ class RegisteredTool:
     task: str = "forbidden"
     #: Run as a plain call until the handler raises ``RunAsTask`` (see mcpsync.tasks).
     defer_task: bool = False
+    #: Where its tasks run, when not the server's default: a
+    #: :class:`mcpsync.tasks.executor.TaskExecutor` (held here, used by the tasks
+    #: extension, which checks it).
+    executor: object | None = None
+    #: It may safely run twice: an executor that loses the process running it may run it
+    #: again (a Celery redelivery) instead of failing it.
+    retry_safe: bool = False
     #: OAuth scopes the caller's access token must carry (``ctx.auth.scopes``), checked
     #: before dispatch by :mod:`mcpsync.server.scopes`.
     scopes: tuple[str, ...] = ()
@@ -72,6 +79,9 @@ class ToolRegistry:
         self._tools: dict[str, RegisteredTool] = {}
         self._listing: list[dict[str, Any]] = []
         self._on_change = on_change
+        #: Called with each tool added from now on (an extension that must know a tool's
+        #: options, e.g. the tasks extension binding a tool's own executor).
+        self.watchers: list[Callable[[RegisteredTool], None]] = []
         #: ``tools/list`` leaves out the tools whose ``scopes`` the caller's principal
         #: (``ctx.auth``) lacks. Off by default: the spec lets a client see a tool it must
         #: step up for. On, a 2026-07-28 list is marked ``cacheScope: "private"``.
@@ -83,8 +93,15 @@ class ToolRegistry:
                 raise ValueError(f"a tool named {tool.name!r} is already registered")
             self._tools[tool.name] = tool
             self._listing = [t.description for t in self._tools.values()]
+        for watcher in list(self.watchers):
+            watcher(tool)
         if self._on_change is not None:
             self._on_change()
+
+    def all(self) -> list[RegisteredTool]:
+        """The tools registered now, in registration order."""
+        with self._lock:
+            return list(self._tools.values())
 
     def remove(self, name: str) -> None:
         with self._lock:

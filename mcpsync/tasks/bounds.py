@@ -39,7 +39,7 @@ MAX_TTL_MS: Final = 24 * 60 * 60 * 1000
 #: The shortest ttl :func:`clamp_ttl` grants (one second).
 MIN_TTL_MS: Final = 1000
 #: Live (``working`` / ``input_required``) tasks one owner may have at once; ``create``
-#: raises :class:`~mcpsync.tasks.store.TaskStoreFullError` beyond it.
+#: raises :class:`~mcpsync.stores.tasks.TaskStoreFullError` beyond it.
 MAX_LIVE_TASKS_PER_OWNER: Final = 1000
 #: Records a store keeps in all; beyond it the oldest terminal ones are evicted, and
 #: when every record is live ``create`` raises ``TaskStoreFullError``.

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 from ..dispatch.context import DetachedContext, server_of
 from ..dispatch.ports import SessionHandle
 from ..dispatch.session_info import SessionInfo
+from ..stores.tasks import TaskRecord, TaskStore
 from .ports import TaskLifetime, TaskOutlet
-from .store import TaskRecord, TaskStore
 
 if TYPE_CHECKING:
     from ..dispatch.transport import TransportContext

@@ -74,7 +74,7 @@ class MemoryTaskStore(TaskChanges):
 
     Bounds (each a keyword; see :mod:`mcpsync.tasks.bounds` for the defaults):
     ``max_live_per_owner`` live tasks per owner (``create`` raises
-    :class:`~mcpsync.tasks.store.TaskStoreFullError`), ``max_tasks`` records in all and
+    :class:`~mcpsync.stores.tasks.TaskStoreFullError`), ``max_tasks`` records in all and
     ``max_bytes`` of payload in all (the oldest terminal tasks are evicted to make room,
     never a live one; when only live ones are left ``create`` raises ``TaskStoreFullError``
     and a growing write raises :class:`~mcpsync.tasks.bounds.TaskResultTooLargeError`),

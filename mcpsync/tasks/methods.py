@@ -26,7 +26,9 @@ from .wire import EXTENSION
 if TYPE_CHECKING:
     from ..dispatch.context import HandlerContext
     from ..server.server import ServerCore
-    from .store import TaskStore
+    from ..server.tools import RegisteredTool
+    from ..stores.tasks import TaskStore
+    from .executor import TaskExecutor
     from .surface import TaskSurfaces
 
 Handler = Callable[["HandlerContext", dict[str, Any]], dict[str, Any]]
@@ -40,14 +42,19 @@ class Tasks:
     ``store``: where tasks live (a :class:`~mcpsync.tasks.MemoryTaskStore`, made on first
     use, by default). ``max_running``: tasks running at once in this process.
     ``ttl_ms``: the ``ttlMs`` of a v2 task, and the most a v1 client may ask for.
-    ``poll_interval_ms``: the polling interval suggested to clients. Thread-safe.
+    ``poll_interval_ms``: the polling interval suggested to clients. ``executor``: where
+    tasks run (a :class:`~mcpsync.tasks.executor.ThreadExecutor` of ``max_running``
+    threads by default; a :class:`mcpsync.celery.CeleryExecutor` queues them on Celery; a
+    tool may name its own with ``@server.tool(task=..., executor=...)``). Thread-safe.
     """
 
     identifier = EXTENSION
 
     def __init__(self, store: TaskStore | None = None, *, max_running: int = 64,
-                 ttl_ms: int | None = DEFAULT_TTL_MS, poll_interval_ms: int = 500) -> None:
+                 ttl_ms: int | None = DEFAULT_TTL_MS, poll_interval_ms: int = 500,
+                 executor: TaskExecutor | None = None) -> None:
         self._store = store
+        self._executor = executor
         self._options = (max_running, ttl_ms, poll_interval_ms)
         self._server: ServerCore | None = None
         self._surfaces: TaskSurfaces | None = None
@@ -66,6 +73,13 @@ class Tasks:
         for method in METHODS:
             server.methods.set_default(f"tasks/{method}", self._deferred(method))
         server.listeners.fetch_task = self.fetch
+        # An executor that runs tasks in another process finds them through this
+        # extension: the server's, and each a tool names (now and when added later).
+        if self._executor is not None:
+            self._executor.bind(self.run_payload)
+        server.tools.watchers.append(self._bind_tool)
+        for tool in server.tools.all():
+            self._bind_tool(tool)
 
     def add_capabilities(self, version: str, capabilities: dict[str, Any]) -> None:
         """v1's ``tasks`` capability to a 2025-11-25 client; the extension to every one."""
@@ -100,7 +114,7 @@ class Tasks:
 
                     self._store = MemoryTaskStore()
                 running, ttl_ms, poll_ms = self._options
-                runner = TaskRunner(self._store, max_running=running,
+                runner = TaskRunner(self._store, max_running=running, executor=self._executor,
                                     telemetry=self._server.telemetry)
                 self._server.telemetry.gauges.track("tasks.running", runner,
                                                     lambda r: r.running())
@@ -130,6 +144,21 @@ class Tasks:
         if record is None or record.surface != "v2":
             return None
         return record.version, v2_detailed(record)
+
+    def _bind_tool(self, tool: RegisteredTool) -> None:
+        from .surface import executor_of
+
+        executor = executor_of(tool)
+        if executor is not None:
+            executor.bind(self.run_payload)
+
+    def run_payload(self, data: dict[str, Any]) -> str:
+        """Run a task queued by another process of this server (its record is in the
+        store): what a :class:`mcpsync.celery.CeleryExecutor` worker calls. See
+        :mod:`mcpsync.tasks.remote`."""
+        from .remote import run_payload
+
+        return run_payload(self.surfaces, data)
 
     # -- the handlers ----------------------------------------------------------------------
 

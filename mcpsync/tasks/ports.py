@@ -26,7 +26,7 @@ from ..dispatch.ports import SessionHandle
 from ..dispatch.questions import INPUT_REQUEST_METHODS, InputRequired
 from ..dispatch.request_ports import progress_params
 from ..errors import MCPError, PeerRequestError, ProtocolStateError, RequestCancelledError
-from .store import TaskRecord, TaskStore
+from ..stores.tasks import TaskRecord, TaskStore
 from .wire import related, v1_task
 
 logger = logging.getLogger("mcpsync.tasks")

@@ -1,6 +1,6 @@
 """Is the process running a task still alive? (For a store opened after a crash.)
 
-A task's ``runner`` is ``host:pid:boot`` (:func:`~mcpsync.tasks.store.runner_id`). From
+A task's ``runner`` is ``host:pid:boot`` (:func:`~mcpsync.stores.tasks.runner_id`). From
 another process, "pid alive" is not enough: pids are recycled, and a container restarted
 in place gets the same hostname and very often the same pid (1, or a small number) as the
 process that died. So a store also records, when a process first writes a task it runs,

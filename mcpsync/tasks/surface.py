@@ -40,10 +40,11 @@ from ..protocol.envelope import META_CAPABILITIES
 from ..protocol.versions import features
 from ..server.owners import owner_of as owner_of
 from ..server.owners import principal_key as principal_key
+from ..stores.tasks import TaskRecord
 from .bounds import TaskResultTooLargeError, clamp_ttl
 from .context import TaskContext
+from .executor import TaskExecutor
 from .runner import TaskRunner
-from .store import TaskRecord
 from .wire import EXTENSION, RELATED_TASK, related, v1_task, v2_detailed, v2_task
 
 if TYPE_CHECKING:
@@ -125,6 +126,7 @@ class TaskSurfaces:
             raise _required_error(ctx, str(name))
         ttl_ms = self._ttl(params, surface)
         body: Callable[[TaskContext], dict[str, Any]]
+        portable = True
         if getattr(tool, "defer_task", False) or surface is None:
             try:
                 return self.server.tools.call(ctx, params)
@@ -132,6 +134,7 @@ class TaskSurfaces:
                 if surface is None:
                     return _finish(tool, handoff, ctx)
                 body = partial(_finish, tool, handoff)
+                portable = False  # the continuation is a closure only this process holds
         else:
             arguments = params.get("arguments")
             if arguments is not None and not isinstance(arguments, dict):
@@ -141,7 +144,9 @@ class TaskSurfaces:
         # The request scopes wrap the task's execution on its own thread, as they wrap a
         # plain call on the handler thread (a thread-bound DB session must be there too).
         body = partial(_scoped, self.server, body)
-        record = self._start(ctx, params, surface, str(name), ttl_ms, body)
+        record = self._start(ctx, params, surface, str(name), ttl_ms, body,
+                             executor=executor_of(tool), retry_safe=tool.retry_safe,
+                             portable=portable)
         if surface == "v2":
             # ``content: []`` keeps the answer a valid core ``CallToolResult`` too (the
             # 2026-07-28 schema requires it of every tools/call result; the extension's
@@ -167,8 +172,9 @@ class TaskSurfaces:
         return clamp_ttl(ttl, default=None)
 
     def _start(self, ctx: HandlerContext, params: dict[str, Any], surface: Literal["v1", "v2"],
-               name: str, ttl_ms: int | None,
-               body: Callable[[TaskContext], dict[str, Any]]) -> TaskRecord:
+               name: str, ttl_ms: int | None, body: Callable[[TaskContext], dict[str, Any]],
+               *, executor: TaskExecutor | None, retry_safe: bool,
+               portable: bool) -> TaskRecord:
         from ..server.stateless import RequestScope
 
         session = ctx._session
@@ -186,7 +192,10 @@ class TaskSurfaces:
         return self.runner.start(
             owner=owner_of(ctx), surface=surface, tool=name, ttl_ms=ttl_ms,
             poll_interval_ms=self.poll_interval_ms, make_context=make_context, body=body,
-            v1_failed_on_error=surface == "v1")
+            v1_failed_on_error=surface == "v1", params=task_params, info=info,
+            transport={"kind": ctx.transport.kind, "remote_addr": ctx.transport.remote_addr,
+                       "session_id": ctx.transport.session_id},
+            executor=executor, retry_safe=retry_safe, portable=portable)
 
     def publish(self, record: TaskRecord) -> None:
         """A v2 task's status to the ``subscriptions/listen`` streams following it (those
@@ -308,6 +317,15 @@ class TaskSurfaces:
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         return result
+
+
+def executor_of(tool: Any) -> TaskExecutor | None:
+    """The executor a tool named with ``executor=``, checked (``None``: the server's)."""
+    executor = getattr(tool, "executor", None)
+    if executor is None or isinstance(executor, TaskExecutor):
+        return executor
+    raise TypeError(f"tool {tool.name}: executor= must be a TaskExecutor (ThreadExecutor, "
+                    f"CeleryExecutor), not {type(executor).__name__}")
 
 
 def _scoped(server: ServerCore, body: Callable[[TaskContext], dict[str, Any]],

@@ -1,6 +1,6 @@
 """How a stored task looks on the wire, for each surface.
 
-Two surfaces read the same :class:`~mcpsync.tasks.store.TaskRecord`:
+Two surfaces read the same :class:`~mcpsync.stores.tasks.TaskRecord`:
 
 * **v2**, the extension ``io.modelcontextprotocol/tasks`` (SEP-2663): a flat task object
   with ``ttlMs`` / ``pollIntervalMs``; ``tasks/get`` inlines ``result``, ``error`` or

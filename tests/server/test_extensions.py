@@ -24,7 +24,7 @@ def test_server_keeps_every_option_of_the_core_with_its_default():
         assert name in full, f"Server(...) lost the option {name}"
         assert full[name].default == parameter.default, name
         assert full[name].kind == parameter.kind, name
-    assert set(full) - set(core) == {"task_store", "task_options"}
+    assert set(full) - set(core) == {"task_store", "task_executor", "task_options"}
 
 
 def test_a_core_has_no_tasks_and_no_http_until_told():
