@@ -64,7 +64,11 @@ class RunnerTracking(TaskWrites):
     def _failed(entry: _Entry) -> _Entry:
         texts = {f: t for f, t in entry.texts.items() if f != "input_requests"}
         texts["error"] = encode(RUNNER_EXITED)
-        new = entry.record.evolve(status="failed", status_message=RUNNER_EXITED["message"])
+        # The status names the process that was lost (host and pid), for the operator.
+        host, _, rest = entry.record.runner.partition(":")
+        where = f" (pid {rest.partition(':')[0]} on {host})" if rest else ""
+        new = entry.record.evolve(status="failed",
+                                  status_message=f"{RUNNER_EXITED['message']}{where}")
         return _Entry(new, texts, entry.seq, record_size(new, texts))
 
     def _fail_dead(self, task_id: str) -> _Entry | None:

@@ -13,6 +13,7 @@ import os
 import re
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -203,7 +204,9 @@ def test_a_killed_runner_s_task_becomes_failed(make_store, redis_url, redis_pref
     failed = waiter[0]
     assert failed is not None and failed.status == "failed"
     assert failed.error == RUNNER_EXITED
-    assert failed.status_message == RUNNER_EXITED["message"]
+    # The status names the process that was lost.
+    assert failed.status_message == f"{RUNNER_EXITED['message']} (pid {child.pid} on " \
+        f"{socket.gethostname()})"
     assert store.get(task_id) == failed
     assert store.list("alice")[0] == [failed]
 

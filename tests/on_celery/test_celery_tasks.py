@@ -1,0 +1,193 @@
+"""Tasks run on real Celery workers (prefork and threads pools) over the run's
+``redis-server``, called through mcpsync's ``Client`` on both task surfaces: the web side
+here serves the same server definition as the workers import (tests/on_celery/app.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from mcpsync import Client
+from mcpsync.celery import QUEUED_MESSAGE
+from mcpsync.client.options import HostHandlers
+from mcpsync.errors import MCPError
+from mcpsync.tasks.remote import lost_runner_message
+from tests.helpers import wait_until
+from tests.http.raw import LegacySession
+from tests.on_celery.app import build
+from tests.serving import RunningServer
+
+WAIT = 60.0
+VERSIONS = ["2026-07-28", "2025-11-25"]
+
+
+@pytest.fixture
+def web(redis_url: str, redis_prefix: str) -> Iterator[str]:
+    """The web side of the deployment, in this process: its URL."""
+    _, server = build(redis_url, redis_prefix)
+    with RunningServer(server.wsgi_app(path="/mcp")) as running:
+        yield f"{running.base}/mcp"
+
+
+def client(url: str, version: str, **options: Any) -> Client:
+    return Client.http(url, protocol_version=version, timeout=WAIT, **options)
+
+
+def state(handle: Any) -> Any:
+    return handle.status()
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("pool", ["prefork", "threads"])
+def test_a_task_with_progress_runs_on_a_celery_worker(web, workers, version, pool):
+    worker = workers(pool=pool)
+    with client(web, version) as c:
+        handle = c.start_task("work", {"steps": 3})
+        result = handle.result(timeout=WAIT)
+        final = handle.status()
+    assert result.text.startswith("done in pid ")
+    pid = int(result.text.rsplit(" ", 1)[1])
+    assert pid != os.getpid()  # ran on the worker, not here
+    if pool == "threads":
+        assert pid == worker.proc.pid
+    assert final.status == "completed"
+    assert final.status_message == f"step 3 in pid {pid}"  # progress, through the store
+
+
+def test_an_elicitation_is_answered_through_tasks_update(web, workers):
+    workers()
+    answered = []
+
+    def elicit(params: Any) -> dict[str, Any]:
+        answered.append(params.message)
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    with client(web, "2026-07-28", host=HostHandlers(elicitation=elicit)) as c:
+        result = c.call_tool("greet", {}, timeout=WAIT)
+    assert result.text == "hello Ada"
+    assert answered == ["Your name?"]
+
+
+def test_a_v1_question_from_a_celery_worker_fails_clearly(web, workers):
+    """A 2025-11-25 v1 task (a raw session: mcpsync's client prefers the extension) cannot
+    ask over the session, which lives in the web process: the tool gets a clear error."""
+    workers()
+    session = LegacySession(web, "2025-11-25", capabilities={"elicitation": {}})
+    created = session.call("tools/call", {"name": "greet", "arguments": {}, "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    answer = session.call("tasks/result", {"taskId": task_id})
+    got = session.call("tasks/get", {"taskId": task_id})["result"]
+    assert got["status"] == "failed"  # v1: a tool error result fails the task
+    assert answer["result"]["isError"] is True
+    assert "runs in another process than the 2025-11-25 session" in \
+        answer["result"]["content"][0]["text"]
+
+
+def test_a_task_queued_with_no_worker_says_so_and_cancelled_never_runs(
+        web, workers, redis_url, redis_prefix):
+    with client(web, "2026-07-28") as c:
+        handle = c.start_task("hold", {"key": "never"})
+        queued = handle.status()
+        assert (queued.status, queued.status_message) == ("working", QUEUED_MESSAGE)
+        handle.cancel()
+        workers()  # now a worker takes the message: it must not run the task
+        runs_after = handle.status()
+        assert runs_after.status == "cancelled"
+        # A later task completes on that worker: the cancelled one was consumed before it.
+        assert c.start_task("work", {"steps": 1}).result(timeout=WAIT).text.startswith("done")
+        assert handle.status().status == "cancelled"
+    assert not redis.Redis.from_url(redis_url).exists(f"{redis_prefix}:never")
+
+
+def test_cancel_while_running_stops_the_worker_s_task(web, workers):
+    workers()
+    with client(web, "2026-07-28") as c:
+        handle = c.start_task("hold", {"key": "forever"})
+        wait_until(lambda: (handle.status().status_message or "").startswith("holding"),
+                   timeout=WAIT)
+        handle.cancel()
+        wait_until(lambda: handle.status().status == "cancelled", timeout=WAIT)
+
+
+def test_a_raising_tool_fails_the_same_way_as_on_a_thread(web, workers):
+    workers()
+    with client(web, "2026-07-28") as c:
+        handle = c.start_task("crash", {})
+        result = handle.result(timeout=WAIT)
+        final = handle.status()
+    # As on a thread: the tool's exception is its error result (the text the tool raised,
+    # as the spec's tool errors are), and the task completes with it.
+    assert result.is_error and result.text == "Error executing tool crash: secret internals"
+    assert final.status == "completed"
+
+
+def test_fifty_tasks_across_two_workers_all_complete_once(web, workers):
+    workers("w1")
+    workers("w2")
+    with client(web, "2026-07-28") as c:
+        handles = [c.start_task("work", {"steps": 1}) for _ in range(50)]
+        texts = [h.result(timeout=WAIT).text for h in handles]
+    pids = {t.rsplit(" ", 1)[1] for t in texts}
+    assert len(texts) == 50 and all(t.startswith("done in pid ") for t in texts)
+    assert len(pids) >= 2  # both workers' processes took some
+
+
+def _running_pid(handle: Any) -> int:
+    message = ""
+
+    def said_pid() -> bool:
+        nonlocal message
+        message = handle.status().status_message or ""
+        return "pid" in message
+
+    wait_until(said_pid, timeout=WAIT, message=lambda: message)
+    found = re.search(r"pid (\d+)", message)
+    assert found is not None
+    return int(found.group(1))
+
+
+def test_a_retry_safe_task_survives_the_sigkill_of_its_worker_process(
+        web, workers, redis_url, redis_prefix):
+    workers()
+    with client(web, "2026-07-28") as c:
+        handle = c.start_task("lose_retry_safe", {"key": "a"})
+        os.kill(_running_pid(handle), signal.SIGKILL)
+        assert handle.result(timeout=WAIT).text == "run 2"
+        assert handle.status().status == "completed"
+    assert int(redis.Redis.from_url(redis_url).get(f"{redis_prefix}:runs:a") or 0) == 2
+
+
+def test_a_task_not_retry_safe_fails_in_bound_when_its_worker_process_is_killed(
+        web, workers, redis_url, redis_prefix):
+    workers()
+    with client(web, "2026-07-28") as c:
+        handle = c.start_task("lose", {"key": "b"})
+        pid = _running_pid(handle)
+        os.kill(pid, signal.SIGKILL)
+        # Bound: the store's heartbeat_ttl (3 s here) after the loss, on the next read.
+        wait_until(lambda: handle.status().status == "failed", timeout=WAIT)
+        final = handle.status()
+    assert f"pid {pid}" in (final.status_message or "")
+    assert int(redis.Redis.from_url(redis_url).get(f"{redis_prefix}:runs:b") or 0) == 1
+
+
+def test_a_queue_at_its_bound_refuses_new_tasks(redis_url, redis_prefix):
+    _, server = build(redis_url, redis_prefix, max_queued=2)
+    with RunningServer(server.wsgi_app(path="/mcp")) as running, \
+            client(f"{running.base}/mcp", "2026-07-28") as c:
+        c.start_task("work", {"steps": 1})
+        c.start_task("work", {"steps": 1})
+        with pytest.raises(MCPError, match="too many tasks queued"):
+            c.start_task("work", {"steps": 1})
+
+
+def test_the_lost_runner_message_names_the_process():
+    assert lost_runner_message("host-a:123:abc") == (
+        "the worker running this task was lost (pid 123 on host-a); the tool is not "
+        "retry_safe, so it was not run again")
