@@ -33,7 +33,7 @@ from celery import Celery
 from kombu.exceptions import ChannelError, KombuError, OperationalError
 
 from .errors import INTERNAL_ERROR, MCPError, StoreUnavailableError
-from .tasks.executor import Execute, TaskLaunch
+from .tasks.executor import QUEUED_PREFIX, Execute, TaskLaunch
 from .tasks.remote import payload
 
 __all__ = ["QUEUED_MESSAGE", "CeleryExecutor"]
@@ -41,7 +41,7 @@ __all__ = ["QUEUED_MESSAGE", "CeleryExecutor"]
 log = logging.getLogger("mcpsync.celery")
 
 #: The ``statusMessage`` of a task accepted and waiting for a Celery worker.
-QUEUED_MESSAGE: Final = "queued: waiting for a Celery worker"
+QUEUED_MESSAGE: Final = f"{QUEUED_PREFIX} waiting for a Celery worker"
 #: Seconds a store the worker cannot reach is waited for before the delivery is retried.
 _STORE_RETRY_SECONDS: Final = 2.0
 #: Times a delivery that found the store unreachable is retried (about a minute).

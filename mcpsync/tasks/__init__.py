@@ -36,15 +36,16 @@ if TYPE_CHECKING:
         clamp_ttl,
     )
     from .context import TaskContext
+    from .executor import DEFAULT_MAX_RUNNING, TaskExecutor, TaskLaunch, ThreadExecutor
     from .memory import MemoryTaskStore
     from .methods import Tasks
-    from .runner import DEFAULT_MAX_RUNNING, TaskRunner
+    from .runner import TaskRunner
     from .sqlite import MAX_SQLITE_BYTES, RUNNER_EXITED, SqliteTaskStore
     from .surface import RunAsTask
     from .wire import EXTENSION
 
 _LAZY: dict[str, str] = {
-    "DEFAULT_MAX_RUNNING": ".runner",
+    "DEFAULT_MAX_RUNNING": ".executor",
     "DEFAULT_TTL_MS": ".bounds",
     "EXTENSION": ".wire",
     "MAX_LIVE_TASKS_PER_OWNER": ".bounds",
@@ -61,6 +62,9 @@ _LAZY: dict[str, str] = {
     "SqliteTaskStore": ".sqlite",
     "TERMINAL": "..stores.tasks",
     "TaskContext": ".context",
+    "TaskExecutor": ".executor",
+    "TaskLaunch": ".executor",
+    "ThreadExecutor": ".executor",
     "TaskRecord": "..stores.tasks",
     "TaskResultTooLargeError": ".bounds",
     "TaskRunner": ".runner",
@@ -93,6 +97,8 @@ __all__ = [
     "RunAsTask",
     "SqliteTaskStore",
     "TaskContext",
+    "TaskExecutor",
+    "TaskLaunch",
     "TaskRecord",
     "TaskResultTooLargeError",
     "TaskRunner",
@@ -100,6 +106,7 @@ __all__ = [
     "TaskStore",
     "TaskStoreFullError",
     "Tasks",
+    "ThreadExecutor",
     "clamp_ttl",
     "runner_id",
 ]

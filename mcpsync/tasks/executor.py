@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 #: Tasks one server runs at once by default on its threads.
 DEFAULT_MAX_RUNNING = 64
 
+#: How the ``statusMessage`` of a task waiting for an executor's worker starts: a task whose
+#: message says otherwise has started before (a redelivery keeps its progress).
+QUEUED_PREFIX = "queued:"
+
 #: What runs as a task: given its context, returns a CallToolResult dict.
 TaskBody = Callable[["TaskContext"], dict[str, Any]]
 #: The runner's part of running a task: the body, then its outcome written to the store.

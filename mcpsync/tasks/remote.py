@@ -41,6 +41,7 @@ from ..errors import INTERNAL_ERROR, ProtocolStateError
 from ..protocol.jsonrpc import RequestId
 from ..stores.tasks import TaskRecord, runner_id
 from .context import TaskContext
+from .executor import QUEUED_PREFIX
 
 if TYPE_CHECKING:
     from .executor import TaskLaunch
@@ -135,8 +136,9 @@ def _claim(surfaces: TaskSurfaces, task_id: str, retry_safe: bool) -> TaskRecord
     if record is None or record.terminal:
         return None  # expired, cancelled while queued, or already finished
     if retry_safe:
-        message = f"running on {socket.gethostname()}"
-        return store.update(task_id, status_message=message)
+        if not (record.status_message or "").startswith(QUEUED_PREFIX):
+            return record  # delivered again after a lost worker: its progress stays
+        return store.update(task_id, status_message=f"running on {socket.gethostname()}")
     if record.runner:
         # Delivered again although it started once: its first run was lost with its
         # process. Not retry-safe, so it ends here rather than running twice.

@@ -8,6 +8,7 @@ test process, gunicorn's workers and Celery's workers build the same server:
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import redis
@@ -20,14 +21,16 @@ from mcpsync.redis import RedisTaskStore
 from mcpsync.server.options import ProtocolOptions
 
 
-def build(url: str, prefix: str, *, max_queued: int | None = None) -> tuple[Celery, Server]:
-    """The Celery app and the server of one deployment (one Redis, one key prefix)."""
+def build(url: str, prefix: str, *, max_queued: int | None = None,
+          threads: bool = False) -> tuple[Celery, Server]:
+    """The Celery app and the server of one deployment (one Redis, one key prefix);
+    ``threads=True``: the same server with its tasks on threads (for the benchmark)."""
     celery_app = Celery(f"mcpsync-test-{prefix}", broker=url)
     celery_app.conf.update(worker_prefetch_multiplier=1, task_default_queue=f"{prefix}-tasks",
                            broker_connection_retry_on_startup=True,
                            worker_hijack_root_logger=False)
     store = RedisTaskStore(url, prefix=prefix, heartbeat_ttl=3.0)
-    executor = CeleryExecutor(celery_app, max_queued=max_queued)
+    executor = None if threads else CeleryExecutor(celery_app, max_queued=max_queued)
     server = Server("on-celery", task_store=store, task_executor=executor,
                     request_state_key=f"{prefix}-state",
                     protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS))
@@ -67,6 +70,12 @@ def build(url: str, prefix: str, *, max_queued: int | None = None) -> tuple[Cele
 
     server.add_tool(lose, name="lose", task="required")
     server.add_tool(lose, name="lose_retry_safe", task="required", retry_safe=True)
+
+    @server.tool(task="required")
+    def stamp(key: str) -> str:
+        """Record when it started running (for the benchmark's create -> running)."""
+        counts.set(f"{prefix}:start:{key}", repr(time.time()))
+        return key
 
     @server.tool(task="required")
     def crash(ctx: HandlerContext) -> str:

@@ -4,10 +4,14 @@ here serves the same server definition as the workers import (tests/on_celery/ap
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,9 +25,10 @@ from mcpsync.tasks.remote import lost_runner_message
 from tests.helpers import wait_until
 from tests.http.raw import LegacySession
 from tests.on_celery.app import build
-from tests.serving import RunningServer
+from tests.serving import RunningServer, free_port, serving_process
 
 WAIT = 60.0
+ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = ["2026-07-28", "2025-11-25"]
 
 
@@ -157,9 +162,13 @@ def test_a_retry_safe_task_survives_the_sigkill_of_its_worker_process(
     workers()
     with client(web, "2026-07-28") as c:
         handle = c.start_task("lose_retry_safe", {"key": "a"})
-        os.kill(_running_pid(handle), signal.SIGKILL)
+        pid = _running_pid(handle)
+        os.kill(pid, signal.SIGKILL)
         assert handle.result(timeout=WAIT).text == "run 2"
-        assert handle.status().status == "completed"
+        final = handle.status()
+    # Completed once, by the second delivery; the first run's progress was kept meanwhile.
+    assert final.status == "completed"
+    assert final.status_message == f"run 1 in pid {pid}"
     assert int(redis.Redis.from_url(redis_url).get(f"{redis_prefix}:runs:a") or 0) == 2
 
 
@@ -191,3 +200,92 @@ def test_the_lost_runner_message_names_the_process():
     assert lost_runner_message("host-a:123:abc") == (
         "the worker running this task was lost (pid 123 on host-a); the tool is not "
         "retry_safe, so it was not run again")
+
+
+def test_the_typescript_sdk_v1_client_completes_a_task_run_on_celery(web, workers):
+    """``@modelcontextprotocol/sdk`` 1.32's tasks client (v1) over Streamable HTTP."""
+    from tests.interop import peers
+    from tests.interop.test_ts_tasks_client import sdk_dir
+
+    node = peers.require(peers.node22)
+    sdk = peers.require(sdk_dir)
+    worker = workers()
+    script = Path(__file__).parents[1] / "interop" / "node" / "ts_celery_client.mjs"
+    proc = subprocess.run([node, str(script), sdk, web], capture_output=True, text=True,
+                          timeout=120, env=peers.node_env(), check=False)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    kinds = [m["type"] for m in report["stream"]]
+    assert kinds[0] == "taskCreated" and kinds[-1] == "result", report
+    text = report["stream"][-1]["result"]["content"][0]["text"]
+    assert text.startswith("done in pid ") and int(text.rsplit(" ", 1)[1]) != os.getpid()
+    assert report["getTask"]["status"] == "completed"
+    assert worker.proc.poll() is None
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children = (task / "children").read_text().split()
+        found.extend(int(child) for child in children)
+    return found
+
+
+def test_a_task_runs_on_after_every_web_worker_is_killed(workers, deployment_env,
+                                                         redis_url, redis_prefix):
+    """gunicorn with 2 workers in front: SIGKILL both after ``tools/call`` was answered
+    (the one that accepted the task among them); the task completes on Celery, and a
+    respawned web worker answers for it."""
+    pytest.importorskip("gunicorn")
+    workers()
+    port = free_port()
+    argv = [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "2",
+            "--threads", "4", "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "5",
+            "tests.on_celery.app:wsgi"]
+    with serving_process(argv, port, cwd=ROOT, env=deployment_env) as base:
+        url = f"{base}/mcp"
+        master = _gunicorn_master(port)
+        with client(url, "2026-07-28") as c:
+            handle = c.start_task("hold", {"key": "go"})
+            wait_until(lambda: (handle.status().status_message or "").startswith("holding"),
+                       timeout=WAIT)
+        before = _children(master)
+        assert len(before) == 2
+        for pid in before:
+            os.kill(pid, signal.SIGKILL)
+        redis.Redis.from_url(redis_url).set(f"{redis_prefix}:go", b"1")
+        with client(url, "2026-07-28") as c:
+            wait_until(lambda: len(set(_children(master)) - set(before)) == 2, timeout=WAIT)
+            result = _result_by_id(c, handle.id)
+    assert result["content"][0]["text"].startswith("released in pid ")
+
+
+def _gunicorn_master(port: int) -> int:
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"gunicorn" in b" ".join(cmdline) and f"127.0.0.1:{port}".encode() in cmdline:
+            status = (entry / "status").read_text()
+            ppid = int(next(line.split()[1] for line in status.splitlines()
+                            if line.startswith("PPid:")))
+            if ppid == os.getpid():
+                return int(entry.name)
+    raise AssertionError("no gunicorn master found")
+
+
+def _result_by_id(c: Client, task_id: str) -> dict[str, Any]:
+    """Poll ``tasks/get`` (the 2026-07-28 extension) until the task ends; its result."""
+    answer: dict[str, Any] = {}
+
+    def ended() -> bool:
+        nonlocal answer
+        answer = c.request("tasks/get", {"taskId": task_id})
+        return answer.get("status") in ("completed", "failed", "cancelled")
+
+    wait_until(ended, timeout=WAIT, interval=0.1, message=lambda: answer)
+    assert answer["status"] == "completed", answer
+    return dict(answer["result"])
