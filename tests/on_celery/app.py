@@ -39,6 +39,7 @@ def build(url: str, prefix: str, *, max_queued: int | None = None,
     @server.tool(task="optional")
     def work(ctx: HandlerContext, steps: int = 3) -> str:
         """Report progress, then finish: says which process ran it."""
+        counts.incr(f"{prefix}:work-runs")
         for step in range(1, steps + 1):
             ctx.check_cancelled()
             ctx.progress(step, steps, f"step {step} in pid {os.getpid()}")
@@ -85,12 +86,25 @@ def build(url: str, prefix: str, *, max_queued: int | None = None,
     return celery_app, server
 
 
+def scaled_out(server: Server, url: str, prefix: str) -> Any:
+    """The server's WSGI app for several web workers: sessions, events and the relay on
+    the same Redis (docs/deploying.md); the relay also carries the status of tasks run on
+    Celery to the listens following them."""
+    from mcpsync.redis import RedisBus, RedisEventStore, RedisSessionStore
+
+    bus = RedisBus(url, prefix=prefix)
+    server.relay_events(bus)
+    return server.wsgi_app(path="/mcp", session_store=RedisSessionStore(url, prefix=prefix),
+                           event_store=RedisEventStore(url, prefix=prefix), bus=bus)
+
+
 def _from_env() -> tuple[Any, Any, Any]:
     url = os.environ.get("MCPSYNC_TEST_REDIS")
     if not url:
         return None, None, None
-    celery_app, server = build(url, os.environ["MCPSYNC_TEST_PREFIX"])
-    return celery_app, server, server.wsgi_app(path="/mcp")
+    prefix = os.environ["MCPSYNC_TEST_PREFIX"]
+    celery_app, server = build(url, prefix)
+    return celery_app, server, scaled_out(server, url, prefix)
 
 
 celery_app, server, wsgi = _from_env()

@@ -1,6 +1,7 @@
 """Tasks run on real Celery workers (prefork and threads pools) over the run's
-``redis-server``, called through mcpsync's ``Client`` on both task surfaces: the web side
-here serves the same server definition as the workers import (tests/on_celery/app.py)."""
+``redis-server``, called through mcpsync's ``Client`` on both task surfaces, with real
+gunicorn (2 workers, sessions and the relay on the same Redis) in front: the web side
+serves the same server definition as the Celery workers import (tests/on_celery/app.py)."""
 
 from __future__ import annotations
 
@@ -32,12 +33,19 @@ ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = ["2026-07-28", "2025-11-25"]
 
 
+def gunicorn(port: int) -> list[str]:
+    return [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "2",
+            "--threads", "4", "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "5",
+            "tests.on_celery.app:wsgi"]
+
+
 @pytest.fixture
-def web(redis_url: str, redis_prefix: str) -> Iterator[str]:
-    """The web side of the deployment, in this process: its URL."""
-    _, server = build(redis_url, redis_prefix)
-    with RunningServer(server.wsgi_app(path="/mcp")) as running:
-        yield f"{running.base}/mcp"
+def web(deployment_env: dict[str, str]) -> Iterator[str]:
+    """The web side of the deployment: gunicorn with 2 workers; its URL."""
+    pytest.importorskip("gunicorn")
+    port = free_port()
+    with serving_process(gunicorn(port), port, cwd=ROOT, env=deployment_env) as base:
+        yield f"{base}/mcp"
 
 
 def client(url: str, version: str, **options: Any) -> Client:
@@ -132,7 +140,8 @@ def test_a_raising_tool_fails_the_same_way_as_on_a_thread(web, workers):
     assert final.status == "completed"
 
 
-def test_fifty_tasks_across_two_workers_all_complete_once(web, workers):
+def test_fifty_tasks_across_two_workers_all_complete_once(web, workers, redis_url,
+                                                          redis_prefix):
     workers("w1")
     workers("w2")
     with client(web, "2026-07-28") as c:
@@ -141,6 +150,7 @@ def test_fifty_tasks_across_two_workers_all_complete_once(web, workers):
     pids = {t.rsplit(" ", 1)[1] for t in texts}
     assert len(texts) == 50 and all(t.startswith("done in pid ") for t in texts)
     assert len(pids) >= 2  # both workers' processes took some
+    assert int(redis.Redis.from_url(redis_url).get(f"{redis_prefix}:work-runs") or 0) == 50
 
 
 def _running_pid(handle: Any) -> int:
@@ -233,16 +243,13 @@ def _children(pid: int) -> list[int]:
 
 def test_a_task_runs_on_after_every_web_worker_is_killed(workers, deployment_env,
                                                          redis_url, redis_prefix):
-    """gunicorn with 2 workers in front: SIGKILL both after ``tools/call`` was answered
-    (the one that accepted the task among them); the task completes on Celery, and a
-    respawned web worker answers for it."""
+    """SIGKILL both gunicorn workers (the one that accepted the task among them) after
+    ``tools/call`` was answered: the task completes on Celery, and a respawned web worker
+    answers for it."""
     pytest.importorskip("gunicorn")
     workers()
     port = free_port()
-    argv = [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "2",
-            "--threads", "4", "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "5",
-            "tests.on_celery.app:wsgi"]
-    with serving_process(argv, port, cwd=ROOT, env=deployment_env) as base:
+    with serving_process(gunicorn(port), port, cwd=ROOT, env=deployment_env) as base:
         url = f"{base}/mcp"
         master = _gunicorn_master(port)
         with client(url, "2026-07-28") as c:
@@ -254,8 +261,8 @@ def test_a_task_runs_on_after_every_web_worker_is_killed(workers, deployment_env
         for pid in before:
             os.kill(pid, signal.SIGKILL)
         redis.Redis.from_url(redis_url).set(f"{redis_prefix}:go", b"1")
+        wait_until(lambda: len(set(_children(master)) - set(before)) == 2, timeout=WAIT)
         with client(url, "2026-07-28") as c:
-            wait_until(lambda: len(set(_children(master)) - set(before)) == 2, timeout=WAIT)
             result = _result_by_id(c, handle.id)
     assert result["content"][0]["text"].startswith("released in pid ")
 
