@@ -296,3 +296,22 @@ def _result_by_id(c: Client, task_id: str) -> dict[str, Any]:
     wait_until(ended, timeout=WAIT, interval=0.1, message=lambda: answer)
     assert answer["status"] == "completed", answer
     return dict(answer["result"])
+
+
+def test_a_listen_on_the_web_side_hears_the_status_of_a_task_run_on_celery(
+        web, workers, redis_url, redis_prefix):
+    """The worker publishes each status on the relay bus (``server.relay_events``), so a
+    ``subscriptions/listen`` held by a gunicorn worker hears it without polling."""
+    workers()
+    with client(web, "2026-07-28") as c:
+        handle = c.start_task("hold", {"key": "listen"})
+        heard: list[tuple[str, str | None]] = []
+        with handle.subscribe() as updates:
+            wait_until(lambda: (handle.status().status_message or "").startswith("holding"),
+                       timeout=WAIT)
+            redis.Redis.from_url(redis_url).set(f"{redis_prefix}:listen", b"1")
+            while not heard or heard[-1][0] not in ("completed", "failed", "cancelled"):
+                note = updates.get(timeout=WAIT)  # bounded: no notification fails the test
+                assert note is not None, f"no status pushed; heard {heard}"
+                heard.append((note.params["status"], note.params.get("statusMessage")))
+    assert heard[-1][0] == "completed", heard
