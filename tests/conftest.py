@@ -6,10 +6,15 @@ report header, or (``-q`` hides the header) in the closing summary.
 Also the run-wide Redis (``redis_server``: one ``redis-server`` for the whole run, started
 on first use and stopped by PID at the end; tests keep apart by key prefix, see
 ``tests/services.py``).
+
+And one guard for every test: it leaves ``os.environ`` as it found it. A variable left
+behind reaches every subprocess a later test starts (a ``DJANGO_SETTINGS_MODULE`` left
+by a Django test once made each ``celery worker`` fail to start); use ``monkeypatch``.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 
@@ -17,6 +22,32 @@ import pytest
 
 from tests import spec
 from tests.services import RedisServer, require_redis_library, unique_prefix
+
+_ENVIRON_BEFORE = pytest.StashKey[dict[str, str]]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    item.stash[_ENVIRON_BEFORE] = dict(os.environ)  # before any fixture, module ones included
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    result = yield
+    before = item.stash.get(_ENVIRON_BEFORE, None)
+    if before is not None:
+        changed = sorted(key for key in before.keys() | os.environ.keys()
+                         if before.get(key) != os.environ.get(key)
+                         and key != "PYTEST_CURRENT_TEST")
+        for key in changed:
+            if key in before:
+                os.environ[key] = before[key]
+            else:
+                del os.environ[key]
+        if changed:
+            raise AssertionError(f"the test left os.environ changed: {', '.join(changed)}")
+    return result
 
 
 @pytest.fixture(scope="session")

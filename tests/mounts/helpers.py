@@ -6,6 +6,7 @@ import importlib.util
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -33,12 +34,25 @@ def load_flask_example() -> ModuleType:
 
 
 def load_django_application() -> Any:
-    """The example project's ``notes_site.wsgi.application`` (Django set up once)."""
+    """The example project's ``notes_site.wsgi.application`` (Django set up once).
+
+    What Django's set-up writes to ``os.environ`` is put back afterwards: its settings
+    module and the ``TZ`` it sets from ``TIME_ZONE``. Left there, they reach every
+    subprocess a later test starts (a ``celery worker`` that sees ``DJANGO_SETTINGS_MODULE``
+    runs Celery's Django fix-up and fails to import ``notes_site``)."""
     if str(DJANGO_PROJECT) not in sys.path:
         sys.path.insert(0, str(DJANGO_PROJECT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "notes_site.settings")
-    from notes_site.wsgi import application
-
+    saved = {key: os.environ.get(key) for key in ("DJANGO_SETTINGS_MODULE", "TZ")}
+    os.environ["DJANGO_SETTINGS_MODULE"] = "notes_site.settings"
+    try:
+        from notes_site.wsgi import application  # calls django.setup(): settings load now
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        time.tzset()
     return application
 
 
