@@ -29,6 +29,7 @@ from .._moved import fold, reject_unknown
 from .._version import __version__
 from ..dispatch.registry import MethodRegistry
 from ..engine.connection import DEFAULT_TIMEOUT, Connection, ConnectionLimits
+from ..engine.hooks import ConnectionEvents, ConnectionThreads
 from ..errors import ConnectionClosedError, ProtocolStateError
 from ..protocol import levels
 from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS
@@ -166,14 +167,16 @@ class Client(ClientSurface):
         # the connection (and a stdio server): a notebook cell run again leaks no processes.
         inbound = WeakInbound(self._inbound)
         connection = Connection(
-            transport, on_request=inbound.on_request, on_notification=inbound.on_notification,
+            transport, on_request=inbound.on_request,
+            events=ConnectionEvents(notification=inbound.on_notification),
             send_middleware=middleware.send, recv_middleware=middleware.recv,
             limits=ConnectionLimits(
                 max_handlers=limits.max_handlers, default_timeout=timeout,
                 max_queued_notifications=limits.max_queued_notifications,
                 max_queued_notification_bytes=limits.max_queued_notification_bytes),
             name=name,
-            caller_reads=True,  # over stdio a caller reads its own answer (read_role.py)
+            # Over stdio a caller reads its own answer (read_role.py).
+            threads=ConnectionThreads(caller_reads=True),
             telemetry=Instrumentation(Telemetry.of(telemetry), "client"),
         )
         deliver_to = getattr(transport, "deliver_to", None)

@@ -54,7 +54,9 @@ from ..telemetry.instrumentation import Instrumentation
 from ..threads.pool import WorkerPool
 from ..transports.base import CallFailed, Received, Transport
 from .closing import Closing
-from .inflight import InflightRequests, InlineKey, RequestHandler
+from .hooks import NO_EVENTS, OWN_THREADS, ConnectionEvents, ConnectionThreads
+from .hooks import NotificationHandler as NotificationHandler
+from .inflight import InflightRequests, RequestHandler
 from .limits import DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES as DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES
 from .limits import DEFAULT_MAX_QUEUED_NOTIFICATIONS as DEFAULT_MAX_QUEUED_NOTIFICATIONS
 from .limits import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT  # where the client imports these 3
@@ -69,8 +71,6 @@ from .writer import Writer
 
 logger = logging.getLogger("mcpsync.engine")
 
-NotificationHandler = Callable[[Notification], None]
-
 #: No bounds given: every default of :class:`ConnectionLimits`.
 DEFAULT_LIMITS: Final = ConnectionLimits()
 
@@ -83,19 +83,13 @@ class Connection:
         transport: Transport,
         *,
         on_request: RequestHandler,
-        on_notification: NotificationHandler | None = None,
+        events: ConnectionEvents = NO_EVENTS,
         send_middleware: Sequence[Middleware] = (),
         recv_middleware: Sequence[Middleware] = (),
         limits: ConnectionLimits = DEFAULT_LIMITS,
         name: str = "mcpsync",
-        on_closed: Callable[[], None] | None = None,
-        on_closing: Callable[[], None] | None = None,
-        pool: WorkerPool | None = None,
-        push: bool = False,
+        threads: ConnectionThreads = OWN_THREADS,
         transport_context: TransportContext | None = None,
-        on_arrival: Callable[[Notification], bool] | None = None,
-        inline_key: InlineKey | None = None,
-        caller_reads: bool = False,
         telemetry: Instrumentation | None = None,
     ) -> None:
         self.transport = transport
@@ -104,13 +98,8 @@ class Connection:
         self.transport_context = transport_context
         self.name = name
         self.limits = limits
-        self._on_notification = on_notification
-        #: Protocol bookkeeping that must take effect in message order (a session's
-        #: lifecycle): called on the receiving thread before a notification is queued;
-        #: True means it was consumed. Never user code: it would stall the reader.
-        self._on_arrival = on_arrival
-        self._on_closed = on_closed
-        self._on_closing = on_closing
+        self._events = events
+        pool, push, inline_key = threads.pool, threads.push, threads.inline_key
         self._executor = InboundExecutor(recv_middleware, send_middleware, name=name,
                                          telemetry=telemetry)
         #: Records our requests (a CLIENT span each, its context in ``params._meta``).
@@ -137,7 +126,7 @@ class Connection:
         pending = PendingTable()
         self._reading = Reading(
             transport, pending, name=name, push=push, inline=inline_key is not None,
-            caller_reads=caller_reads, max_displaced=limits.max_handlers,
+            caller_reads=threads.caller_reads, max_displaced=limits.max_handlers,
             drain_timeout=limits.drain_timeout, closing=self._closing, take=self._take,
             end=self._shutdown)
         self._readers = self._reading.readers  # (the tests look at both)
@@ -195,10 +184,10 @@ class Connection:
     def _shutdown(self, reason: str, drain: float) -> None:
         if not self._closing.begin():
             return
-        if self._on_closing is not None:
+        if self._events.closing is not None:
             # Before the drain: lets long-lived handlers (subscriptions) end gracefully.
             try:
-                self._on_closing()
+                self._events.closing()
             except Exception:
                 logger.exception("on_closing callback failed")
         # Outbound calls can never be answered now.
@@ -215,9 +204,9 @@ class Connection:
             self._telemetry.session_ended(time.monotonic() - self._started,
                                           transport=self._peer,
                                           protocol_version=self._executor.protocol_version)
-        if self._on_closed is not None:
+        if self._events.closed is not None:
             try:
-                self._on_closed()
+                self._events.closed()
             except Exception:
                 logger.exception("on_closed callback failed")
 
@@ -462,10 +451,10 @@ class Connection:
             if callback is not None:
                 self._notifications.enqueue(lambda: callback(params), message)
             return
-        if self._on_arrival is not None and self._on_arrival(message):
+        arrival, handler = self._events.arrival, self._events.notification
+        if arrival is not None and arrival(message):
             return
-        if self._on_notification is not None:
-            handler = self._on_notification
+        if handler is not None:
             context = current_transport()  # the message's, bound by the receive path
 
             def job() -> None:

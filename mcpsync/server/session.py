@@ -18,6 +18,7 @@ from ..dispatch.context import HandlerContext
 from ..dispatch.session_info import SessionInfo
 from ..dispatch.transport import TransportContext
 from ..engine.connection import Connection, ConnectionLimits, Middleware
+from ..engine.hooks import ConnectionEvents, ConnectionThreads
 from ..engine.pool import WorkerPool
 from ..engine.requests import InboundRequest
 from ..errors import (
@@ -98,20 +99,17 @@ class ServerSession:
         self._connection = Connection(
             transport,
             on_request=self._on_request,
-            on_notification=self._on_notification,
-            on_arrival=self._on_arrival,
+            events=ConnectionEvents(notification=self._on_notification,
+                                    arrival=self._on_arrival, closing=self._on_closing,
+                                    closed=self._on_closed),
             send_middleware=server.send_middleware,
             recv_middleware=server.recv_middleware,
             limits=ConnectionLimits(max_handlers=server.max_concurrent_handlers,
                                     default_timeout=server.request_timeout,
                                     drain_timeout=drain_timeout),
             name=name,
-            on_closed=self._on_closed,
-            on_closing=self._on_closing,
-            pool=pool,
-            push=push,
+            threads=ConnectionThreads(pool=pool, push=push, inline_key=inline_key),
             transport_context=transport_context(transport),
-            inline_key=inline_key,
             telemetry=server.telemetry,
         )
 

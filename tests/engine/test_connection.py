@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from mcpsync.engine.connection import Connection, ConnectionLimits
+from mcpsync.engine.hooks import ConnectionEvents
 from mcpsync.errors import (
     ConnectionClosedError,
     MCPError,
@@ -30,7 +31,7 @@ class Pair:
         self.a_notes = []
         self.a = Connection(ta, on_request=a_handler or _no_methods, name="a",
                             send_middleware=send_middleware,
-                            on_notification=self.a_notes.append).start()
+                            events=ConnectionEvents(notification=self.a_notes.append)).start()
         self.b = Connection(tb, on_request=handler, name="b",
                             limits=ConnectionLimits(max_handlers=max_handlers),
                             recv_middleware=recv_middleware).start()
@@ -272,7 +273,8 @@ def test_a_call_made_from_a_notification_callback_does_not_wait_on_itself():
         results.append(a.request("work", on_progress=lambda p: None, timeout=WAIT))
         done.set()
 
-    a = Connection(ta, on_request=_no_methods, on_notification=on_note, name="a").start()
+    a = Connection(ta, on_request=_no_methods, events=ConnectionEvents(notification=on_note),
+                   name="a").start()
     b = Connection(tb, on_request=lambda r: {"ok": 1}, name="b").start()
     try:
         b.notify("hello")

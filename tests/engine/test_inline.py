@@ -8,6 +8,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from mcpsync.engine.connection import Connection, ConnectionLimits
+from mcpsync.engine.hooks import ConnectionThreads
 from mcpsync.engine.inline import (
     FIRST_RETRY_AFTER,
     RETRY_AFTER_QUICK,
@@ -73,7 +74,8 @@ class Served:
         self.a = Connection(ta, on_request=lambda r: {}, name="a").start()
         self.b = Connection(tb, on_request=handler, name="b",
                             limits=ConnectionLimits(max_handlers=max_handlers),
-                            inline_key=lambda method, params: method).start()
+                            threads=ConnectionThreads(
+                                inline_key=lambda method, params: method)).start()
 
     def call(self, method: str) -> Future[dict[str, Any]]:
         return self.a.begin_request(method)[1]
