@@ -26,6 +26,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -52,13 +53,23 @@ def start_workers(url: str, prefix: str, count: int) -> list[subprocess.Popen[st
              f"bench{n}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat"],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             start_new_session=True)
-        assert proc.stdout is not None
-        deadline = time.monotonic() + 60
-        for line in proc.stdout:  # until it says it is ready (or the bound ends)
-            if " ready." in line or time.monotonic() > deadline:
-                break
+        ready = threading.Event()
+        # Read the worker's output for as long as it lives: a pipe nobody drains would
+        # fill with its INFO lines (two per task) and stall the worker mid-run.
+        threading.Thread(target=drain, args=(proc, ready), name=f"bench{n}-log",
+                         daemon=True).start()
+        if not ready.wait(60) or proc.poll() is not None:
+            raise RuntimeError(f"celery worker bench{n} did not start")
         procs.append(proc)
     return procs
+
+
+def drain(proc: subprocess.Popen[str], ready: threading.Event) -> None:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if " ready." in line:
+            ready.set()
+    ready.set()  # exited: the caller looks at poll()
 
 
 def stop(procs: list[subprocess.Popen[str]]) -> None:
