@@ -52,9 +52,9 @@ if TYPE_CHECKING:
     from .client.options import ClientLimits, ClientMiddleware, HostHandlers
     from .client.tasks import TaskCancelledError, TaskHandle, TaskState
     from .dispatch.context import DetachedContext, HandlerContext
+    from .dispatch.inbound import TransportContext, current_transport
+    from .dispatch.ports import SessionInfo
     from .dispatch.registry import DuplicateHandlerError, MethodRegistry
-    from .dispatch.session_info import SessionInfo
-    from .dispatch.transport import TransportContext, current_transport
     from .display import ToolList, progress_bar
     from .errors import (
         ConnectionClosedError,
@@ -206,7 +206,7 @@ _LAZY: dict[str, str] = {
     "ServerExitedError": ".errors",
     "Telemetry": ".telemetry.config",
     "ServerSession": ".server.session",
-    "SessionInfo": ".dispatch.session_info",
+    "SessionInfo": ".dispatch.ports",
     "SqliteTaskStore": ".tasks",
     "StartupError": ".server.lifespan",
     "StoreUnavailableError": ".errors",
@@ -222,7 +222,7 @@ _LAZY: dict[str, str] = {
     "Tool": ".types",
     "ToolAnnotations": ".types",
     "ToolList": ".display",
-    "TransportContext": ".dispatch.transport",
+    "TransportContext": ".dispatch.inbound",
     "TransportError": ".errors",
     "TransportTimeoutError": ".errors",
     "UnauthorizedError": ".auth",
@@ -230,7 +230,7 @@ _LAZY: dict[str, str] = {
     "UnsafePathError": ".server.paths",
     "UnsupportedProtocolVersionError": ".errors",
     "UrlElicitationRequiredError": ".errors",
-    "current_transport": ".dispatch.transport",
+    "current_transport": ".dispatch.inbound",
     "progress_bar": ".display",
     "safe_join": ".server.paths",
     "ProtocolOptions": ".server.options",

@@ -106,7 +106,7 @@ def _with_task_store(server: Server, path: str | None) -> Server:
 
 def _serve(args: argparse.Namespace) -> int:
     from .http import serve
-    from .http.security import LOOPBACK
+    from .http.intake import LOOPBACK
 
     server = _with_task_store(load_server(args.server), args.task_store)
     hosts = list(LOOPBACK) + list(args.allowed_hosts or [])

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from mcpsync.protocol.envelope import META_VERSION
+from mcpsync.protocol.versions import META_VERSION
 from tests.serving import ROOT
 from tests.transports.hostile import LEGACY, MODERN, RawHttpServer, RawRequest, Script
 

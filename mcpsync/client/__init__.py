@@ -1,9 +1,9 @@
 """The blocking MCP client."""
 
 from .cache import ResponseCache
+from .calls import InputRequest, InputRequiredError
 from .client import Client
 from .listen import Subscription, SubscriptionNotification
-from .mrtr import InputRequest, InputRequiredError
 from .options import ClientLimits, ClientMiddleware, HostHandlers
 from .tasks import TaskCancelledError, TaskHandle, TaskState
 

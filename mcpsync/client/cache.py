@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..protocol.envelope import uri_covers
+from ..protocol.versions import uri_covers
 
 CACHEABLE: Final = frozenset({
     "server/discover", "tools/list", "prompts/list", "resources/list",

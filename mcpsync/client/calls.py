@@ -1,32 +1,58 @@
 """The request path of a :class:`~mcpsync.Client`: how each API call is sent and answered.
 
 Every typed method (``call_tool``, ``read_resource``, ``list_tools``…) and the raw
-``request`` go through :func:`send_request`: the 2026-07-28 envelope, the response cache
+``request`` go through :meth:`Calls.send`: the 2026-07-28 envelope, the response cache
 (``ttlMs`` hints), the conversion of the result, and multi round-trip ``input_required``
 results followed to the end. :meth:`Calls.all_pages` walks a paginated list. ``Calls``
-never sees the ``Client``, which composes it.
+never sees the ``Client``, which composes it, nor the :class:`~.negotiate.Negotiation`
+beyond its envelope (:class:`EnvelopeSource`), so the handshake can import this module's
+time budget.
+
+**One time budget per operation.** ``client.list_tools(timeout=10)`` may follow
+``nextCursor`` through many pages, and connecting may probe with ``server/discover``, retry
+it, then shake hands and set the log level. Each of those requests used to get the whole
+``timeout`` again, so one operation could wait a multiple of what its caller allowed. Here
+the operation makes one :class:`~mcpsync.protocol.deadline.Deadline` (:func:`budget`) and
+each request takes what is left of it (:func:`left`); when nothing is left the operation
+fails with the same :class:`~mcpsync.errors.RequestTimeoutError` a single request would.
+
+**Multi round-trip requests** (2026-07-28). A ``tools/call``, ``prompts/get`` or
+``resources/read`` may be answered with an ``InputRequiredResult``: questions
+(``inputRequests``, any number per round) and an opaque ``requestState``. The client
+retries the same request with a new id, ``inputResponses`` for every question and the
+state echoed verbatim, until the result is ``complete`` (:func:`resolve`).
+
+* ``input_mode="auto"`` (the default): the client's host handlers answer every question
+  of every round, at most ``max_input_rounds`` retries.
+* ``input_mode="manual"``: the call raises :class:`InputRequiredError`; the caller answers
+  the questions however it likes and calls :meth:`InputRequiredError.retry`, which
+  returns what the original call would have (or raises again for the next round).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, Protocol
 
-from ..codec import from_wire
+from ..codec import from_wire, to_wire
 from ..display import progress_bar
 from ..engine.connection import Connection
-from ..errors import InvalidParamsError, MCPSyncError
+from ..errors import InvalidParamsError, MCPSyncError, ProtocolStateError, RequestTimeoutError
+from ..protocol.deadline import Deadline
 from ..types import Progress
-from .budget import budget, left
+from ..types.client_features import CreateMessageRequestParams, ElicitRequestParams
 from .cache import ResponseCache, cache_key
-from .mrtr import INPUT_MODES, resolve
-from .negotiate import Negotiation
 
 ProgressHandler = Callable[[Progress], None]
 #: Answers one 2026-07-28 input request (method, params) with the host's handler.
 InputAnswerer = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+#: ``send(params, timeout)``: one multi round-trip retry on the wire, the raw result back.
+Send = Callable[[dict[str, Any], "float | None"], dict[str, Any]]
+
+INPUT_MODES: Final = ("auto", "manual")
 
 logger = logging.getLogger("mcpsync.client")
 
@@ -41,17 +67,25 @@ class CallOptions:
     #: Default deadline of a call, in seconds.
     timeout: float
     #: "auto": the host's handlers answer input requests; "manual": calls raise
-    #: :class:`~mcpsync.client.mrtr.InputRequiredError`.
+    #: :class:`InputRequiredError`.
     input_mode: str
     #: Bound on 2026-07-28 multi round-trip rounds for one call.
     max_input_rounds: int
+
+
+class EnvelopeSource(Protocol):
+    """What :class:`Calls` reads of the :class:`~.negotiate.Negotiation`."""
+
+    @property
+    def envelope(self) -> dict[str, Any] | None:
+        """The per-request ``_meta`` envelope when speaking 2026-07-28, else ``None``."""
 
 
 class Calls:
     """How one client sends a call and reads its answer. Thread-safe: it holds no state
     of its own beyond what it is given (the cache and the connection are thread-safe)."""
 
-    def __init__(self, connection: Connection, negotiation: Negotiation,
+    def __init__(self, connection: Connection, negotiation: EnvelopeSource,
                  cache: ResponseCache | None, options: CallOptions,
                  answer: InputAnswerer) -> None:
         self._connection = connection
@@ -162,3 +196,149 @@ def _progress_adapter(handler: ProgressHandler) -> Callable[[dict[str, Any]], No
         handler(progress)
 
     return adapt
+
+
+# -- the time budget of an operation ----------------------------------------------------
+
+def budget(timeout: float | None, default: float | None, what: str) -> Deadline:
+    """The deadline of an operation given ``timeout=`` (``None``: the client's ``default``)."""
+    return Deadline(default if timeout is None else timeout, what)
+
+
+def left(deadline: Deadline, cap: float | None = None) -> float | None:
+    """The ``timeout=`` for the operation's next request: what is left of ``deadline``
+    (at most ``cap``; ``None`` for a deadline that never ends and no cap). Raises
+    :class:`RequestTimeoutError` once nothing is left."""
+    if deadline.expired():
+        raise RequestTimeoutError(f"{deadline.what}: its time budget of "
+                                  f"{deadline.budget:g} s ran out")
+    return deadline.cap(cap)
+
+
+# -- multi round-trip requests ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class InputRequest:
+    """One question of an ``InputRequiredResult``."""
+
+    key: str
+    method: str
+    params: dict[str, Any]
+
+    def typed_params(self) -> Any:
+        """The params as :class:`~mcpsync.types.ElicitRequestParams` or
+        :class:`~mcpsync.types.CreateMessageRequestParams`; the raw dict otherwise."""
+        if self.method == "elicitation/create":
+            return from_wire(ElicitRequestParams, self.params)
+        if self.method == "sampling/createMessage":
+            return from_wire(CreateMessageRequestParams, self.params)
+        return self.params
+
+
+class InputRequiredError(MCPSyncError):
+    """A request made with ``input_mode="manual"`` needs answers before it can complete.
+
+    Not an error from the server: its (2026-07-28) answer was an ``InputRequiredResult``.
+    ``requests`` maps each key to an :class:`InputRequest`; answer every one and call
+    :meth:`retry`.
+    """
+
+    def __init__(self, method: str, result: dict[str, Any], requests: dict[str, InputRequest],
+                 round_number: int, retry: Callable[[Mapping[str, Any], float | None], Any]):
+        keys = ", ".join(f"{k} ({r.method})" for k, r in requests.items()) or "none"
+        super().__init__(f"{method} needs input (round {round_number}): {keys}")
+        self.method = method
+        #: The raw ``InputRequiredResult``.
+        self.result = result
+        self.requests = requests
+        #: The opaque state the retry echoes (None when the server sent none).
+        self.request_state: str | None = result.get("requestState")
+        #: 1 for the first round of questions, 2 for the next, …
+        self.round = round_number
+        self._retry = retry
+
+    def retry(self, responses: Mapping[str, Any], *, timeout: float | None = None) -> Any:
+        """Send the retry with ``responses`` (key -> ``ElicitResult``,
+        ``CreateMessageResult``, ``{"roots": [...]}`` or any wire dict). Returns what the
+        original call returns; raises :class:`InputRequiredError` for the next round."""
+        missing = set(self.requests) - set(responses)
+        if missing:
+            raise ValueError(f"no answer for {', '.join(sorted(missing))}")
+        return self._retry(responses, timeout)
+
+
+def _questions(method: str, result: dict[str, Any]) -> dict[str, InputRequest]:
+    raw = result.get("inputRequests") or {}
+    if not isinstance(raw, dict):
+        raise ProtocolStateError(f"{method}: malformed inputRequests")
+    questions = {}
+    for key, item in raw.items():
+        if not isinstance(item, dict) or not isinstance(item.get("method"), str):
+            raise ProtocolStateError(f"{method}: malformed input request {key!r}")
+        params = item.get("params")
+        questions[key] = InputRequest(key, item["method"], params if isinstance(
+            params, dict) else {})
+    return questions
+
+
+def _wire_answers(responses: Mapping[str, Any]) -> dict[str, Any]:
+    answers = {}
+    for key, value in responses.items():
+        wire = to_wire(value)
+        if not isinstance(wire, dict):
+            raise TypeError(f"the answer to {key!r} must be a result object, not "
+                            f"{type(value)!r}")
+        answers[key] = wire
+    return answers
+
+
+def _retry_params(params: dict[str, Any], result: dict[str, Any],
+                  answers: dict[str, Any]) -> dict[str, Any]:
+    retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+    retry["inputResponses"] = answers
+    if "requestState" in result:
+        retry["requestState"] = result["requestState"]
+    return retry
+
+
+def resolve(method: str, params: dict[str, Any], result: dict[str, Any], *, send: Send,
+            answer: InputAnswerer | None, max_rounds: int, convert: Callable[[dict[str, Any]], Any],
+            retries: int = 0, deadline: Deadline | None = None) -> Any:
+    """Follow ``result`` to a complete one. ``answer=None`` is manual mode. In auto mode
+    every retry takes what is left of the call's ``deadline``: the rounds are one call, as
+    the handshake era's server requests happen inside one call whose deadline runs on."""
+    while True:
+        kind = result.get("resultType", "complete")
+        if kind == "complete" or (kind == "task" and method == "tools/call"):
+            return convert(result)  # a task (SEP-2663) is followed by convert
+        if kind != "input_required":
+            raise ProtocolStateError(f"{method}: unknown result type {kind!r}")
+        if retries >= max_rounds:
+            raise ProtocolStateError(
+                f"{method}: still asking for input after {max_rounds} rounds")
+        questions = _questions(method, result)
+        if answer is None:
+            raise InputRequiredError(
+                method, result, questions, retries + 1,
+                _manual_retry(method, params, result, send, max_rounds, convert, retries))
+        answers = {key: answer(q.method, q.params) for key, q in questions.items()}
+        result = send(_retry_params(params, result, answers),
+                      None if deadline is None else left(deadline))
+        retries += 1
+
+
+def _manual_retry(method: str, params: dict[str, Any], result: dict[str, Any], send: Send,
+                  max_rounds: int, convert: Callable[[dict[str, Any]], Any],
+                  retries: int) -> Callable[[Mapping[str, Any], float | None], Any]:
+    def retry(responses: Mapping[str, Any], timeout: float | None) -> Any:
+        retry_params = _retry_params(params, result, _wire_answers(responses))
+        following = send(retry_params, timeout)
+        return resolve(method, retry_params, following, send=send, answer=None,
+                       max_rounds=max_rounds, convert=convert, retries=retries + 1)
+
+    return retry
+
+
+__all__ = ["INPUT_MODES", "CallOptions", "Calls", "EnvelopeSource", "InputRequest",
+           "InputRequiredError", "ProgressHandler", "budget", "left", "raw", "resolve",
+           "typed"]

@@ -39,7 +39,7 @@ from ..transports.base import Transport
 from ..transports.memory import InProcessServer, memory_pair
 from ..types import Implementation, InitializeResult
 from .cache import ResponseCache
-from .calls import CallOptions, Calls, ProgressHandler
+from .calls import INPUT_MODES, CallOptions, Calls, ProgressHandler
 from .describe import client_repr, describe
 from .factory import http_transport, stdio_transport
 from .host import ClientMethodHandler, ClientNotificationHandler
@@ -54,7 +54,6 @@ from .inbound import (
 )
 from .lifetime import Lifetime, WeakInbound
 from .listen import Listens
-from .mrtr import INPUT_MODES
 from .negotiate import Negotiation
 from .options import (
     HOST_SPELLINGS,
@@ -175,7 +174,7 @@ class Client(ClientSurface):
                 max_queued_notifications=limits.max_queued_notifications,
                 max_queued_notification_bytes=limits.max_queued_notification_bytes),
             name=name,
-            # Over stdio a caller reads its own answer (read_role.py).
+            # Over stdio a caller reads its own answer (engine/reading.py's ReadRole).
             threads=ConnectionThreads(caller_reads=True),
             telemetry=Instrumentation(Telemetry.of(telemetry), "client"),
         )

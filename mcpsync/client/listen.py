@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..errors import MCPSyncError
-from ..protocol.envelope import ACKNOWLEDGED, LIST_FIELDS, META_SUBSCRIPTION_ID, uri_covers
+from ..protocol.versions import ACKNOWLEDGED, LIST_FIELDS, META_SUBSCRIPTION_ID, uri_covers
 
 logger = logging.getLogger("mcpsync.client")
 

@@ -27,17 +27,20 @@ from ..errors import (
 )
 from ..protocol import levels
 from ..protocol.deadline import Deadline
-from ..protocol.envelope import (
+from ..protocol.versions import (
+    LATEST_LEGACY,
+    LEGACY_VERSIONS,
     META_CAPABILITIES,
     META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_SERVER_INFO,
     META_VERSION,
+    MODERN_VERSIONS,
+    features,
 )
-from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS, features
 from ..types import Implementation, InitializeResult
-from .budget import budget, left
-from .task_surface import with_extension
+from .calls import budget, left
+from .task_calls import with_extension
 
 #: The longest a ``protocol_version="auto"`` probe waits for ``server/discover`` (seconds):
 #: a handshake-only server may not answer it at all.

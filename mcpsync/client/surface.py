@@ -12,6 +12,11 @@ this module never imports it.
 Why a base class rather than one more part the Client delegates to: these are public
 methods of ``Client`` with their signatures and docstrings; a delegating copy of each on
 ``Client`` would double them and leave ``client.py`` over the house's 500 lines.
+
+The params each typed method sends are built here from its Python arguments (the
+functions at the end; ``tools/call``'s, :func:`~.task_calls.tool_call`, lives with the
+task logic that adds to it): copies (a caller's dict is never sent, nor changed, as it
+is), and optional members left out rather than sent empty or null.
 """
 
 from __future__ import annotations
@@ -33,13 +38,11 @@ from ..types import (
     ResourceTemplate,
     Tool,
 )
-from . import params as _params
-from .calls import CallOptions, Calls, ProgressHandler, raw, typed
+from .calls import INPUT_MODES, CallOptions, Calls, ProgressHandler, raw, typed
 from .listen import Subscription, SubscriptionCallback
-from .mrtr import INPUT_MODES
 from .negotiate import Negotiation
 from .subscribe import Subscriptions
-from .task_calls import ClientTasks
+from .task_calls import ClientTasks, tool_call
 from .tasks import TaskHandle
 
 
@@ -72,7 +75,7 @@ class ClientSurface:
     @property
     def input_mode(self) -> str:
         """"auto": host handlers answer MRTR questions; "manual": calls raise
-        :class:`~mcpsync.client.mrtr.InputRequiredError` (see :mod:`mcpsync.client.mrtr`)."""
+        :class:`~mcpsync.client.calls.InputRequiredError` (see :mod:`mcpsync.client.calls`)."""
         return self._options.input_mode
 
     @input_mode.setter
@@ -167,7 +170,7 @@ class ClientSurface:
         its result returned. ``timeout`` then bounds the whole wait; when it passes (or on
         Ctrl-C) the task is cancelled on the server before the exception propagates.
         """
-        params = _params.tool_call(name, arguments, meta)
+        params = tool_call(name, arguments, meta)
         convert = self._tasks.converter(self._tasks.prepare_call(name, params), timeout)
         result: CallToolResult = self._calls.send("tools/call", params, timeout, on_progress,
                                                   input_mode, True, convert)
@@ -229,7 +232,7 @@ class ClientSurface:
     ) -> GetPromptResult:
         """Render a prompt with ``arguments`` (strings)."""
         result: GetPromptResult = self._calls.send(
-            "prompts/get", _params.prompt_get(name, arguments), timeout, None, input_mode,
+            "prompts/get", _prompt_get_params(name, arguments), timeout, None, input_mode,
             True, typed(GetPromptResult))
         return result
 
@@ -245,7 +248,7 @@ class ClientSurface:
         """Suggestions for a prompt argument (``ref`` = prompt name) or a template variable
         (``ref`` = the URI template)."""
         result = self.request("completion/complete",
-                              _params.completion(ref, argument, value, context), timeout=timeout)
+                              _completion_params(ref, argument, value, context), timeout=timeout)
         return from_wire(Completion, result.get("completion") or {})
 
     @property
@@ -287,6 +290,43 @@ class ClientSurface:
         (``notifications/tasks``) of those tasks (the tasks extension, 2026-07-28 only;
         see :meth:`TaskHandle.subscribe <mcpsync.client.tasks.TaskHandle.subscribe>`).
         """
-        wanted = _params.listen(tools, prompts, resources, resource_uris, task_ids)
+        wanted = _listen_params(tools, prompts, resources, resource_uris, task_ids)
         wait = self.timeout if timeout is None else timeout
         return self._subscriptions.open(wanted, on_notification, wait)
+
+
+def _prompt_get_params(name: str, arguments: Mapping[str, str] | None) -> dict[str, Any]:
+    """``prompts/get``: ``arguments`` only when there are some."""
+    params: dict[str, Any] = {"name": name}
+    if arguments:
+        params["arguments"] = dict(arguments)
+    return params
+
+
+def _completion_params(ref: str, argument: str, value: str,
+               context: Mapping[str, str] | None) -> dict[str, Any]:
+    """``completion/complete``: ``ref`` is a URI template (a template variable is being
+    completed) or else a prompt's name."""
+    from ..protocol.uritemplate import is_template
+
+    reference = ({"type": "ref/resource", "uri": ref} if is_template(ref)
+                 else {"type": "ref/prompt", "name": ref})
+    params: dict[str, Any] = {"ref": reference,
+                              "argument": {"name": argument, "value": value}}
+    if context:
+        params["context"] = {"arguments": dict(context)}
+    return params
+
+
+def _listen_params(tools: bool, prompts: bool, resources: bool, resource_uris: Sequence[str],
+           task_ids: Sequence[str]) -> dict[str, Any]:
+    """What a ``listen`` asks for (``subscriptions/listen``'s params; the handshake era
+    reads the same): the list changes wanted, and each URI and task id once."""
+    wanted: dict[str, Any] = {field: True for field, on in (
+        ("toolsListChanged", tools), ("promptsListChanged", prompts),
+        ("resourcesListChanged", resources)) if on}
+    if resource_uris:
+        wanted["resourceSubscriptions"] = list(dict.fromkeys(resource_uris))
+    if task_ids:
+        wanted["taskIds"] = list(dict.fromkeys(task_ids))
+    return wanted

@@ -1,33 +1,92 @@
-"""How a Client starts, follows and re-attaches tasks (the logic behind ``call_tool``,
-``start_task`` and ``task``; :mod:`mcpsync.client.tasks` holds the handle itself).
+"""How a Client makes a ``tools/call`` and starts, follows and re-attaches tasks (the logic
+behind ``call_tool``, ``start_task`` and ``task``; :mod:`mcpsync.client.tasks` holds the
+handle itself).
 
 ``Client`` keeps one :class:`ClientTasks` and delegates to it, so that the client module
 stays about the connection. The surface (v1 or v2) is decided from the server's
-capabilities once the connection is set up, never per call.
+capabilities once the connection is set up, never per call:
+
+* **v2**, the extension ``io.modelcontextprotocol/tasks`` (SEP-2663): a client declares it
+  among its capabilities' ``extensions`` (:func:`with_extension`, which the handshake in
+  :mod:`.negotiate` uses too); a server advertises it the same way.
+* **v1**, the frozen 2025-11-25 surface: a server declares task-augmented ``tools/call``
+  (``capabilities.tasks.requests.tools.call``), in the handshake era only.
+
+Which surface a server speaks (:func:`surface_of`), the ``tools/call`` params
+(:func:`tool_call`) and whether an answer created a task (:func:`created_task`) live here,
+not in :mod:`.tasks`, because every plain ``call_tool`` needs them: a call that creates no
+task never runs code of the task handle's module.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from ..codec import from_wire
 from ..errors import ProtocolStateError
 from ..types import CallToolResult
-from .params import tool_call
 from .task_inputs import Answer, Request
 from .task_support import ToolTaskSupport, Watchers
-from .task_surface import Surface, surface_of
-from .tasks import (
-    Listen,
-    TaskHandle,
-    TaskPorts,
-    TaskState,
-    created_task,
-    run_to_result,
-    surface_of_created,
-)
+from .tasks import Listen, Surface, TaskHandle, TaskPorts, TaskState, run_to_result
+
+#: The extension id a v2 client declares and a v2 server advertises.
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+
+
+def surface_of(capabilities: Mapping[str, Any], modern: bool) -> Surface | None:
+    """Which task surface a server with ``capabilities`` speaks: ``"v2"`` when it advertises
+    the extension, ``"v1"`` when it declares task-augmented ``tools/call`` (2025-11-25's
+    ``capabilities.tasks.requests.tools.call``, handshake era only), else ``None``."""
+    extensions = capabilities.get("extensions")
+    if isinstance(extensions, dict) and isinstance(extensions.get(TASKS_EXTENSION), dict):
+        return "v2"
+    tasks = capabilities.get("tasks")
+    if not modern and isinstance(tasks, dict):
+        requests = tasks.get("requests")
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        if isinstance(tools, dict) and isinstance(tools.get("call"), dict):
+            return "v1"
+    return None
+
+
+def with_extension(capabilities: dict[str, Any]) -> dict[str, Any]:
+    """``capabilities`` plus the tasks extension (a copy; other extensions are kept)."""
+    extensions = capabilities.get("extensions")
+    merged = dict(extensions) if isinstance(extensions, dict) else {}
+    merged.setdefault(TASKS_EXTENSION, {})
+    return {**capabilities, "extensions": merged}
+
+
+def tool_call(name: str, arguments: Mapping[str, Any] | None,
+              meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``tools/call``: ``arguments`` when given (even empty), ``_meta`` when not empty."""
+    params: dict[str, Any] = {"name": name}
+    if arguments is not None:
+        params["arguments"] = dict(arguments)
+    if meta:
+        params["_meta"] = dict(meta)
+    return params
+
+
+def created_task(raw: dict[str, Any], asked_v1: bool) -> TaskState | None:
+    """The task a ``tools/call`` answer created, or None when it is a plain result: v2's
+    ``resultType: "task"`` (followed even from a server that did not advertise the
+    extension: the client declared it, and dropping the task would lose the call), or
+    v1's ``{task: {...}}`` when the call asked for one."""
+    if raw.get("resultType") == "task":
+        return TaskState.from_wire(raw, "v2")
+    if asked_v1:
+        task = raw.get("task")
+        if isinstance(task, dict):
+            return TaskState.from_wire(task, "v1")
+    return None
+
+
+def surface_of_created(raw: dict[str, Any]) -> Surface:
+    """Which surface made the task :func:`created_task` found in ``raw``."""
+    return "v2" if raw.get("resultType") == "task" else "v1"
 
 
 class ClientTasks:
@@ -136,4 +195,5 @@ class ClientTasks:
         return surface
 
 
-__all__ = ["ClientTasks"]
+__all__ = ["TASKS_EXTENSION", "ClientTasks", "created_task", "surface_of", "surface_of_created",
+           "tool_call", "with_extension"]

@@ -1,6 +1,6 @@
 """The client side of tasks: tool calls that outlive their request.
 
-Two surfaces, chosen by what the server offers (see :func:`surface_of`):
+Two surfaces, chosen by what the server offers (see :func:`.task_calls.surface_of`):
 
 * **v2**, the extension ``io.modelcontextprotocol/tasks`` (SEP-2663): the client declares the
   extension; the *server* decides whether a ``tools/call`` becomes a task and answers with a
@@ -19,10 +19,10 @@ doubles until it reaches the server's ``pollIntervalMs`` / ``pollInterval`` (cla
 without a hint; a status notification for the task (v1 on the session, v2 on a listen
 stream, see :meth:`TaskHandle.subscribe`) cuts a wait short.
 
-Around the handle: :mod:`.task_surface` (which surface a server speaks),
-:mod:`.task_support` (the client-wide watchers and tool map), :mod:`.task_inputs` (a v2
-task's questions, a collaborator each handle owns) and :mod:`.task_calls` (how a Client
-starts, follows and re-attaches tasks).
+Around the handle: :mod:`.task_support` (the client-wide watchers and tool map),
+:mod:`.task_inputs` (a v2 task's questions, a collaborator each handle owns) and
+:mod:`.task_calls` (which surface a server speaks, whether a ``tools/call`` answer created
+a task, and how a Client starts, follows and re-attaches tasks).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..codec import from_wire
 from ..errors import (
@@ -44,7 +44,6 @@ from ..errors import (
 from ..types import CallToolResult
 from .task_inputs import Answer, Request, TaskInputs
 from .task_support import ToolTaskSupport, Watchers
-from .task_surface import TASKS_EXTENSION, Surface, surface_of, with_extension
 
 if TYPE_CHECKING:
     from .listen import Subscription
@@ -66,6 +65,8 @@ MAX_BACKOFF_DELAY: Final = 2.0
 #: Seconds a best-effort ``tasks/cancel`` (after a timeout or Ctrl-C) may take.
 CANCEL_TIMEOUT: Final = 5.0
 
+#: Which task surface a server speaks (:func:`~.task_calls.surface_of`).
+Surface = Literal["v1", "v2"]
 StatusCallback = Callable[["TaskState"], None]
 #: ``listen(task_id, timeout)``: open a ``subscriptions/listen`` following one task.
 Listen = Callable[[str, float], "Subscription"]
@@ -141,25 +142,6 @@ def _dict_or_none(value: Any) -> dict[str, Any] | None:
 def _short(value: Any, limit: int = 200) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
-
-
-def created_task(raw: dict[str, Any], asked_v1: bool) -> TaskState | None:
-    """The task a ``tools/call`` answer created, or None when it is a plain result: v2's
-    ``resultType: "task"`` (followed even from a server that did not advertise the
-    extension: the client declared it, and dropping the task would lose the call), or
-    v1's ``{task: {...}}`` when the call asked for one."""
-    if raw.get("resultType") == "task":
-        return TaskState.from_wire(raw, "v2")
-    if asked_v1:
-        task = raw.get("task")
-        if isinstance(task, dict):
-            return TaskState.from_wire(task, "v1")
-    return None
-
-
-def surface_of_created(raw: dict[str, Any]) -> Surface:
-    """Which surface made the task :func:`created_task` found in ``raw``."""
-    return "v2" if raw.get("resultType") == "task" else "v1"
 
 
 @dataclass
@@ -403,17 +385,14 @@ def run_to_result(handle: TaskHandle, timeout: float) -> CallToolResult:
 
 
 __all__ = [
-    "TASKS_EXTENSION",
     "TERMINAL_STATUSES",
+    "Listen",
+    "Surface",
     "TaskCancelledError",
     "TaskHandle",
     "TaskPorts",
     "TaskState",
     "ToolTaskSupport",
     "Watchers",
-    "created_task",
     "run_to_result",
-    "surface_of",
-    "surface_of_created",
-    "with_extension",
 ]

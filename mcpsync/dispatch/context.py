@@ -3,7 +3,7 @@
 There is one context type. What a context does (``progress``, ``log``, ``request``,
 ``sleep``, ``check_cancelled``, ``elicit``…) is written once, here, over two ports
 (``ports.py``): where its messages go, and how long it lives. A request's context is built
-on the request's pair (``request_ports.py``): it ends when the response is written, and
+on the request's pair (also ``ports.py``): it ends when the response is written, and
 from then on anything that would be sent on the request's behalf raises
 :class:`~mcpsync.errors.ContextClosedError`, because the peer has stopped listening for it.
 Work that must outlive the request takes :meth:`HandlerContext.detach`: a
@@ -25,11 +25,19 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidParamsError
 from ..protocol import levels
 from ..protocol.jsonrpc import RequestId
-from .inbound import note_sent
-from .ports import Lifetime, Outlet, RequestFacts, ServedRequest, SessionHandle
-from .request_ports import RequestLifetime, RequestOutlet, SessionLifetime, SessionOutlet
-from .session_info import SessionInfo
-from .transport import TransportContext
+from .inbound import TransportContext, note_sent
+from .ports import (
+    Lifetime,
+    Outlet,
+    RequestFacts,
+    RequestLifetime,
+    RequestOutlet,
+    ServedRequest,
+    SessionHandle,
+    SessionInfo,
+    SessionLifetime,
+    SessionOutlet,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

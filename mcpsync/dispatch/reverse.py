@@ -19,9 +19,8 @@ from ..errors import MISSING_CLIENT_CAPABILITY, MCPError, ProtocolStateError
 from ..protocol.versions import features
 from ..types.client_features import CreateMessageResult, ElicitResult, SamplingMessage
 from ..types.resources import Root
-from .ports import Outlet
+from .ports import Outlet, SessionInfo
 from .schema import SchemaBuilder
-from .session_info import SessionInfo
 
 _PRIMITIVE = {"string", "number", "integer", "boolean"}
 

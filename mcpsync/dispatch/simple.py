@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidParamsError
-from .calling import call_handler, check_handler
 from .schema import _special
-from .typed import parse_docstring
+from .typed import call_handler, check_handler, parse_docstring
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}

@@ -13,13 +13,13 @@ Anatomy (both directions use the same machinery):
   thread to read in its place (:mod:`mcpsync.engine.inflight`);
 * on a client connection over stdio, a caller whose answer nobody is reading reads it
   itself, routing all it reads as the reader thread would, which saves two thread
-  wake-ups per call (:mod:`mcpsync.engine.read_role`, :mod:`mcpsync.engine.reading`);
+  wake-ups per call (:mod:`mcpsync.engine.reading`);
 * inbound **notifications** and progress callbacks run in arrival order on one
   ``{name}-notify`` thread, behind a queue bounded in count and bytes: past it new ones
   are dropped with one warning per burst, so a slow callback can not make a chatty peer
-  cost unbounded memory (:mod:`mcpsync.engine.notify_queue`);
+  cost unbounded memory (:mod:`mcpsync.engine.reading`);
 * outbound **requests** wait on a :class:`~concurrent.futures.Future` in the
-  :class:`~mcpsync.engine.pending.PendingTable`, always with a deadline
+  :class:`~mcpsync.engine.outbound.PendingTable`, always with a deadline
   (:mod:`mcpsync.engine.outbound`);
 * writes are serialized by one write lock held only around ``transport.send``
   (:mod:`mcpsync.engine.writer`);
@@ -28,8 +28,8 @@ Anatomy (both directions use the same machinery):
   bound) is :class:`~mcpsync.dispatch.inbound.InboundExecutor`'s, as in the HTTP app.
 
 :class:`Connection` composes those parts, routes each message to the one it concerns, and
-ends them all, once (:mod:`mcpsync.engine.closing`). It is thread-safe: any thread may
-call :meth:`request`, :meth:`notify` and :meth:`close` at any time.
+ends them all, once (:class:`~mcpsync.engine.writer.Closing`). It is thread-safe: any
+thread may call :meth:`request`, :meth:`notify` and :meth:`close` at any time.
 """
 
 from __future__ import annotations
@@ -41,10 +41,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any, Final
 
-from ..dispatch.inbound import InboundExecutor
+from ..dispatch.inbound import InboundExecutor, TransportContext, bound, current_transport
 from ..dispatch.inbound import Middleware as Middleware  # where server and client import it
 from ..dispatch.inbound import compose as compose  # the engine's name for it, kept
-from ..dispatch.transport import TransportContext, bound, current_transport
 from ..errors import ConnectionClosedError
 from ..protocol.bookkeeping import cancelled_request_id
 from ..protocol.deadline import Deadline
@@ -53,7 +52,6 @@ from ..telemetry.attributes import peer_of
 from ..telemetry.instrumentation import Instrumentation
 from ..threads.pool import WorkerPool
 from ..transports.base import CallFailed, Received, Transport
-from .closing import Closing
 from .hooks import NO_EVENTS, OWN_THREADS, ConnectionEvents, ConnectionThreads
 from .hooks import NotificationHandler as NotificationHandler
 from .inflight import InflightRequests, RequestHandler
@@ -61,13 +59,11 @@ from .limits import DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES as DEFAULT_MAX_QUEUED_
 from .limits import DEFAULT_MAX_QUEUED_NOTIFICATIONS as DEFAULT_MAX_QUEUED_NOTIFICATIONS
 from .limits import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT  # where the client imports these 3
 from .limits import ConnectionLimits as ConnectionLimits  # where client and server do
-from .notify_queue import Notifications
-from .outbound import Outbound, ProgressCallback
-from .pending import PendingTable
-from .reading import Reading
+from .outbound import Outbound, PendingTable, ProgressCallback
+from .reading import Notifications, Reading
 from .requests import InboundRequest as InboundRequest  # benchmarks import it from here
 from .requests import Routed
-from .writer import Writer
+from .writer import Closing, Writer
 
 logger = logging.getLogger("mcpsync.engine")
 
@@ -133,12 +129,14 @@ class Connection:
         self._role = self._reading.role
         self._outbound = Outbound(
             pending, send=self._send, closing=self._closing, calls=self._writer.calls,
-            notifications=self._notifications, readers=self._readers, reads=self._reading,
+            notifications=self._notifications,
+            # Only a connection that runs requests inline has a reader thread to hand over.
+            readers=self._readers if inline_key is not None else None, reads=self._reading,
             name=name, default_timeout=limits.default_timeout)
         self._inflight = InflightRequests(
             self, on_request=on_request, executor=self._executor, pool=self._pool,
             readers=self._readers, inline_key=inline_key, outbound=self._outbound,
-            send=self._send)
+            send=self._send, refuse=self._refuse)
 
     @property
     def default_timeout(self) -> float:
@@ -228,6 +226,17 @@ class Connection:
         if transport is None and current_transport() is None:
             transport = self._context_of(related_request_id)
         self._executor.send(message, transport, terminal)
+
+    def _refuse(self, request_id: RequestId | None, error: dict[str, Any],
+                transport: TransportContext | None) -> None:
+        """Answer a request no handler will see (unreadable, a duplicate id, no thread
+        free) through :meth:`InboundExecutor.reject`, the one path every transport's
+        refusals take: the send middleware sees it, ``transport`` bound (else the
+        connection's)."""
+        if transport is None and current_transport() is None:
+            transport = self.transport_context
+        self._executor.reject(request_id, error, transport,
+                              lambda final: self._writer.write(final, None))
 
     def _context_of(self, related_request_id: RequestId | None) -> TransportContext | None:
         """The context of the inbound request a message belongs to (sent from a thread of
@@ -424,7 +433,7 @@ class Connection:
             self._outbound.unreadable(item.answer_to, item.reason)
         if item.reply is not None:
             try:
-                self._send(item.reply, None, transport)
+                self._refuse(item.reply.id, item.reply.error, transport)
             except ConnectionClosedError:
                 pass
 

@@ -49,7 +49,7 @@ class ConnectionThreads:
     ``inline_key``: requests not known to be slow run on the reader thread itself
     (a server session; see :mod:`mcpsync.engine.inline`).
     ``caller_reads``: over stdio, a caller whose answer nobody is reading reads it itself
-    (a client; see :mod:`mcpsync.engine.read_role`).
+    (a client; see :mod:`mcpsync.engine.reading`).
     """
 
     pool: WorkerPool | None = None

@@ -16,12 +16,11 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any, Protocol
 
-from ..dispatch.inbound import InboundExecutor
+from ..dispatch.inbound import InboundExecutor, TransportContext
 from ..dispatch.outbound import OutboundChannel
-from ..dispatch.transport import TransportContext
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosedError
 from ..protocol.bookkeeping import InflightTable
-from ..protocol.jsonrpc import ErrorResponse, Message, Request, RequestId
+from ..protocol.jsonrpc import Message, Request, RequestId
 from ..threads.pool import PoolFullError, WorkerPool
 from .inline import Readers
 from .outbound import Outbound
@@ -40,17 +39,26 @@ class SendAnswer(Protocol):
                  transport: TransportContext | None = None) -> None: ...
 
 
+class Refuse(Protocol):
+    """The connection's refusal path (:meth:`InboundExecutor.reject` on its writer)."""
+
+    def __call__(self, request_id: RequestId | None, error: dict[str, Any],
+                 transport: TransportContext | None) -> None: ...
+
+
 class InflightRequests:
     """The inbound requests of one connection, from arrival to answer. Thread-safe.
 
     ``channel``: what each request's handler talks back through (the connection).
+    ``send``: the connection's send path for answers; ``refuse``: its refusal path, for a
+    request refused here (a duplicate id, no thread free) before any handler saw it.
     ``readers``: the connection's reader threads (none in push mode); with ``inline_key``,
     requests may run on them."""
 
     def __init__(self, channel: OutboundChannel, *, on_request: RequestHandler,
                  executor: InboundExecutor, pool: WorkerPool, readers: Readers | None,
                  inline_key: InlineKey | None, outbound: Outbound,
-                 send: SendAnswer) -> None:
+                 send: SendAnswer, refuse: Refuse) -> None:
         self._channel = channel
         self._on_request = on_request
         self._executor = executor
@@ -59,6 +67,7 @@ class InflightRequests:
         self._inline_key = inline_key if readers is not None else None
         self._outbound = outbound
         self._send = send
+        self._refuse = refuse
         self._lock = threading.Lock()
         self._table: InflightTable[InboundRequest] = InflightTable()
         self._answering = 0  # handlers between finishing and writing their answer
@@ -73,10 +82,10 @@ class InflightRequests:
         with self._lock:
             fresh = self._table.begin(message.id, inbound)
         if not fresh:
-            self._send(ErrorResponse(message.id, {
+            self._refuse(message.id, {
                 "code": INVALID_REQUEST,
                 "message": f"Invalid request: id {message.id!r} is already in flight",
-            }), None, transport)
+            }, transport)
             return
         if self._inline_key is not None and self._readers is not None:
             key = self._inline_key(message.method, inbound.params)
@@ -109,8 +118,7 @@ class InflightRequests:
                 self._table.finish(message.id)
             text = f"Server busy: {exc}" if isinstance(exc, PoolFullError) else (
                 "Connection is shutting down")
-            self._send(ErrorResponse(message.id, {"code": INTERNAL_ERROR, "message": text}),
-                       None, transport)
+            self._refuse(message.id, {"code": INTERNAL_ERROR, "message": text}, transport)
 
     def handle(self, inbound: InboundRequest) -> None:
         """Run one request's handler and write its answer (on a pool or reader thread)."""

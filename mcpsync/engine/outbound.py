@@ -1,14 +1,16 @@
-"""Our requests to the peer: :class:`Outbound`.
+"""Our requests to the peer: :class:`Outbound`, and their table, :class:`PendingTable`.
 
-Each request gets an id (:class:`~mcpsync.protocol.bookkeeping.IdAllocator`, or
-:class:`PrefixedIds`), a :class:`~mcpsync.engine.pending.Pending` entry whose
+Each request gets an id (:class:`IdAllocator`, or
+:class:`PrefixedIds`), a :class:`Pending` entry whose
 :class:`~concurrent.futures.Future` its caller waits on, always with a deadline, and ends
 one way only: answered, failed here, timed out, cancelled (by its caller, or with the
 inbound request it was made for), or failed by the connection's end. A call given up on
 tells the peer (``notifications/cancelled``, except for ``initialize``) and, on a
 transport with an exchange per call, ends that exchange at once.
 
-Futures are resolved outside every lock (see :mod:`.pending`); a call with a progress
+Futures are resolved outside every lock: :class:`PendingTable`'s lock guards only dict
+operations, and futures are resolved by the caller after ``pop``, outside the lock, so a
+callback on a future can never run while the table is locked. A call with a progress
 callback is resolved behind the progress callbacks already queued, so its caller has seen
 every update before the call returns.
 """
@@ -29,14 +31,11 @@ from ..errors import (
     RequestTimeoutError,
     TransportError,
 )
-from ..protocol.bookkeeping import IdAllocator
 from ..protocol.deadline import Deadline, DeadlineExceeded
 from ..protocol.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from ..transports.base import CallControl
-from .closing import Closing
 from .inline import Readers
-from .notify_queue import Notifications
-from .pending import Pending, PendingTable
+from .writer import Closing
 
 logger = logging.getLogger("mcpsync.engine")
 
@@ -62,16 +61,135 @@ class OwnReads(Protocol):
     def read_own(self, request_id: RequestId, deadline: float) -> None: ...
 
 
+class Ordering(Protocol):
+    """Where an answer waits behind the progress callbacks queued before it (the
+    connection's notification queue, ``engine/reading.py``)."""
+
+    def after(self, job: Callable[[], None]) -> None: ...
+
+    def on_own_thread(self) -> bool: ...
+
+
+class Pending:
+    """One outbound request in flight."""
+
+    __slots__ = ("future", "method", "on_progress", "ordered", "parent", "progress_token")
+
+    def __init__(
+        self,
+        method: str,
+        parent: RequestId | None = None,
+        progress_token: Any = None,
+        on_progress: Any = None,
+    ) -> None:
+        self.future: Future[dict[str, Any]] = Future()
+        self.method = method
+        self.parent = parent
+        self.progress_token = progress_token
+        self.on_progress = on_progress
+        #: Resolve behind queued progress callbacks (False when the caller *is* the thread
+        #: that runs them, which would otherwise wait on itself).
+        self.ordered = on_progress is not None
+
+
+class PendingTable:
+    """Outbound requests by id, and by parent (the inbound request that made them). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_id: dict[RequestId, Pending] = {}
+        self._by_token: dict[Any, Pending] = {}
+        self._children: dict[RequestId, set[RequestId]] = {}
+        self._closed = False
+
+    def add(self, request_id: RequestId, entry: Pending) -> bool:
+        """Register ``entry``; False when the table is closed (the connection ended)."""
+        with self._lock:
+            if self._closed:
+                return False
+            self._by_id[request_id] = entry
+            if entry.progress_token is not None:
+                self._by_token[entry.progress_token] = entry
+            if entry.parent is not None:
+                self._children.setdefault(entry.parent, set()).add(request_id)
+            return True
+
+    def pop(self, request_id: RequestId) -> Pending | None:
+        with self._lock:
+            entry = self._by_id.pop(request_id, None)
+            if entry is not None:
+                self._unlink(request_id, entry)
+            return entry
+
+    def _unlink(self, request_id: RequestId, entry: Pending) -> None:
+        if entry.progress_token is not None:
+            self._by_token.pop(entry.progress_token, None)
+        if entry.parent is not None:
+            siblings = self._children.get(entry.parent)
+            if siblings is not None:
+                siblings.discard(request_id)
+                if not siblings:
+                    del self._children[entry.parent]
+
+    def by_progress_token(self, token: Any) -> Pending | None:
+        with self._lock:
+            return self._by_token.get(token)
+
+    def has(self, request_id: RequestId) -> bool:
+        """Whether ``request_id`` is pending (read without the lock: one dict lookup)."""
+        return request_id in self._by_id
+
+    @property
+    def empty(self) -> bool:
+        """Whether nothing is pending (read without the lock: one length, exact under the
+        GIL; the read role asks it under its own lock, see engine/reading.py)."""
+        return not self._by_id
+
+    @property
+    def has_children(self) -> bool:
+        """Whether any request was made on behalf of an inbound one (read without the
+        lock: a hint that lets the common case skip :meth:`pop_children`)."""
+        return bool(self._children)
+
+    def pop_children(self, parent: RequestId) -> list[tuple[RequestId, Pending]]:
+        """Remove and return the requests made on behalf of inbound request ``parent``."""
+        with self._lock:
+            ids = self._children.pop(parent, set())
+            popped = []
+            for request_id in ids:
+                entry = self._by_id.pop(request_id, None)
+                if entry is not None:
+                    if entry.progress_token is not None:
+                        self._by_token.pop(entry.progress_token, None)
+                    popped.append((request_id, entry))
+            return popped
+
+    def close(self) -> list[Pending]:
+        """Refuse new entries; remove and return every pending one."""
+        with self._lock:
+            self._closed = True
+            entries = list(self._by_id.values())
+            self._by_id.clear()
+            self._by_token.clear()
+            self._children.clear()
+            return entries
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._by_id)
+
+
 class Outbound:
     """Our requests in flight on one connection. Thread-safe.
 
     ``pending``: the table of calls awaiting an answer, filled and emptied here (the
     reading side only asks it whether anything is pending). ``readers``: the connection's
-    reader threads, none in push mode (a request running inline on one hands reading
-    over before it waits). ``reads``: lets a caller read its own answer (stdio)."""
+    reader threads when requests may run inline on them (a request running inline on one
+    hands reading over before it waits); ``None`` otherwise. ``reads``: lets a caller
+    read its own answer (stdio)."""
 
     def __init__(self, pending: PendingTable, *, send: Send, closing: Closing,
-                 calls: CallControl | None, notifications: Notifications,
+                 calls: CallControl | None, notifications: Ordering,
                  readers: Readers | None, reads: OwnReads, name: str,
                  default_timeout: float) -> None:
         self.pending = pending
@@ -251,6 +369,21 @@ class Outbound:
         """The progress callback of the call that gave ``token``, if it is pending."""
         entry = self.pending.by_progress_token(token)
         return entry.on_progress if entry is not None else None
+
+
+class IdAllocator:
+    """Request ids 1, 2, 3...: never reused within a connection (a legacy-era rule). Not
+    thread-safe: :class:`Outbound` takes its lock around :meth:`next`."""
+
+    __slots__ = ("_next",)
+
+    def __init__(self, start: int = 1) -> None:
+        self._next = start
+
+    def next(self) -> int:
+        value = self._next
+        self._next = value + 1
+        return value
 
 
 class PrefixedIds:

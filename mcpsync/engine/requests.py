@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
+    from ..dispatch.inbound import TransportContext
     from ..dispatch.outbound import OutboundChannel
-    from ..dispatch.transport import TransportContext
     from ..protocol.jsonrpc import Message, RequestId
 
 logger = logging.getLogger("mcpsync.engine")

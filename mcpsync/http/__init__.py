@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from .bus import Bus, InProcessBus
 from .events import EventStore, InMemoryEventStore
+from .intake import HostPolicy
 from .options import SessionLimits, Stores, Timing, WsgiOptions
-from .security import HostPolicy
 from .session_store import (
     FileSessionStore,
     MemorySessionStore,

@@ -49,7 +49,7 @@ class DeadlineWriter:
 
     Why not ``socket.settimeout``: the socket stays in blocking mode with *no* timeout so
     that the app's check of whether the client left (a ``MSG_DONTWAIT`` peek, see
-    ``sse_body._peer_gone``) returns at once. With a timeout set, Python waits for the
+    ``replies._peer_gone``) returns at once. With a timeout set, Python waits for the
     socket to become readable before every ``recv``, flags or not: the peek waited the
     whole timeout and then reported a live client as gone, ending every call or stream
     quiet for longer than ``--timeout``.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict, deque
 
-from ..protocol.numerals import parse_decimal
+from ..protocol.decoding import parse_decimal
 from ..stores.events import EventStore, EventStoreCapabilities
 
 __all__ = ["DEFAULT_MAX_BYTES", "EventStore", "InMemoryEventStore"]

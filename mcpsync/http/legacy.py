@@ -18,13 +18,15 @@ from ..errors import INTERNAL_ERROR, INVALID_REQUEST, StoreUnavailableError
 from ..protocol import sse as sse_codec
 from ..protocol.jsonrpc import Invalid, Message, Request, Response
 from ..protocol.versions import features
-from .environ import transport_context
+from .intake import transport_context
 from .modern import _inline_tool
+from .replies import SESSION_NOT_FOUND as SESSION_NOT_FOUND
 from .replies import (
     Environ,
     StartResponse,
     _accepts,
     _encode,
+    _has_answer,
     _HttpError,
     final_only,
     json_reply,
@@ -36,8 +38,6 @@ from .replies import (
 from .services import Services
 from .session_table import RETRY_AFTER, SessionTableFull
 from .sessions import HttpSession
-from .sse_body import _has_answer
-from .statuses import SESSION_NOT_FOUND as SESSION_NOT_FOUND
 from .streams import ResponseStream, _seq
 
 

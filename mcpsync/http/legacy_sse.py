@@ -12,7 +12,7 @@ from urllib.parse import parse_qs
 
 from ..protocol import jsonrpc
 from ..protocol import sse as sse_codec
-from .environ import transport_context
+from .intake import transport_context
 from .legacy import SESSION_NOT_FOUND
 from .replies import Environ, StartResponse, _HttpError, sse_stream
 from .services import Services

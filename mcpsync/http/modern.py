@@ -16,8 +16,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any, Final
 
-from ..dispatch.inbound import InboundExecutor
-from ..dispatch.transport import TransportContext
+from ..dispatch.inbound import InboundExecutor, TransportContext
 from ..engine.pool import PoolFullError
 from ..engine.requests import InboundRequest
 from ..errors import (
@@ -27,13 +26,14 @@ from ..errors import (
     ConnectionClosedError,
     ProtocolStateError,
 )
-from ..protocol import envelope, jsonrpc
+from ..protocol import jsonrpc
 from ..protocol.http_headers import header_params, mismatch
 from ..protocol.jsonrpc import Message, Notification, Request
+from ..protocol.versions import META_CAPABILITIES, META_VERSION
 from ..server import stateless
 from ..server.host import RequestServer
 from ..server.server import ServerCore
-from .environ import transport_context
+from .intake import transport_context
 from .replies import Environ, StartResponse, _HttpError, respond
 from .services import Services
 from .streams import ResponseStream
@@ -93,14 +93,14 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
     """Check and serve one 2026-07-28 request; its answer is JSON or an SSE stream."""
     params = message.params or {}
     meta = params.get("_meta")
-    version = meta.get(envelope.META_VERSION) if isinstance(meta, dict) else None
+    version = meta.get(META_VERSION) if isinstance(meta, dict) else None
     if not isinstance(meta, dict) or not isinstance(version, str):
         raise _HttpError(INVALID_PARAMS,
-                         f"Invalid params: _meta[{envelope.META_VERSION!r}] is required",
+                         f"Invalid params: _meta[{META_VERSION!r}] is required",
                          message.id)
-    if not isinstance(meta.get(envelope.META_CAPABILITIES), dict):
+    if not isinstance(meta.get(META_CAPABILITIES), dict):
         raise _HttpError(INVALID_PARAMS,
-                         f"Invalid params: _meta[{envelope.META_CAPABILITIES!r}] is "
+                         f"Invalid params: _meta[{META_CAPABILITIES!r}] is "
                          "required and must be an object", message.id)
     header_version = headers.get("mcp-protocol-version")
     if header_version != version:

@@ -34,7 +34,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final, Protocol
 
-from ..dispatch.transport import TransportContext
+from ..dispatch.inbound import TransportContext
 from ..errors import StoreUnavailableError
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Message, RequestId, Response

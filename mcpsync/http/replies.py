@@ -1,30 +1,233 @@
-"""How the app answers an HTTP request: JSON-RPC error bodies, plain JSON, the choice
-between one JSON answer and an SSE stream, and the SSE stream writer itself.
+"""How the app answers an HTTP request: JSON-RPC error bodies and the status each one
+gets, plain JSON, the choice between one JSON answer and an SSE stream, the SSE stream
+writer itself, and the body object a WSGI server iterates.
 
 Both eras and the 2024-11-05 transport answer through these, so they live apart from the
 routing (``wsgi.py``) and from the era-specific handling (``modern.py``, ``legacy.py``,
 ``legacy_sse.py``). The functions that wait on a stream take the app's :class:`Pacing`:
 its timing settings (``json_window``, ``keepalive_interval``, ``retry_ms``) and the check
 of whether the client has left, which the app keeps per request thread.
+
+**Statuses.** One table (:data:`STATUSES`) maps JSON-RPC error codes to HTTP statuses. A
+POST whose whole answer is one JSON-RPC error gets the status this table gives for the
+error's code, whoever made the error: the router refusing the request before any handler
+(a body that is not JSON, a header that contradicts the body, an unknown session), or the
+handler's own answer. Kept in one place so that the eras and the refusal paths can not
+drift apart (they had three tables between them). The spec sets statuses for the
+2026-07-28 envelope and header errors and for an unknown method; the handshake era sets
+them for malformed requests and unknown sessions only; any other error is a JSON-RPC
+error in the body of a successful exchange (200), as the official SDKs answer it. A
+refusal that is about the HTTP exchange itself rather than its JSON-RPC content (a
+forbidden ``Host``, a wrong ``Content-Type``, a body too large, a second GET stream) names
+its own status (403, 415, 413, 409...): the code there is only the body's generic -32600.
+
+**Response bodies.** The pieces of a response body that outlive the WSGI call: a body
+whose ``close`` always runs its clean-up (:class:`_Body`, counted by
+:data:`OPEN_STREAMS`), and the check of whether the client has left while a stream waits
+(:func:`_peer_probe`). They are about the WSGI server and the client's socket, not about
+MCP: which server exposes the socket, and how EOF is told from a quiet peer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
-from ..errors import INTERNAL_ERROR, INVALID_REQUEST
+from ..errors import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 from ..protocol import jsonrpc
 from ..protocol import sse as sse_codec
 from ..protocol.jsonrpc import ErrorResponse, Message, Response
-from .sse_body import _PEER_CHECK, _Body
-from .statuses import answer_status, refused_status
 from .streams import Item, ResponseStream
+
+logger = logging.getLogger("mcpsync.http")
 
 StartResponse = Callable[..., Any]
 Environ = dict[str, Any]
 
+# -- statuses -----------------------------------------------------------------------------
+
+#: The code of a handshake-era request on a session this server does not hold (expired,
+#: evicted, deleted, never made): with a 404 the client initializes again.
+SESSION_NOT_FOUND: Final = -32001
+
+OK: Final = "200 OK"
+BAD_REQUEST: Final = "400 Bad Request"
+NOT_FOUND: Final = "404 Not Found"
+UNAVAILABLE: Final = "503 Service Unavailable"
+
+
+class Statuses(NamedTuple):
+    """The statuses of one code: as a refusal made before any handler ran, as the
+    answer of a 2026-07-28 request, as the answer of a handshake-era request."""
+
+    refused: str
+    modern: str
+    handshake: str
+
+
+#: code -> its statuses. A code not listed: 400 as a refusal, 200 as an answer.
+STATUSES: Final[Mapping[int, Statuses]] = {
+    PARSE_ERROR: Statuses(BAD_REQUEST, BAD_REQUEST, BAD_REQUEST),
+    INVALID_REQUEST: Statuses(BAD_REQUEST, BAD_REQUEST, BAD_REQUEST),
+    INVALID_PARAMS: Statuses(BAD_REQUEST, OK, OK),  # refused: the envelope's _meta
+    METHOD_NOT_FOUND: Statuses(NOT_FOUND, NOT_FOUND, OK),
+    HEADER_MISMATCH: Statuses(BAD_REQUEST, BAD_REQUEST, OK),
+    MISSING_CLIENT_CAPABILITY: Statuses(BAD_REQUEST, BAD_REQUEST, OK),
+    UNSUPPORTED_PROTOCOL_VERSION: Statuses(BAD_REQUEST, BAD_REQUEST, OK),
+    SESSION_NOT_FOUND: Statuses(NOT_FOUND, OK, OK),  # a handler's -32001 is its own
+    INTERNAL_ERROR: Statuses(UNAVAILABLE, OK, OK),  # refused: busy, store down, no answer
+}
+_DEFAULT: Final = Statuses(BAD_REQUEST, OK, OK)
+
+
+def refused_status(code: int) -> str:
+    """The status of a request refused with ``code`` before any handler ran."""
+    return STATUSES.get(code, _DEFAULT).refused
+
+
+def answer_status(code: object, *, modern: bool) -> str:
+    """The status of a POST answered with one error of ``code`` (by its handler, or by
+    middleware) in 2026-07-28 (``modern``) or in the handshake era."""
+    statuses = STATUSES.get(code, _DEFAULT) if isinstance(code, int) else _DEFAULT
+    return statuses.modern if modern else statuses.handshake
+
+
+# -- response bodies ----------------------------------------------------------------------
+
+class OpenStreams:
+    """How many SSE response bodies of this process are open now (made and not yet cleaned
+    up), for the ``mcpsync.server.sse_streams.open`` gauge. Counted here because every
+    SSE answer (a POST's stream, a standalone GET, a resume, a 2024-11-05 ``/sse``) is a
+    :class:`_Body`, whose clean-up runs exactly once: the count cannot drift. Process-wide,
+    not per app, since a body does not know its app. Thread-safe (one lock)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open = 0
+
+    def count(self) -> int:
+        return self._open
+
+    def add(self, delta: int) -> None:
+        with self._lock:
+            self._open += delta
+
+
+#: The one count of this process's open SSE bodies.
+OPEN_STREAMS: Final = OpenStreams()
+
+
+class _Body:
+    """A WSGI response body over a generator whose clean-up (``on_close``) runs exactly once:
+    when the server calls :meth:`close`, when the generator is exhausted or fails, or when
+    the server drops the body without closing it.
+
+    PEP 3333 says the server calls ``close``, but servers skip it on some error paths:
+    werkzeug's own server, draining the request after the last chunk, skips it when that
+    read fails (a client that resets the connection as soon as it has read its answer).
+    The clean-up is what lets go of a finished stream's stored events, ends a 2024-11-05
+    session and cancels an abandoned 2026-07-28 call, so it must not depend on that.
+    Not thread-safe: one server thread iterates and closes a body.
+    """
+
+    def __init__(self, chunks: Iterator[bytes], on_close: Callable[[], None]) -> None:
+        self._chunks = chunks
+        self._on_close: Callable[[], None] | None = on_close
+        OPEN_STREAMS.add(1)  # until _clean_up, which runs exactly once
+
+    def __iter__(self) -> _Body:
+        return self
+
+    def __next__(self) -> bytes:
+        try:
+            return next(self._chunks)
+        except BaseException:  # exhausted (StopIteration) or failed: nothing more comes
+            self._clean_up()
+            raise
+
+    def close(self) -> None:
+        try:
+            close = getattr(self._chunks, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._clean_up()
+
+    def __del__(self) -> None:
+        # Dropped without close (a server's error path): the generator's own finally
+        # blocks run as it is collected; the clean-up must too. In CPython this runs on
+        # the thread that dropped the last reference, the server's handler thread.
+        if self._on_close is not None:
+            try:
+                self.close()
+            except Exception:  # a finalizer must not raise: say it, go on
+                logger.exception("closing a dropped response body failed")
+
+    def _clean_up(self) -> None:
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            OPEN_STREAMS.add(-1)
+            on_close()
+
+
+#: How often a quiet SSE stream looks at its client's socket (when the server exposes it).
+_PEER_CHECK: Final = 0.5
+
+
+def _peer_gone(sock: Any) -> bool:
+    """Whether the client closed its end of the connection (EOF is readable, no data)."""
+    import socket
+
+    try:
+        return bool(sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"")
+    except (BlockingIOError, InterruptedError):
+        return False
+    except (ValueError, AttributeError, TypeError):
+        return False  # cannot tell (a TLS socket refuses MSG_PEEK): wait for the keep-alive
+    except OSError:
+        return True  # reset, or closed
+
+
+def _peer_probe(environ: Environ) -> Callable[[], bool] | None:
+    """A check of whether the client has left, where the WSGI server offers one: the socket
+    (werkzeug, gunicorn), or waitress's ``client_disconnected`` (which only ever says so
+    when waitress reads ahead: ``channel_request_lookahead`` of 1 or more)."""
+    sock = environ.get("werkzeug.socket") or environ.get("gunicorn.socket")
+    if sock is not None:
+        return lambda: _peer_gone(sock)
+    check = environ.get("waitress.client_disconnected")
+    if callable(check):
+        return lambda: bool(check())
+    return None
+
+
+def _has_answer(events: list[tuple[str, bytes]], request_id: object) -> bool:
+    """Whether stored ``events`` include the response to ``request_id``."""
+    for _, data in events:
+        try:
+            message = json.loads(data) if data else None
+        except ValueError:
+            continue
+        if isinstance(message, dict) and message.get("id") == request_id and (
+                "result" in message or "error" in message):
+            return True
+    return False
+
+
+# -- answers ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Pacing:
@@ -49,7 +252,7 @@ class _HttpError(Exception):
     found, answered by the app through the server's send middleware
     (:meth:`~mcpsync.dispatch.inbound.InboundExecutor.reject`), as every other answer.
     ``status``: only for a refusal about the HTTP exchange itself (415, 413, 409...);
-    otherwise the one table of :mod:`mcpsync.http.statuses` decides it from ``code``.
+    otherwise the one table (:data:`STATUSES`) decides it from ``code``.
     ``extra``: response headers it needs (``Allow``, ``Retry-After``)."""
 
     def __init__(self, code: int, message: str, msg_id: Any = None, data: Any = None, *,
@@ -229,7 +432,7 @@ def final_only(pacing: Pacing, stream: ResponseStream,
 def json_response(start_response: StartResponse, message: Message | None,
                   extra: list[tuple[str, str]] | None, *, modern: bool) -> list[bytes]:
     """``message`` (the request's answer, already through the send middleware) as the
-    JSON body; an error answer's status from the one table (:mod:`.statuses`)."""
+    JSON body; an error answer's status from the one table (:data:`STATUSES`)."""
     if message is None:
         raise _HttpError(INTERNAL_ERROR,
                          "The request ended without an answer")

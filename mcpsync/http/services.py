@@ -1,26 +1,72 @@
-"""What the era handlers serve a request with: :class:`Services`, one per app.
+"""What the era handlers serve a request with: :class:`Services`, one per app, and the
+app's handler pool (:class:`HandOffPool`) it holds.
 
 The WSGI app (``wsgi.py``) routes each request to the handler of its era: ``modern.py``
 (2026-07-28), ``legacy.py`` (the handshake era's session POST, GET and DELETE) or
 ``legacy_sse.py`` (2024-11-05). They are handed this frozen object, made once by the app,
 instead of the app itself: what they may use is listed here, and none of them imports the
 app (which imports them).
+
+The pool lives here because ``Services.pool`` is its one home: the app makes it, and the
+era handlers reach it only through this object. It can also run one job on the caller's
+thread. A handshake-era session's engine runs in push mode: the POST's thread routes the
+request, and the engine hands its handler to the pool, then the POST's thread waits on the
+response stream for the answer. For a tool that can neither report progress nor see
+cancellation (no context parameter), that hand-off buys nothing and costs two thread
+switches per call: the 2026-07-28 path already runs such tools on the request's thread
+(``modern.py``). The engine only knows ``pool.submit``, so the POST *arms* the pool around
+routing that one request (:meth:`HandOffPool.inline_next`): the next job submitted from
+this thread runs right here, once, as a pool thread would run it.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..dispatch.inbound import InboundExecutor
+from ..engine.pool import Job, WorkerPool
 from ..server.server import ServerCore
 from ..stores.events import EventStore
-from .body import BodyReader
-from .gate import AuthGate
-from .handoff import HandOffPool
+from .intake import AuthGate, BodyReader
 from .registry import SessionRegistry
 from .relay import Relay
-from .replies import Pacing
-from .sse_body import OPEN_STREAMS, OpenStreams
+from .replies import OPEN_STREAMS, OpenStreams, Pacing
+
+logger = logging.getLogger("mcpsync.http")
+
+
+class HandOffPool(WorkerPool):
+    """A :class:`~mcpsync.engine.pool.WorkerPool` whose next job from an armed thread
+    runs on that thread. Thread-safe: arming is per thread."""
+
+    def __init__(self, max_workers: int, *, name: str, max_backlog: int) -> None:
+        super().__init__(max_workers, name=name, max_backlog=max_backlog)
+        self._armed = threading.local()
+
+    @contextmanager
+    def inline_next(self) -> Iterator[None]:
+        """Within the block, the first job this thread submits runs at once, here."""
+        self._armed.on = True
+        try:
+            yield
+        finally:
+            self._armed.on = False
+
+    def submit(self, job: Job) -> None:
+        armed = self._armed
+        if getattr(armed, "on", False) and not self._shutdown:  # shut down: refused below
+            armed.on = False
+            try:
+                job()
+            except BaseException:  # as a pool thread: never take the caller down with it
+                logger.exception("unhandled error in an inline handler on %s",
+                                 threading.current_thread().name)
+            return
+        super().submit(job)
 
 
 @dataclass(frozen=True)
@@ -68,4 +114,4 @@ class Services:
                                name="mcpsync-http", telemetry=self.server.telemetry)
 
 
-__all__ = ["Services"]
+__all__ = ["HandOffPool", "Services"]

@@ -18,7 +18,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Protocol
 
-from ..dispatch.transport import TransportContext
+from ..dispatch.inbound import TransportContext
 from ..engine.requests import Routed
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, Message, Notification, Response

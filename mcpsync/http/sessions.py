@@ -29,7 +29,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from ..dispatch.transport import TransportContext
+from ..dispatch.inbound import TransportContext
 from ..engine.pool import WorkerPool
 from ..engine.requests import Routed
 from ..errors import ConnectionClosedError

@@ -37,8 +37,8 @@ from collections import deque
 from collections.abc import Callable
 
 from ..protocol.budget import Budget, current_budget
+from ..protocol.decoding import parse_decimal
 from ..protocol.jsonrpc import ErrorResponse, Message, Response
-from ..protocol.numerals import parse_decimal
 
 #: One shared no-op context (``nullcontext`` holds no state, so any thread may enter it).
 _NOTHING: contextlib.nullcontext[None] = contextlib.nullcontext()

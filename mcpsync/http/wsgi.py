@@ -27,7 +27,8 @@ This module is the app and its router (host checks, which era a POST belongs to)
 eras are served by ``modern.py`` (2026-07-28), ``legacy.py`` (the handshake era's session
 POST/GET/DELETE) and ``legacy_sse.py`` (2024-11-05), each handed the app's
 :class:`~mcpsync.http.services.Services`; the JSON or SSE answer is written by
-``replies.py``, the body read by ``body.py``, tokens and scopes checked by ``gate.py``.
+``replies.py``; headers, Host and Origin, tokens, scopes and the body are read and checked by
+``intake.py``.
 """
 
 from __future__ import annotations
@@ -39,29 +40,24 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, StoreUnavailableError
-from ..protocol import envelope, jsonrpc
+from ..protocol import jsonrpc
 from ..protocol.budget import Budget
-from ..protocol.envelope import is_stateless
 from ..protocol.jsonrpc import Invalid, Message, Notification, Request
+from ..protocol.versions import META_VERSION, is_stateless
 from ..server.lifespan import StartupError
 from . import legacy, legacy_sse, modern
-from .body import BodyReader
-from .environ import AUTH_ENVIRON_KEY as AUTH_ENVIRON_KEY
-from .environ import request_headers as request_headers
-from .environ import transport_context
 from .events import InMemoryEventStore
-from .gate import AuthGate
-from .handoff import HandOffPool
+from .intake import AUTH_ENVIRON_KEY as AUTH_ENVIRON_KEY
+from .intake import AuthGate, BodyReader, HostPolicy, transport_context
+from .intake import request_headers as request_headers
 from .legacy import SESSION_NOT_FOUND as SESSION_NOT_FOUND
 from .options import WsgiKeywords, WsgiOptions
 from .registry import SessionRegistry
 from .relay import Relay
 from .replies import Environ as Environ
-from .replies import Pacing, _accepts, _HttpError, method_not_allowed, refusal_reply
+from .replies import Pacing, _accepts, _HttpError, _peer_probe, method_not_allowed, refusal_reply
 from .replies import StartResponse as StartResponse
-from .security import HostPolicy
-from .services import Services
-from .sse_body import _peer_probe
+from .services import HandOffPool, Services
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -78,7 +74,7 @@ class McpWsgiApp:
     like; the keywords below, each one field of it, apply on top. The keywords:
 
     ``path``: the endpoint path (``None`` serves every path this app is mounted at).
-    ``allowed_hosts``/``allowed_origins``: see :class:`~mcpsync.http.security.HostPolicy`
+    ``allowed_hosts``/``allowed_origins``: see :class:`~mcpsync.http.intake.HostPolicy`
     (loopback only by default). ``max_body_bytes``: larger bodies get 413.
     ``json_window``: how long a handler may take to answer with plain JSON.
     ``keepalive_interval``: seconds between SSE comments on a quiet stream.
@@ -376,7 +372,7 @@ class McpWsgiApp:
         if not self.legacy_sessions:
             raise _HttpError(INVALID_PARAMS,
                              "Invalid params: this server speaks 2026-07-28 only; put "
-                             f"{envelope.META_VERSION!r} in the request's _meta",
+                             f"{META_VERSION!r} in the request's _meta",
                              getattr(first, "id", None))
         if session_id:
             session = self.sessions.get(session_id, self.owner())
@@ -393,7 +389,7 @@ class McpWsgiApp:
                              "Invalid request: initialize cannot be batched")
         raise _HttpError(INVALID_REQUEST,
                          "Bad request: no Mcp-Session-Id header (send initialize first), and "
-                         f"no {envelope.META_VERSION!r} in _meta (2026-07-28)",
+                         f"no {META_VERSION!r} in _meta (2026-07-28)",
                          getattr(first, "id", None))
 
     def _is_modern(self, message: Request | Notification, headers: dict[str, str]) -> bool:

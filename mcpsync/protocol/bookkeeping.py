@@ -1,6 +1,6 @@
-"""Id allocation and the in-flight table of inbound requests.
+"""The in-flight table of inbound requests, and the id a cancellation names.
 
-Plain data structures: not thread-safe by themselves. The engine owns one of each per
+Plain data structures: not thread-safe by themselves. The engine owns one table per
 connection and guards it with its own lock, keeping every lock scope a dict operation.
 """
 
@@ -11,20 +11,6 @@ from typing import Any, Generic, TypeVar
 from .jsonrpc import RequestId
 
 T = TypeVar("T")
-
-
-class IdAllocator:
-    """Hands out request ids that are never reused within a connection (legacy rule)."""
-
-    __slots__ = ("_next",)
-
-    def __init__(self, start: int = 1) -> None:
-        self._next = start
-
-    def next(self) -> int:
-        value = self._next
-        self._next = value + 1
-        return value
 
 
 class InflightTable(Generic[T]):

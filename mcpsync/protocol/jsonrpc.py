@@ -11,7 +11,7 @@ wire-robustness rules live here once:
   message object itself is level 1). Deeper input is refused at decode time, so nothing
   downstream (typed decoding, JSON Schema validation, our own walkers, re-encoding a result
   that echoes params) can run out of recursion on it, the JSON parser included: the depth
-  is measured before parsing (:mod:`.nesting`). A request that is too deep gets ``-32600``
+  is measured before parsing (:mod:`.decoding`). A request that is too deep gets ``-32600``
   with its id, however deep it goes; what is not JSON gets ``-32700``.
 * **Encodability.** A message that cannot be serialized as UTF-8 JSON (a lone surrogate,
   NaN, an object JSON has no type for) raises :class:`~mcpsync.errors.UnencodableMessageError`
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, UnencodableMessageError
-from . import nesting
+from . import decoding
 
 RequestId = str | int
 
@@ -242,9 +242,9 @@ def loads(data: bytes | str) -> Any:
     """A peer's JSON that is not a JSON-RPC message (an HTTP error body, an authorization
     server's answer), read with the same bounds as :func:`decode`: ``ValueError`` when it is
     not JSON or nests deeper than :data:`MAX_DEPTH` (measured before parsing, see
-    nesting.py)."""
+    decoding.py)."""
     text = _text(data)
-    if nesting.deeper_than(text, MAX_DEPTH):
+    if decoding.deeper_than(text, MAX_DEPTH):
         raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
     try:
         return _DECODER.decode(text)
@@ -263,14 +263,14 @@ def decode(data: bytes | str) -> list[Message | Invalid]:
     deep = False
     try:
         text = _text(data)
-        deep = nesting.deeper_than(text, limit)
+        deep = decoding.deeper_than(text, limit)
         if deep:
-            # Too deep: the parser is only given what shows why (see nesting.py; it never
+            # Too deep: the parser is only given what shows why (see decoding.py; it never
             # descends far enough to starve the thread's stack), so the message is refused
             # with its id however deep it goes. A single message needs only its top level;
             # a batch keeps two levels past the limit, to judge its elements one by one.
             keep = limit + 2 if is_batch(text) else 1
-            pruned = nesting.prune(text, keep)
+            pruned = decoding.prune(text, keep)
             if pruned is None:
                 return [_parse_error(f"Parse error: JSON nested deeper than {limit} levels")]
             text = pruned

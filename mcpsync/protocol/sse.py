@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from .numerals import parse_decimal
+from .decoding import parse_decimal
 
 KEEPALIVE: Final = b":\n\n"
 

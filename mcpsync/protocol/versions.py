@@ -2,12 +2,17 @@
 
 Code that behaves differently per revision asks ``features(version).<flag>`` instead of
 comparing version strings. Adding a revision means adding a row here.
+
+The wire names of the 2026-07-28 per-request envelope (its ``_meta`` keys,
+:func:`is_stateless`) and of subscriptions live here too: what tells that era's messages
+apart, shared by the server, the client and the transports (sans-IO: names and pure
+functions only).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 
 @dataclass(frozen=True)
@@ -110,3 +115,38 @@ def negotiate_legacy(requested: object, supported: tuple[str, ...] = LEGACY_VERS
     if isinstance(requested, str) and requested in supported:
         return requested
     return supported[0]
+
+
+# -- the 2026-07-28 per-request envelope and subscriptions --
+
+#: ``_meta`` keys of the per-request envelope (requests) and of results.
+META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+#: ``_meta`` key tagging every notification of a ``subscriptions/listen`` stream.
+META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+
+ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
+UPDATED: Final = "notifications/resources/updated"
+
+#: Subscription filter field -> the list that it follows.
+LIST_FIELDS: Final = {"toolsListChanged": "tools", "promptsListChanged": "prompts",
+                      "resourcesListChanged": "resources"}
+
+
+def uri_covers(subscribed: str, uri: str) -> bool:
+    """Whether an update of ``uri`` concerns a subscription to ``subscribed``: the same URI
+    or a sub-resource of it (``file:///dir`` covers ``file:///dir/a.txt``)."""
+    if uri == subscribed:
+        return True
+    if not uri.startswith(subscribed):
+        return False
+    return subscribed.endswith("/") or uri[len(subscribed)] in "/?#"
+
+
+def is_stateless(params: Any) -> bool:
+    """Whether a message's ``params`` carry the 2026-07-28 per-request envelope."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and META_VERSION in meta

@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from ..client.tracking import TrackedCall
 from ..dispatch.context import HandlerContext
-from ..dispatch.mrtr_answers import MRTR_METHODS, verified_answers
+from ..dispatch.ports import MRTR_METHODS, verified_answers
 from ..dispatch.questions import InputRequired
 from ..errors import (
     MISSING_CLIENT_CAPABILITY,

@@ -32,7 +32,7 @@ from ..errors import (
     RequestTimeoutError,
     TransportError,
 )
-from ..protocol.envelope import META_SERVER_INFO
+from ..protocol.versions import META_SERVER_INFO
 from ..types import Progress
 from .calls import CallTable, ForwardedCall
 from .link import RemoteLink

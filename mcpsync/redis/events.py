@@ -35,7 +35,7 @@ import redis
 
 from ..errors import StoreUnavailableError
 from ..http.events import DEFAULT_MAX_BYTES
-from ..protocol.numerals import parse_decimal
+from ..protocol.decoding import parse_decimal
 from ..stores.events import EventStoreCapabilities
 from .client import DEFAULT_CALL_BUDGET, connect, describe, require_bytes, unavailable
 

@@ -41,14 +41,14 @@ from ..errors import (
     MethodNotFoundError,
     RequestCancelledError,
 )
-from ..protocol.envelope import (
+from ..protocol.versions import (
     ACKNOWLEDGED,
     LIST_FIELDS,
     META_SUBSCRIPTION_ID,
     UPDATED,
+    features,
     uri_covers,
 )
-from ..protocol.versions import features
 from .subscribers import ResourceSubscribers
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ from typing import Any, Protocol
 
 from ..dispatch.context import HandlerContext
 from ..dispatch.inbound import compose
+from ..dispatch.ports import SessionInfo
 from ..dispatch.registry import MethodRegistry
-from ..dispatch.session_info import SessionInfo
 from ..engine.connection import Middleware
 from ..errors import InternalError, MCPError, MethodNotFoundError
 from ..protocol.jsonrpc import ErrorResponse, Message, Request, Response

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codec import to_wire
-from ..dispatch.calling import run_coroutine
 from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.simple import StringBinding
+from ..dispatch.typed import run_coroutine
 from ..errors import InvalidParamsError
 from ..types import Icon
 from ..types.content import CONTENT_TYPES

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.bus import Bus, BusMessage
-from ..protocol.envelope import LIST_FIELDS
+from ..protocol.versions import LIST_FIELDS
 
 if TYPE_CHECKING:
     from .listen import ListenRegistry

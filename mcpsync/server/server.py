@@ -33,7 +33,7 @@ from ..protocol.versions import features
 from ..telemetry.config import Telemetry
 from ..telemetry.instrumentation import Instrumentation
 from ..transports.base import Transport
-from ..transports.pipe_writer import WRITE_TIMEOUT
+from ..transports.stream import WRITE_TIMEOUT
 from .builtins import core_methods
 from .definition import NotificationHandler as NotificationHandler
 from .definition import ServerDefinition

@@ -15,8 +15,8 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Protocol
 
 from ..dispatch.context import HandlerContext
-from ..dispatch.session_info import SessionInfo
-from ..dispatch.transport import TransportContext
+from ..dispatch.inbound import TransportContext
+from ..dispatch.ports import SessionInfo
 from ..engine.connection import Connection, ConnectionLimits, Middleware
 from ..engine.hooks import ConnectionEvents, ConnectionThreads
 from ..engine.pool import WorkerPool
@@ -30,9 +30,8 @@ from ..errors import (
     MethodNotFoundError,
 )
 from ..protocol import levels, lifecycle
-from ..protocol.envelope import is_stateless
 from ..protocol.jsonrpc import Notification
-from ..protocol.versions import LEGACY_VERSIONS, negotiate_legacy
+from ..protocol.versions import LEGACY_VERSIONS, is_stateless, negotiate_legacy
 from ..telemetry.instrumentation import Instrumentation
 from ..transports.base import Transport
 from .host import RequestServer

@@ -23,12 +23,11 @@ import threading
 import time
 from typing import Any, Final, Protocol
 
-from ..dispatch import mrtr_answers
+from ..dispatch import ports
 from ..dispatch.context import HandlerContext
-from ..dispatch.mrtr_answers import MRTR_METHODS
 from ..dispatch.outbound import OutboundChannel
+from ..dispatch.ports import MRTR_METHODS, SessionInfo
 from ..dispatch.questions import INPUT_REQUEST_METHODS, InputRequired
-from ..dispatch.session_info import SessionInfo
 from ..engine.requests import InboundRequest
 from ..errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -38,15 +37,15 @@ from ..errors import (
     ProtocolStateError,
 )
 from ..protocol import levels
-from ..protocol.envelope import (
+from ..protocol.jsonrpc import RequestId
+from ..protocol.request_state import seal
+from ..protocol.versions import (
     META_CAPABILITIES,
     META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_SERVER_INFO,
     META_VERSION,
 )
-from ..protocol.jsonrpc import RequestId
-from ..protocol.request_state import seal
 from .host import RequestServer
 
 
@@ -205,7 +204,7 @@ def serve(session: StatelessHost, inbound: InboundRequest) -> dict[str, Any]:
         handler = server.method_handlers.get(method)
         if handler is None:
             raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
-        rounds = (_Rounds(mrtr_answers.answers(server.request_state_key, method, params))
+        rounds = (_Rounds(ports.retry_answers(server.request_state_key, method, params))
                   if method in MRTR_METHODS else None)
         ctx = HandlerContext(inbound, RequestScope(session, info, log_level, rounds))
         try:
@@ -216,7 +215,7 @@ def serve(session: StatelessHost, inbound: InboundRequest) -> dict[str, Any]:
                      for key, request in question.requests.items()}
             state = seal(server.request_state_key, method, params, rounds.answers, asked,
                          time.time() + server.request_state_ttl,
-                         principal=mrtr_answers.request_principal())
+                         principal=ports.request_principal())
             return {"resultType": "input_required", "inputRequests": question.requests,
                     "requestState": state,
                     "_meta": {META_SERVER_INFO: server.info_for(version)}}
@@ -233,5 +232,5 @@ def serve(session: StatelessHost, inbound: InboundRequest) -> dict[str, Any]:
 
 def verified_answers(server: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """The answers a 2026-07-28 retry carries, by question key (see
-    :func:`mcpsync.dispatch.mrtr_answers.verified_answers`), for ``server``'s key."""
-    return mrtr_answers.verified_answers(server.request_state_key, method, params)
+    :func:`mcpsync.dispatch.ports.verified_answers`), for ``server``'s key."""
+    return ports.verified_answers(server.request_state_key, method, params)

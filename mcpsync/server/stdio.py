@@ -20,8 +20,7 @@ import sys
 from typing import Any, BinaryIO, Protocol, TextIO
 
 from ..transports.base import Transport
-from ..transports.pipe_writer import WRITE_TIMEOUT
-from ..transports.stream import StreamTransport
+from ..transports.stream import WRITE_TIMEOUT, StreamTransport
 from .session import ServerSession
 from .signals import StopSignals
 

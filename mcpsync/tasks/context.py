@@ -26,13 +26,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..dispatch.context import DetachedContext, server_of
-from ..dispatch.ports import SessionHandle
-from ..dispatch.session_info import SessionInfo
+from ..dispatch.ports import SessionHandle, SessionInfo
 from ..stores.tasks import TaskRecord, TaskStore
 from .ports import TaskLifetime, TaskOutlet
 
 if TYPE_CHECKING:
-    from ..dispatch.transport import TransportContext
+    from ..dispatch.inbound import TransportContext
 
 
 class _TaskRequest:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from ..errors import INTERNAL_ERROR, MCPError
 
 if TYPE_CHECKING:
-    from ..dispatch.session_info import SessionInfo
+    from ..dispatch.ports import SessionInfo
     from .context import TaskContext
 
 #: Tasks one server runs at once by default on its threads.

@@ -22,9 +22,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..dispatch.ports import SessionHandle
+from ..dispatch.ports import SessionHandle, progress_params
 from ..dispatch.questions import INPUT_REQUEST_METHODS, InputRequired
-from ..dispatch.request_ports import progress_params
 from ..errors import MCPError, PeerRequestError, ProtocolStateError, RequestCancelledError
 from ..stores.tasks import TaskRecord, TaskStore
 from .wire import related, v1_task

@@ -35,8 +35,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..dispatch.session_info import SessionInfo
-from ..dispatch.transport import TransportContext
+from ..dispatch.inbound import TransportContext
+from ..dispatch.ports import SessionInfo
 from ..errors import INTERNAL_ERROR, ProtocolStateError
 from ..protocol.jsonrpc import RequestId
 from ..stores.tasks import TaskRecord, runner_id

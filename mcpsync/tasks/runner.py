@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from ..dispatch.inbound import error_answer
-from ..dispatch.session_info import SessionInfo
+from ..dispatch.ports import SessionInfo
 from ..errors import INTERNAL_ERROR, MCPError, RequestCancelledError, StoreUnavailableError
 from ..protocol.deadline import Deadline
 from ..stores.tasks import TaskRecord, TaskStore, runner_id

@@ -36,8 +36,7 @@ from ..errors import (
     MethodNotFoundError,
     RequestCancelledError,
 )
-from ..protocol.envelope import META_CAPABILITIES
-from ..protocol.versions import features
+from ..protocol.versions import META_CAPABILITIES, features
 from ..server.owners import owner_of as owner_of
 from ..server.owners import principal_key as principal_key
 from ..stores.tasks import TaskRecord

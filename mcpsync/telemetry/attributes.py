@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol
 
-from ..protocol.envelope import META_VERSION
+from ..protocol.versions import META_VERSION
 
 #: Longest attribute value taken from a message (a tool name, a URI, a request id).
 MAX_VALUE: Final = 256

@@ -106,7 +106,7 @@ class CallControl(Protocol):
 @runtime_checkable
 class PolledTransport(Protocol):
     """What a byte-stream transport (stdio) adds so that a caller can read its own answer
-    (``engine/read_role.py``): a receive with a deadline, and whether messages already
+    (``engine/reading.py``): a receive with a deadline, and whether messages already
     read wait to be taken. One thread at a time reads, as with ``receive``."""
 
     @property

@@ -60,7 +60,6 @@ import requests
 from ..errors import ConnectionClosedError, TransportError
 from ..protocol import jsonrpc
 from ..protocol.deadline import Deadline
-from ..protocol.envelope import META_VERSION
 from ..protocol.http_headers import SESSION_ID, request_headers
 from ..protocol.jsonrpc import (
     ErrorResponse,
@@ -70,6 +69,7 @@ from ..protocol.jsonrpc import (
     RequestId,
     Response,
 )
+from ..protocol.versions import META_VERSION
 from ..threads.pool import WorkerPool
 from .base import CallFailed, Received
 from .http_answers import ACCEPT, ACK_TIMEOUT, Answers

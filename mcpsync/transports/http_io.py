@@ -24,8 +24,7 @@ from ..errors import (
     TransportError,
     TransportTimeoutError,
 )
-from ..protocol.framing import DEFAULT_MAX_LINE_BYTES
-from ..protocol.numerals import parse_decimal
+from ..protocol.decoding import DEFAULT_MAX_LINE_BYTES, parse_decimal
 from ..protocol.redact import redact
 from ..protocol.sse import EventTooLarge
 from .http_deadline import tracked_session

@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from mcpsync import AccessToken, Server
-from mcpsync.dispatch.transport import current_transport
+from mcpsync.dispatch.inbound import current_transport
 
 
 def add_scoped_items(server: Server) -> None:

@@ -21,6 +21,7 @@ from mcpsync import (
     Client,
     InsufficientScopeError,
     InvalidRequestError,
+    OAuthLimits,
     UnauthorizedError,
 )
 
@@ -182,7 +183,7 @@ def test_the_oauth_flow_whose_tokens_are_all_refused_is_unauthorized(protect: An
     mcp = protect()
     auth_server.tokens = _Forgetful()
     with pytest.raises(UnauthorizedError) as info:
-        Client.http(mcp.url, auth=headless(max_reauthorizations=2),
+        Client.http(mcp.url, auth=headless(limits=OAuthLimits(max_reauthorizations=2)),
                     protocol_version="2026-07-28", timeout=30)
     assert info.value.status == 401
     assert info.value.www_authenticate == f'Bearer resource_metadata="{mcp.prm_url}"'

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import requests
 
-from mcpsync import AuthorizationError, IntrospectionVerifier, JwtVerifier
+from mcpsync import AuthorizationError, IntrospectionVerifier, JwtVerifier, OAuthLimits
 from mcpsync.auth import DiscoveryError, FollowRedirects, LoopbackRedirect, OAuth
 from mcpsync.auth.fetch import Fetcher
 from mcpsync.protocol.deadline import DeadlineExceeded
@@ -164,7 +164,8 @@ def test_metadata_discovery_shares_one_deadline_across_the_well_known_urls(
             trickling(b"{}")(request)
 
     server = raw(script)
-    oauth = OAuth(client_id="c1", redirect_handler=FollowRedirects(timeout=1), timeout=1)
+    oauth = OAuth(client_id="c1", redirect_handler=FollowRedirects(timeout=1),
+                  limits=OAuthLimits(timeout=1))
     started = time.monotonic()
     with pytest.raises(DiscoveryError, match="discovery budget"):
         requests.get(server.url, auth=oauth, timeout=10)

@@ -21,6 +21,7 @@ from mcpsync import (
     InsufficientScopeError,
     IssuerMismatchError,
     OAuth,
+    OAuthLimits,
     PKCENotSupportedError,
     RegistrationError,
     ResourceMismatchError,
@@ -191,7 +192,7 @@ def test_step_up_on_403_asks_for_the_union_of_scopes(auth_server: AuthServer, pr
 def test_step_up_is_bounded(auth_server: AuthServer, protect: Any):
     mcp = protect(scopes=["mcp:admin"])
     mcp.always_forbid = True
-    oauth = headless(max_reauthorizations=3)
+    oauth = headless(limits=OAuthLimits(max_reauthorizations=3))
     refused(mcp.url, oauth, "2025-11-25", InsufficientScopeError, "mcp:admin")
     assert auth_server.count("/authorize") <= 3
 

@@ -251,7 +251,7 @@ def test_a_scoped_tool_off_http_is_a_json_rpc_error_unless_the_principal_has_it(
         assert info.value.data == {"error": "insufficient_scope", "scope": "files:write"}
 
     def grant(message: Any, next_: Any) -> Any:  # an auth layer of the host's own
-        from mcpsync.dispatch.transport import current_transport
+        from mcpsync.dispatch.inbound import current_transport
 
         transport = current_transport()
         assert transport is not None

@@ -19,7 +19,7 @@ import pytest
 import requests
 
 from mcpsync import AccessToken, Client, MCPError, Server
-from mcpsync.dispatch.transport import current_transport
+from mcpsync.dispatch.inbound import current_transport
 from tests.http.raw import BOTH, SseReader, answer_of, envelope, modern_headers, post_modern
 
 from .authserver import AuthServer

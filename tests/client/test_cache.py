@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsync import Client, Server
+from mcpsync import Client, HostHandlers, ProtocolOptions, Server, ServerLimits
 from mcpsync.client.cache import ResponseCache, cache_key
 from tests.client.scripted import Scripted
 from tests.wire import WireRecorder
@@ -22,7 +22,8 @@ class Clock:
 
 
 def make_server(ttl_ms: int = 30_000) -> tuple[Server, WireRecorder]:
-    server = Server("cached", request_state_key="k", cache_ttl_ms=ttl_ms, page_size=2)
+    server = Server("cached", request_state_key="k",
+                    protocol=ProtocolOptions(cache_ttl_ms=ttl_ms), limits=ServerLimits(page_size=2))
     for name in ("a", "b", "c"):
         server.add_tool(lambda: 1, name=name)
 
@@ -118,7 +119,7 @@ def test_mrtr_retry_results_are_never_cached():
     from mcpsync import Root
 
     try:
-        with peer.client(roots=[Root("file:///r")]) as client:
+        with peer.client(host=HostHandlers(roots=[Root("file:///r")])) as client:
             assert client.read_resource("notes://q").text == "t"
             assert client.read_resource("notes://q").text == "t"
             assert len(peer.sent("resources/read")) == 4

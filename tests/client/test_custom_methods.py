@@ -1,7 +1,7 @@
 """Custom server→client methods and per-method notification handlers on the client.
 
 A mcpsync server's tool sends ``x/custom`` with ``ctx.request`` and the client answers it
-with a handler from ``client.method_handler`` (or ``Client(method_handlers=...)``); a
+with a handler from ``client.method_handler`` (or ``Client(host=HostHandlers(methods=...))``); a
 method the client does not know is -32601 to the server; a custom notification reaches
 ``client.notification_handler``. Over memory, a real stdio subprocess and real HTTP in
 the handshake era (notifications in 2026-07-28 too, which has no server→client requests
@@ -21,6 +21,7 @@ import pytest
 from mcpsync import (
     Client,
     DuplicateHandlerError,
+    HostHandlers,
     HostRequest,
     InvalidParamsError,
     ProtocolStateError,
@@ -50,7 +51,7 @@ def echo(request: HostRequest, params: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("kind", TRANSPORTS)
 def test_custom_request_is_answered_by_the_registered_handler(kind: str) -> None:
     # One registered before connecting (constructor), one on the live client.
-    with connect(kind, method_handlers={"x/custom": echo}) as client:
+    with connect(kind, host=HostHandlers(methods={"x/custom": echo})) as client:
         @client.method_handler("x/later")
         def later(request: HostRequest, params: dict[str, Any]) -> dict[str, Any]:
             return {"later": True}
@@ -63,7 +64,7 @@ def test_custom_request_is_answered_by_the_registered_handler(kind: str) -> None
 
 @pytest.mark.parametrize("kind", TRANSPORTS)
 def test_a_method_the_client_does_not_know_is_32601_to_the_server(kind: str) -> None:
-    with connect(kind, method_handlers={"x/custom": echo}) as client:
+    with connect(kind, host=HostHandlers(methods={"x/custom": echo})) as client:
         text = client.call_tool("ask_method", {"method": "x/unknown"}).text
         assert text == "x/unknown -> -32601: Method not found: x/unknown"
         client.ping()
@@ -81,7 +82,7 @@ def test_handler_exceptions_become_error_answers(kind: str) -> None:
         return ["not", "a", "dict"]
 
     handlers = {"x/refuses": refuses, "x/breaks": breaks, "x/list": not_a_result}
-    with connect(kind, method_handlers=handlers) as client:
+    with connect(kind, host=HostHandlers(methods=handlers)) as client:
         def ask(method: str) -> str:
             return client.call_tool("ask_method", {"method": method}).text
 
@@ -99,7 +100,7 @@ def test_a_cancelled_custom_request_sets_the_handlers_event(kind: str) -> None:
             saw_cancel.set()
         return {}
 
-    with connect(kind, method_handlers={"x/slow": slow}) as client:
+    with connect(kind, host=HostHandlers(methods={"x/slow": slow})) as client:
         assert client.call_tool("ask_briefly", {"seconds": 0.3}).text == "timed out"
         assert saw_cancel.wait(WAIT), "the handler never saw the server's cancellation"
 
@@ -128,7 +129,7 @@ def test_custom_notification_reaches_its_handlers_and_not_the_catch_all(
         if method == "notifications/x/other":
             other.set()
 
-    with connect(kind, version, notification_handlers={"notifications/x/custom": first},
+    with connect(kind, version, host=HostHandlers(notifications={"notifications/x/custom": first}),
                  on_notification=catch_all) as client:
         assert client.protocol_version == version
         client.notification_handler("notifications/x/custom")(second)
@@ -145,8 +146,8 @@ def test_a_failing_notification_handler_does_not_silence_the_next() -> None:
     def fails(params: dict[str, Any]) -> None:
         raise RuntimeError("boom")
 
-    with connect("memory", notification_handlers={
-            "notifications/x/custom": [fails, lambda params: reached.set()]}) as client:
+    with connect("memory", host=HostHandlers(notifications={
+            "notifications/x/custom": [fails, lambda params: reached.set()]})) as client:
         client.call_tool("announce", {"method": "notifications/x/custom", "text": "x"})
         assert reached.wait(WAIT)
 
@@ -155,7 +156,7 @@ def test_a_custom_handler_replaces_a_built_in_host_method() -> None:
     def my_roots(request: HostRequest, params: dict[str, Any]) -> dict[str, Any]:
         return {"roots": [{"uri": "file:///custom"}]}
 
-    with connect("memory", roots=[{"uri": "file:///given"}]) as client:
+    with connect("memory", host=HostHandlers(roots=[{"uri": "file:///given"}])) as client:
         before = json.loads(client.call_tool("ask_method", {"method": "roots/list"}).text)
         assert before == {"roots": [{"uri": "file:///given"}]}
         client.method_handler("roots/list")(my_roots)
@@ -165,7 +166,7 @@ def test_a_custom_handler_replaces_a_built_in_host_method() -> None:
 
 
 def test_registering_a_custom_method_twice_needs_replace() -> None:
-    with connect("memory", method_handlers={"x/custom": echo}) as client:
+    with connect("memory", host=HostHandlers(methods={"x/custom": echo})) as client:
         with pytest.raises(DuplicateHandlerError, match="x/custom"):
             client.method_handler("x/custom")(echo)
 
@@ -176,11 +177,11 @@ def test_registering_a_custom_method_twice_needs_replace() -> None:
         assert json.loads(client.call_tool("ask_custom", {"text": "hi"}).text) == {
             "echo": "HI"}
     with pytest.raises(DuplicateHandlerError):
-        Client.memory(server, notification_handlers={"notifications/x": [echo, echo]})
+        Client.memory(server, host=HostHandlers(notifications={"notifications/x": [echo, echo]}))
 
 
 def test_custom_methods_declare_no_capability() -> None:
-    with connect("memory", method_handlers={"x/custom": echo}) as client:
+    with connect("memory", host=HostHandlers(methods={"x/custom": echo})) as client:
         assert client.capabilities() == {}
 
 
@@ -194,7 +195,7 @@ def test_the_modern_era_cannot_carry_a_custom_request(kind: str) -> None:
         called.set()
         return {}
 
-    with connect(kind, MODERN, method_handlers={"x/custom": custom}) as client:
+    with connect(kind, MODERN, host=HostHandlers(methods={"x/custom": custom})) as client:
         assert client.protocol_version == MODERN
         result = client.call_tool("ask_custom", {"text": "hi"})
         assert result.is_error
@@ -212,8 +213,8 @@ def test_the_client_refuses_a_custom_input_request_under_2026_07_28() -> None:
     scripted = Scripted(script)
     called = threading.Event()
     try:
-        with (scripted.client(method_handlers={
-                "x/custom": lambda request, params: called.set() or {}}) as client,
+        with (scripted.client(host=HostHandlers(methods={
+                "x/custom": lambda request, params: called.set() or {}})) as client,
               pytest.raises(ProtocolStateError, match="2026-07-28 allows only")):
             client.call_tool("anything")
     finally:

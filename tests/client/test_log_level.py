@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcpsync import Client, LogMessage, Server
+from mcpsync import Client, ClientMiddleware, LogMessage, Server
 from tests.server.fixture_server import server as fixture_server
 from tests.serving import RunningServer
 
@@ -93,7 +93,7 @@ def test_modern_requests_carry_the_level_in_meta():
         next_(message)
 
     with Client.memory(server, protocol_version="2026-07-28", log_level="info",
-                       send_middleware=[record]) as client:
+                       middleware=ClientMiddleware(send=[record])) as client:
         assert client.log_level == "info"
         client.call_tool("peek")
         client.set_logging_level("critical")

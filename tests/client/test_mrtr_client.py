@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsync import Client, ElicitResult, HandlerContext, ProtocolStateError, Server
-from mcpsync.client.mrtr import InputRequiredError
+from mcpsync import (
+    Client,
+    ClientLimits,
+    ElicitResult,
+    HandlerContext,
+    HostHandlers,
+    ProtocolStateError,
+    Server,
+)
+from mcpsync.client.calls import InputRequiredError
 from mcpsync.types import ElicitRequestParams
 from tests.client.scripted import Scripted
 from tests.spec import validate
@@ -33,8 +41,9 @@ def test_several_input_requests_in_one_round_are_all_answered():
 
     peer = Scripted(script)
     try:
-        with peer.client(elicitation_handler=lambda p: ElicitResult("accept", {"n": "Ada"}),
-                         roots=[Root("file:///w")]) as client:
+        with peer.client(host=HostHandlers(
+                elicitation=lambda p: ElicitResult("accept", {"n": "Ada"}),
+                roots=[Root("file:///w")])) as client:
             assert client.call_tool("t").text == "Ada/file:///w"
         calls = peer.sent("tools/call")
         assert len(calls) == 2 and calls[0]["id"] != calls[1]["id"]
@@ -62,7 +71,8 @@ def test_automatic_rounds_use_the_handler():
     server, _ = interview_server()
     answers = iter([{"name": "Ada"}, {"colour": "green"}])
     with Client.memory(server, protocol_version=MODERN,
-                       elicitation_handler=lambda p: ElicitResult("accept", next(answers))
+                       host=HostHandlers(
+                           elicitation=lambda p: ElicitResult("accept", next(answers)))
                        ) as client:
         assert client.call_tool("interview", {"topic": "t"}).text == "t: Ada likes green"
 
@@ -74,7 +84,7 @@ def test_manual_mode_hands_each_round_to_the_caller():
         raise AssertionError("manual mode must not call the handler")
 
     with Client.memory(server, protocol_version=MODERN,
-                       elicitation_handler=forbidden) as client:
+                       host=HostHandlers(elicitation=forbidden)) as client:
         with pytest.raises(InputRequiredError) as first:
             client.call_tool("interview", {"topic": "t"}, input_mode="manual")
         pending = first.value
@@ -102,8 +112,8 @@ def test_manual_mode_hands_each_round_to_the_caller():
 
 def test_manual_mode_for_the_whole_client_and_the_raw_request():
     server, _ = interview_server()
-    with Client.memory(server, protocol_version=MODERN, input_mode="manual",
-                       extra_capabilities={"elicitation": {}}) as client:
+    with Client.memory(server, protocol_version=MODERN, host=HostHandlers(input_mode="manual",
+                       extra_capabilities={"elicitation": {}})) as client:
         with pytest.raises(InputRequiredError) as info:
             client.request("tools/call", {"name": "interview", "arguments": {"topic": "x"}})
         ((key, _),) = info.value.requests.items()
@@ -119,8 +129,8 @@ def test_manual_mode_for_the_whole_client_and_the_raw_request():
 
 def test_manual_rounds_are_bounded_too():
     server, _ = interview_server()
-    with Client.memory(server, protocol_version=MODERN, max_input_rounds=1,
-                       extra_capabilities={"elicitation": {}}) as client:
+    with Client.memory(server, protocol_version=MODERN, limits=ClientLimits(max_input_rounds=1),
+                       host=HostHandlers(extra_capabilities={"elicitation": {}})) as client:
         with pytest.raises(InputRequiredError) as info:
             client.call_tool("interview", {"topic": "x"}, input_mode="manual")
         ((key, _),) = info.value.requests.items()
@@ -131,4 +141,4 @@ def test_manual_rounds_are_bounded_too():
 def test_bad_input_mode():
     server, _ = interview_server()
     with pytest.raises(ValueError):
-        Client.memory(server, input_mode="sometimes")
+        Client.memory(server, host=HostHandlers(input_mode="sometimes"))

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mcpsync import Client, ElicitResult, HandlerContext, Server
+from mcpsync import Client, ElicitResult, HandlerContext, HostHandlers, Server, ServerLimits
 from mcpsync.errors import RequestTimeoutError
 from mcpsync.types import ElicitRequestParams
 from tests.transports.hostile import LEGACY, MODERN, RawHttpServer, RawRequest
@@ -19,7 +19,7 @@ PAGE_DELAY = 0.3
 
 
 def slow_pages_server() -> Server:
-    server = Server("slow-pages", page_size=1)
+    server = Server("slow-pages", limits=ServerLimits(page_size=1))
     for i in range(10):
         server.tool(name=f"tool_{i}")(lambda: "ok")
     server.recv_middleware.append(_slow_lists)
@@ -89,7 +89,7 @@ def test_every_round_of_a_call_shares_its_budget(version: str) -> None:
     # Two questions answered in 0.6 s each do not fit in a 1 s call, in either era: the
     # 2026-07-28 retries used to get the whole timeout each, the handshake era never did.
     with Client.memory(two_questions_server(), protocol_version=version,
-                       elicitation_handler=slow_person) as client:
+                       host=HostHandlers(elicitation=slow_person)) as client:
         assert client.call_tool("interview", timeout=10).text == "xx"
         started = time.monotonic()
         with pytest.raises(RequestTimeoutError):

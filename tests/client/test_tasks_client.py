@@ -10,19 +10,17 @@ from typing import Any
 
 import pytest
 
-from mcpsync import ElicitResult, ProtocolStateError, RequestTimeoutError
+from mcpsync import ElicitResult, HostHandlers, ProtocolStateError, RequestTimeoutError
+from mcpsync.client.task_calls import TASKS_EXTENSION, surface_of, with_extension
 from mcpsync.client.tasks import (
     MAX_POLL_INTERVAL,
     MIN_POLL_INTERVAL,
-    TASKS_EXTENSION,
     TaskCancelledError,
     TaskState,
     _next_pause,
-    surface_of,
-    with_extension,
 )
-from mcpsync.protocol.envelope import META_CAPABILITIES
 from mcpsync.protocol.http_headers import mismatch, request_headers
+from mcpsync.protocol.versions import META_CAPABILITIES
 from tests.client.scripted import Scripted
 
 V2_CAPS = {"tools": {}, "extensions": {TASKS_EXTENSION: {}}}
@@ -137,7 +135,7 @@ def test_a_question_seen_twice_is_answered_once() -> None:
 
     # The server still shows the question after our tasks/update (it had not caught up).
     with TaskServer([asking, asking, asking, done]) as server, \
-            server.scripted.client(elicitation_handler=answer) as client:
+            server.scripted.client(host=HostHandlers(elicitation=answer)) as client:
         assert client.call_tool("job").text == "ok"
         assert len(asked) == 1
         updates = server.scripted.sent("tasks/update")

@@ -20,6 +20,7 @@ from mcpsync import (
     Client,
     ElicitResult,
     FollowRedirects,
+    HostHandlers,
     MCPSyncError,
     OAuth,
 )
@@ -68,7 +69,7 @@ def oauth_for(scenario: str, context: dict[str, Any]) -> OAuth | None:
 def connect(url: str, version: str | None, auth: OAuth | None = None) -> Client:
     modern = version is not None and version >= "2026-07-28"
     return Client.http(url, protocol_version=version if modern else (version or "auto"),
-                       elicitation_handler=accept_with_defaults, timeout=30.0, auth=auth)
+                       host=HostHandlers(elicitation=accept_with_defaults), timeout=30.0, auth=auth)
 
 
 def run_auth(scenario: str, url: str, version: str | None, context: dict[str, Any]) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import requests
 
-from mcpsync import Client, ElicitResult, MCPError, MCPSyncError, Progress
+from mcpsync import Client, ElicitResult, HostHandlers, MCPError, MCPSyncError, Progress
 from tests.helpers import wait_until
 from tests.interop.peers import run_official_client
 
@@ -128,7 +128,7 @@ def test_an_elicitation_retry_is_accepted_on_the_other_instance(balanced: Topolo
         questions.append(params.message)
         return answer_grace(params)
 
-    with modern_client(balanced.url, elicitation_handler=answer) as client:
+    with modern_client(balanced.url, host=HostHandlers(elicitation=answer)) as client:
         for _ in range(4):
             result = client.call_tool("ask", {})
             finished = result.structured_content
@@ -145,14 +145,14 @@ def test_with_different_keys_the_retry_on_the_other_instance_is_refused(
     when its retry is balanced elsewhere."""
     topology = make_topology(instance_env={"a": {"MCPSYNC_REQUEST_STATE_KEY": "key-of-a"},
                                            "b": {"MCPSYNC_REQUEST_STATE_KEY": "key-of-b"}})
-    with (modern_client(topology.url, elicitation_handler=answer_grace) as client,
+    with (modern_client(topology.url, host=HostHandlers(elicitation=answer_grace)) as client,
           pytest.raises(MCPError) as refused):
         client.call_tool("ask", {})
     assert refused.value.code == -32602, refused.value
     assert "requestState" in str(refused.value) or "state" in str(refused.value).lower()
     # Each instance alone is fine: its own key opens its own state.
     for instance in topology.instances:
-        with modern_client(instance.url, elicitation_handler=answer_grace) as client:
+        with modern_client(instance.url, host=HostHandlers(elicitation=answer_grace)) as client:
             assert client.call_tool("ask", {}).structured_content["name"] == "Grace"  # type: ignore[index]
 
 

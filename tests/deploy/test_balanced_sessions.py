@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import requests
 
-from mcpsync import Client, ElicitResult
+from mcpsync import Client, ElicitResult, HostHandlers
 from tests.helpers import wait_until
 from tests.http.raw import LegacySession, SseReader, answer_of, post_modern
 from tests.interop.peers import run_official_client
@@ -106,7 +106,7 @@ def test_an_elicitation_answer_posted_to_the_other_instance_reaches_the_asking_h
 
 
 def test_elicitation_through_the_balancer_with_mcpsync_s_client(on_redis: Topology):
-    with legacy_client(on_redis.url, elicitation_handler=grace) as client:
+    with legacy_client(on_redis.url, host=HostHandlers(elicitation=grace)) as client:
         assert client.protocol_version == LEGACY
         for _ in range(6):  # the GET stream, calls and answers spread over both instances
             result = client.call_tool("ask", {})
@@ -277,7 +277,7 @@ def test_a_get_stream_resumed_after_its_instance_dies_delivers_every_event_once(
 
 
 def test_a_client_keeps_its_session_when_an_instance_dies(on_redis: Topology):
-    with legacy_client(on_redis.url, elicitation_handler=grace) as client:
+    with legacy_client(on_redis.url, host=HostHandlers(elicitation=grace)) as client:
         seen = {client.call_tool("whoami", {}).structured_content["instance"]  # type: ignore[index]
                 for _ in range(4)}
         assert seen == {"a", "b"}

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import threading
 
-from mcpsync import HandlerContext, Server
+from mcpsync import HandlerContext, ProtocolOptions, Server, ServerLimits
 from mcpsync.protocol.versions import MODERN_VERSIONS
 
-server = Server("fuzz-target", version="1.0.0", modern_versions=MODERN_VERSIONS,
-                request_state_key="fuzz-key", max_concurrent_handlers=16)
+server = Server("fuzz-target", version="1.0.0",
+                protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
+                request_state_key="fuzz-key", limits=ServerLimits(max_concurrent_handlers=16))
 
 
 @server.tool()

@@ -22,7 +22,7 @@ from typing import Any
 import requests
 from requests.adapters import HTTPAdapter
 
-from mcpsync import HandlerContext, Server
+from mcpsync import HandlerContext, Server, ServerLimits
 from mcpsync.http import InMemoryEventStore
 from mcpsync.http.bus import InProcessBus
 from mcpsync.http.session_store import MemorySessionStore
@@ -45,7 +45,7 @@ class Controls:
 
 
 def worker_server(name: str, controls: Controls) -> Server:
-    server = Server(f"relay-{name}", request_timeout=WAIT)
+    server = Server(f"relay-{name}", limits=ServerLimits(request_timeout=WAIT))
 
     @server.tool()
     def ask(ctx: HandlerContext) -> str:

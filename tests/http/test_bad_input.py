@@ -10,8 +10,8 @@ from urllib.parse import urljoin
 import pytest
 import requests
 
-from mcpsync.protocol.envelope import META_LOG_LEVEL
 from mcpsync.protocol.jsonrpc import MAX_DEPTH
+from mcpsync.protocol.versions import META_LOG_LEVEL
 from tests.server.hardening_server import server as hardening_server
 from tests.spec import validate_message
 

@@ -15,6 +15,8 @@ from mcpsync import (
     CreateMessageResult,
     ElicitResult,
     HandlerContext,
+    HostHandlers,
+    ProtocolOptions,
     RequestTimeoutError,
     Server,
     TextContent,
@@ -44,7 +46,7 @@ def test_list_call_and_progress(url, version):
 
 
 def cancellable_server() -> tuple[Server, threading.Event, threading.Event]:
-    srv = Server("cancellable", modern_versions=MODERN_VERSIONS)
+    srv = Server("cancellable", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS))
     started, cancelled = threading.Event(), threading.Event()
 
     @srv.tool()
@@ -74,7 +76,8 @@ def test_timeout_cancels_on_the_server(serve, version):
 
 
 def asking_server() -> Server:
-    srv = Server("asking", modern_versions=MODERN_VERSIONS, request_state_key="k" * 32)
+    srv = Server("asking", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
+                 request_state_key="k" * 32)
 
     @srv.tool()
     def ask_name(ctx: HandlerContext) -> str:
@@ -104,7 +107,7 @@ def test_elicitation_and_sampling_by_host_handlers(serve, version):
         return CreateMessageResult("assistant", TextContent("hi there"), model="m1")
 
     with Client.http(url, protocol_version=version, timeout=WAIT,
-                     elicitation_handler=elicit, sampling_handler=sample) as client:
+                     host=HostHandlers(elicitation=elicit, sampling=sample)) as client:
         assert client.call_tool("ask_name").text == "accept:Ada"
         assert asked == ["Name?"]
         assert client.call_tool("ask_model").text == "m1:hi there"
@@ -148,7 +151,7 @@ def test_callers_session_is_used_and_not_mutated(url, version):
 
 
 def test_extra_headers_are_sent(serve):
-    srv = Server("hdr", modern_versions=MODERN_VERSIONS)
+    srv = Server("hdr", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS))
     seen: list[str | None] = []
 
     @srv.tool()

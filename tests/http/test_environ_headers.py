@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from mcpsync.http import environ as wsgi_environ
+from mcpsync.http import intake as wsgi_environ
 from mcpsync.http.wsgi import request_headers
 
 from .raw import post_modern

@@ -216,7 +216,7 @@ def test_modern_json_only_disconnect_is_not_seen_until_the_answer(granian_url, t
     JSON and leaves is not noticed (granian exposes neither the socket nor a disconnect
     check, and a JSON wait writes nothing before the answer), so its call runs on; the
     server stays healthy. If granian starts telling the app, this fails: update the docs
-    (and the probe in mcpsync/http/sse_body.py)."""
+    (and the probe in mcpsync/http/replies.py)."""
     started, marker = tmp_path / "started", tmp_path / "cancelled"
     finished = tmp_path / "finished"
     headers = modern_headers("tools/call", "slow")

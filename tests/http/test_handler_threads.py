@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from mcpsync import HandlerContext, Server
-from mcpsync.http.handoff import HandOffPool
+from mcpsync.http.services import HandOffPool
 
 from .raw import LegacySession, answer_of
 

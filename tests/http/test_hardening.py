@@ -17,7 +17,7 @@ import pytest
 import requests
 from freezegun import freeze_time
 
-from mcpsync import HandlerContext, Server
+from mcpsync import HandlerContext, Server, ServerLimits
 from mcpsync.http.events import InMemoryEventStore
 from tests.helpers import run_threads, wait_until
 from tests.serving import free_port, serving_process
@@ -170,7 +170,7 @@ def test_last_event_id_of_another_session_is_not_replayed(serve):
 
 
 def _counting_server(cap: int, expected: int) -> tuple[Server, dict[str, int]]:
-    srv = Server("counted", max_concurrent_handlers=cap)
+    srv = Server("counted", limits=ServerLimits(max_concurrent_handlers=cap))
     state = {"running": 0, "max": 0}
     lock = threading.Condition()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcpsync.http.security import _MAX_VERDICT_KEY, _MAX_VERDICTS, HostPolicy
+from mcpsync.http.intake import _MAX_VERDICT_KEY, _MAX_VERDICTS, HostPolicy
 
 
 def test_verdicts_are_the_same_when_remembered() -> None:

@@ -8,7 +8,7 @@ import threading
 import pytest
 import requests
 
-from mcpsync import HandlerContext, Server
+from mcpsync import HandlerContext, ProtocolOptions, Server
 from mcpsync.dispatch.typed import ToolBinding
 from mcpsync.protocol.versions import MODERN_VERSIONS
 from mcpsync.server.tools import RegisteredTool, describe
@@ -183,7 +183,7 @@ def test_unknown_and_removed_methods(url, method):
 
 
 def test_missing_client_capability_is_400(serve):
-    srv = Server("caps", modern_versions=MODERN_VERSIONS)
+    srv = Server("caps", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS))
 
     @srv.tool()
     def needs_sampling(ctx: HandlerContext) -> str:
@@ -234,7 +234,7 @@ def test_concurrent_streams(url):
 
 
 def test_closing_the_stream_cancels_the_handler(serve):
-    srv = Server("cancel", modern_versions=MODERN_VERSIONS)
+    srv = Server("cancel", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS))
     started = threading.Event()
     saw_cancel = threading.Event()
 
@@ -266,7 +266,7 @@ REGION_SCHEMA = {"type": "object", "required": ["region"], "properties": {
 
 
 def header_server() -> Server:
-    srv = Server("headers", modern_versions=MODERN_VERSIONS)
+    srv = Server("headers", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS))
 
     def regional(region: str, count: int | None = None) -> str:
         """Echo the region."""
@@ -333,7 +333,7 @@ def test_sse_reader_sanity(url):
 def test_a_departed_client_is_noticed_before_the_next_keepalive(serve):
     # werkzeug exposes the connection's socket: the quiet stream sees EOF within about
     # half a second, although its keep-alive comment is a minute away.
-    srv = Server("departed", modern_versions=MODERN_VERSIONS)
+    srv = Server("departed", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS))
     started = threading.Event()
     saw_cancel = threading.Event()
 

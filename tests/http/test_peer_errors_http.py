@@ -9,5 +9,5 @@ from tests.server.test_peer_errors import LEGACY, REFUSING, check
 
 def test_http(serve):
     served = serve(server)
-    with Client.http(served.url, protocol_version=LEGACY, **REFUSING) as client:
+    with Client.http(served.url, protocol_version=LEGACY, host=REFUSING) as client:
         check(client)

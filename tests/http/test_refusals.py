@@ -1,7 +1,7 @@
 """Refusals are answers too: every JSON-RPC error the server sends, even for a request no
 handler saw, goes through the server's send middleware (``InboundExecutor.reject``), on
 every transport and era where such a refusal exists, with its status from the one table
-(``mcpsync.http.statuses``).
+(``mcpsync.http.replies``).
 
 The bug: the HTTP router wrote its refusals (a body that is not JSON, a header that
 contradicts the body, an unknown session, a forbidden Host) and the handshake era's
@@ -22,7 +22,7 @@ import requests
 
 from mcpsync import HandlerContext, Server
 from mcpsync.errors import HEADER_MISMATCH, INVALID_REQUEST, PARSE_ERROR
-from mcpsync.http.statuses import SESSION_NOT_FOUND, STATUSES, answer_status
+from mcpsync.http.replies import SESSION_NOT_FOUND, STATUSES, answer_status
 from mcpsync.protocol.jsonrpc import ErrorResponse, Message
 from mcpsync.transports.stream import StreamTransport
 
@@ -172,6 +172,42 @@ def test_stdio_parse_errors_go_through_send_middleware(marking: Marking) -> None
     finally:
         session.connection.close()
     assert marking.codes() == [PARSE_ERROR]
+
+
+def test_a_stdio_duplicate_id_is_refused_through_send_middleware(marking: Marking) -> None:
+    """The engine's own refusal (an id already in flight) takes the same path as the HTTP
+    router's: ``InboundExecutor.reject``, so the send middleware marks it."""
+    release = threading.Event()
+    server = _server(marking, release)
+    to_server, from_client = os.pipe()
+    to_client, from_server = os.pipe()
+    session = server.connect(StreamTransport(to_server, os.fdopen(from_server, "wb")))
+    hold = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "hold", "arguments": {}}}
+    try:
+        with os.fdopen(to_client, "rb") as replies:
+            for message in ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                                 "protocolVersion": "2025-11-25", "capabilities": {},
+                                 "clientInfo": {"name": "raw", "version": "0"}}},
+                            {"jsonrpc": "2.0", "method": "notifications/initialized"}):
+                os.write(from_client, (json.dumps(message) + "\n").encode())
+            assert json.loads(replies.readline())["id"] == 0
+            os.write(from_client, (json.dumps(hold) + "\n").encode())
+            os.write(from_client, (json.dumps(hold) + "\n").encode())
+            refused = json.loads(replies.readline())
+            assert refused["id"] == 7
+            assert refused["error"]["code"] == INVALID_REQUEST
+            assert "already in flight" in refused["error"]["message"]
+            assert refused["error"]["data"] == "marked"
+            release.set()
+            answered = json.loads(replies.readline())
+            assert answered["id"] == 7 and answered["result"]["content"][0]["text"] == "released"
+            os.close(from_client)
+            session.connection.wait_closed(WAIT)
+    finally:
+        release.set()
+        session.connection.close()
+    assert marking.codes() == [INVALID_REQUEST]
 
 
 def test_one_table_gives_every_status() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import requests
 
-from mcpsync import Client, ElicitResult
+from mcpsync import Client, ElicitResult, HostHandlers
 from mcpsync.errors import RequestTimeoutError
 from mcpsync.types.common import LogMessage
 from tests.helpers import wait_until
@@ -73,7 +73,7 @@ def test_elicitation_answered_through_the_other_worker_with_the_client(cluster):
         return ElicitResult("accept", {"name": "Ada"})
 
     with Client.http(FRONT + "/mcp", session=http, protocol_version=LEGACY, timeout=WAIT,
-                     elicitation_handler=elicit) as client:
+                     host=HostHandlers(elicitation=elicit)) as client:
         assert client.call_tool("ask").text == "accept:Ada@0"
         assert client.call_tool("ask").text == "accept:Ada@0"
     assert asked == ["Name?", "Name?"]
@@ -269,7 +269,7 @@ def test_round_robin_with_every_feature(cluster):
     got: queue.Queue[LogMessage] = queue.Queue()
     with Client.http(FRONT + "/mcp", session=http, protocol_version=LEGACY, timeout=WAIT,
                      on_log=got.put,
-                     elicitation_handler=lambda p: ElicitResult("accept", {"name": "Cy"})
+                     host=HostHandlers(elicitation=lambda p: ElicitResult("accept", {"name": "Cy"}))
                      ) as client:
         for _ in range(4):
             assert client.call_tool("ask").text.startswith("accept:Cy@")
@@ -548,8 +548,8 @@ def test_every_handshake_version_with_the_client(cluster, version):
     got: queue.Queue[LogMessage] = queue.Queue()
     with Client.http(FRONT + "/mcp", session=http, protocol_version=version, timeout=WAIT,
                      on_log=got.put,
-                     sampling_handler=lambda p: CreateMessageResult(
-                         "assistant", TextContent("hi"), model="m")) as client:
+                     host=HostHandlers(sampling=lambda p: CreateMessageResult(
+                                           "assistant", TextContent("hi"), model="m"))) as client:
         assert client.call_tool("ask_model").text == "m:hi@0"
         assert client.call_tool("ticker", {"count": 2}).text == "started@0"
         for _ in range(2):

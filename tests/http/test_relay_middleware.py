@@ -17,7 +17,7 @@ from typing import Any
 
 import requests
 
-from mcpsync.dispatch.transport import TransportContext, current_transport
+from mcpsync.dispatch.inbound import TransportContext, current_transport
 from mcpsync.http.bus import InProcessBus
 from mcpsync.http.relay import Relay
 from mcpsync.protocol.jsonrpc import Message, Notification, Response

@@ -13,6 +13,7 @@ from mcpsync import (
     Client,
     CreateMessageResult,
     ElicitResult,
+    HostHandlers,
     RequestTimeoutError,
     Root,
     TextContent,
@@ -106,7 +107,7 @@ def test_everything_over_http_a_timed_out_call_is_cancelled_and_the_client_goes_
 # -- official MCPServer ----------------------------------------------------------------------
 
 
-def _handlers(seen: list[object]) -> dict[str, object]:
+def _handlers(seen: list[object]) -> HostHandlers:
     def elicit(params):
         seen.append("elicit")
         return ElicitResult("accept", {"name": "Ada"})
@@ -116,15 +117,15 @@ def _handlers(seen: list[object]) -> dict[str, object]:
         return CreateMessageResult(role="assistant", content=TextContent(text="short"),
                                    model="test-model")
 
-    return {"elicitation_handler": elicit, "sampling_handler": sample,
-            "roots": [Root(uri="file:///work", name="work")]}
+    return HostHandlers(elicitation=elicit, sampling=sample,
+                        roots=[Root(uri="file:///work", name="work")])
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
 def test_official_server_over_http_in_both_eras(official_url, version):
     seen: list[object] = []
     with Client.http(official_url, protocol_version=version, timeout=WAIT,
-                     **_handlers(seen)) as client:
+                     host=_handlers(seen)) as client:
         assert client.protocol_version == version
         assert client.call_tool("add", {"a": 2, "b": 3}).structured_content == {"result": 5}
         # Resolvers ask in both eras: real requests, or MRTR rounds in 2026-07-28.

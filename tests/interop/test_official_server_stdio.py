@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpsync import Client, CreateMessageResult, ElicitResult, Root, TextContent
+from mcpsync import Client, CreateMessageResult, ElicitResult, HostHandlers, Root, TextContent
 from tests.helpers import run_threads
 
 pytestmark = pytest.mark.interop
@@ -41,8 +41,8 @@ def test_elicitation_sampling_and_roots_are_served(client_factory):
         text = params.messages[0].content.text
         return CreateMessageResult("assistant", TextContent(f"short {text}"), model="m-1")
 
-    client = client_factory(elicitation_handler=elicit, sampling_handler=sample,
-                            roots=[Root("file:///work/one", name="one")])
+    client = client_factory(host=HostHandlers(elicitation=elicit, sampling=sample,
+                                              roots=[Root("file:///work/one", name="one")]))
     assert client.protocol_version == "2025-11-25"
     assert client.server_info.name == "official-asker"
     assert {t.name for t in client.list_tools()} >= {"ask", "summarize", "roots", "add"}
@@ -60,7 +60,7 @@ def test_declined_elicitation_and_handlers_on_handler_threads(client_factory):
         threads.append(threading.current_thread().name)
         return {"action": "decline"}
 
-    client = client_factory(elicitation_handler=decline)
+    client = client_factory(host=HostHandlers(elicitation=decline))
     assert client.call_tool("ask").text == "user said decline"
     assert threads and "handler" in threads[0] and "reader" not in threads[0]
 
@@ -94,9 +94,9 @@ def test_official_resolvers_through_mrtr_and_reverse_requests(official_python, v
         return CreateMessageResult("assistant", TextContent(f"short {text}"), model="m-1")
 
     with Client.stdio([official_python, str(SERVER)], timeout=30, protocol_version=version,
-                      elicitation_handler=lambda p: {"action": "accept",
-                                                     "content": {"name": "Ada"}},
-                      sampling_handler=sample, roots=[Root("file:///work/r")]) as client:
+                      host=HostHandlers(elicitation=lambda p: {"action": "accept",
+                                                               "content": {"name": "Ada"}},
+                                        sampling=sample, roots=[Root("file:///work/r")])) as client:
         assert client.call_tool("ask_resolved").text == "Ada (30)"
         assert client.call_tool("summarize_resolved", {"text": "t"}).text == "m-1: short t"
         assert client.call_tool("roots_resolved").text == "file:///work/r"

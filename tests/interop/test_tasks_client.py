@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from mcpsync import Client, ElicitResult, MCPError, RequestTimeoutError
+from mcpsync import Client, ElicitResult, HostHandlers, MCPError, RequestTimeoutError
 from mcpsync.client.tasks import TaskCancelledError, TaskHandle, TaskState
 from tests.interop import peers
 from tests.serving import free_port, wait_for_port
@@ -96,7 +96,7 @@ def connect(request: pytest.FixtureRequest, node22: str,
 
     def make(**options: Any) -> Client:
         options.setdefault("timeout", WAIT)
-        options.setdefault("elicitation_handler", _answer_name)
+        options.setdefault("host", HostHandlers(elicitation=_answer_name))
         if transport == "stdio":
             client = Client.stdio([node22, str(SERVERS / SCRIPTS[surface])], env=node_env,
                                   protocol_version="auto", **options)
@@ -150,7 +150,7 @@ def test_call_tool_answers_the_tasks_question_with_the_elicitation_handler(
         asked.append(params)
         return ElicitResult(action="accept", content={"name": "Grace"})
 
-    client = connect(elicitation_handler=answer)
+    client = connect(host=HostHandlers(elicitation=answer))
     assert client.call_tool("ask").text == "hello Grace"
     assert [params.message for params in asked] == ["Your name?"]
 
@@ -296,7 +296,8 @@ def test_server_everything_research_task_with_a_clarifying_question(
         options = params.requested_schema["properties"]["interpretation"]["oneOf"]
         return ElicitResult(action="accept", content={"interpretation": options[0]["const"]})
 
-    with Client.stdio(everything_stdio_cmd, timeout=WAIT, elicitation_handler=clarify) as client:
+    with Client.stdio(everything_stdio_cmd, timeout=WAIT,
+                      host=HostHandlers(elicitation=clarify)) as client:
         assert client.task_surface == "v1"
         result = client.call_tool("simulate-research-query",
                                   {"topic": "python", "ambiguous": True})

@@ -9,7 +9,7 @@ import json
 import pytest
 import requests
 
-from mcpsync import Client, ElicitResult
+from mcpsync import Client, ElicitResult, HostHandlers
 
 from .helpers import official
 
@@ -55,7 +55,7 @@ def test_mcpsync_client_over_the_mount(django_base, version):
         return ElicitResult("accept", {"stars": 5})
 
     with Client.http(django_base + "/mcp", protocol_version=version, timeout=20,
-                     elicitation_handler=elicit) as client:
+                     host=HostHandlers(elicitation=elicit)) as client:
         assert client.protocol_version == version
         assert client.call_tool("add_book", {"title": version, "year": 1999}).text == (
             f"added {version!r}")

@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcpsync.protocol.framing import OVERSIZED, LineDecoder
+from mcpsync.protocol.decoding import OVERSIZED, LineDecoder
 
 
 def test_lines_split_across_chunks():

@@ -1,7 +1,8 @@
 import pytest
 
+from mcpsync.engine.outbound import IdAllocator
 from mcpsync.protocol import lifecycle, versions
-from mcpsync.protocol.bookkeeping import IdAllocator, InflightTable, cancelled_request_id
+from mcpsync.protocol.bookkeeping import InflightTable, cancelled_request_id
 from mcpsync.protocol.lifecycle import Event, State
 
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from mcpsync.protocol import nesting
+from mcpsync.protocol import decoding
 
 
 def _json_depth(value: object) -> int:
@@ -63,11 +63,11 @@ def test_depth_and_prune_agree_with_the_parser_on_json(seed):
     value = _random_value(rng, rng.randrange(1, 9))
     text = json.dumps(value, ensure_ascii=rng.random() < 0.5)
     depth = _json_depth(value)
-    assert nesting.brackets(text) >= depth
+    assert decoding.brackets(text) >= depth
     for limit in range(0, 10):
-        assert nesting.deeper_than(text, limit) == (depth > limit), (text, limit)
+        assert decoding.deeper_than(text, limit) == (depth > limit), (text, limit)
     for keep in range(0, 9):
-        pruned = nesting.prune(text, keep)
+        pruned = decoding.prune(text, keep)
         assert pruned == _reference_prune(text, keep)
         assert pruned is not None
         assert _json_depth(json.loads(pruned)) == min(_json_depth(value), keep)
@@ -78,13 +78,13 @@ def test_prune_matches_the_plain_version_on_any_text(seed):
     rng = random.Random(seed)
     text = "".join(rng.choice('[]{}"\\ ,:1a') for _ in range(rng.randrange(60)))
     for keep in range(0, 5):
-        pruned = nesting.prune(text, keep)
+        pruned = decoding.prune(text, keep)
         if "\\" not in text:
             assert pruned == _reference_prune(text, keep), (text, keep)
         # What is left never takes a parser deeper than kept.
         assert pruned is None or _prefix_depth(pruned) <= keep, (text, keep)
         # Never less deep than a parser reading the text from the left could get.
-        assert nesting.deeper_than(text, keep) or _prefix_depth(text) <= keep, (text, keep)
+        assert decoding.deeper_than(text, keep) or _prefix_depth(text) <= keep, (text, keep)
 
 
 def _prefix_depth(text: str) -> int:
@@ -105,9 +105,9 @@ def _prefix_depth(text: str) -> int:
 
 def test_a_cut_spanning_strings_and_pieces():
     text = '{"a":[[1,"]]"],{"b":[2]}],"c":"[["}'
-    assert nesting.prune(text, 1) == '{"a":0,"c":"[["}'
-    assert nesting.prune(text, 2) == '{"a":[0,0],"c":"[["}'
-    assert nesting.prune("[[" * 10 + "]]" * 10, 3) == "[[[0]]]"
-    assert nesting.prune("[[[", 1) is None
-    assert not nesting.deeper_than('"[[[" [ "\\"[" ]', 1)
-    assert nesting.deeper_than('["]",["]",["]",1,"["],"["],"["]', 2)  # strings hide nothing
+    assert decoding.prune(text, 1) == '{"a":0,"c":"[["}'
+    assert decoding.prune(text, 2) == '{"a":[0,0],"c":"[["}'
+    assert decoding.prune("[[" * 10 + "]]" * 10, 3) == "[[[0]]]"
+    assert decoding.prune("[[[", 1) is None
+    assert not decoding.deeper_than('"[[[" [ "\\"[" ]', 1)
+    assert decoding.deeper_than('["]",["]",["]",1,"["],"["],"["]', 2)  # strings hide nothing

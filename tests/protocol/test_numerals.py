@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsync.protocol.numerals import parse_decimal
+from mcpsync.protocol.decoding import parse_decimal
 from mcpsync.protocol.sse import SseParser
 
 

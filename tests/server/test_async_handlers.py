@@ -20,9 +20,11 @@ from mcpsync import (
     Audio,
     Client,
     HandlerContext,
+    HostHandlers,
     Image,
     InvalidParamsError,
     MCPError,
+    ProtocolOptions,
     RequestTimeoutError,
     Server,
 )
@@ -67,7 +69,7 @@ def test_async_handlers_run_on_every_transport_and_era(transport: str, version: 
     def elicit(params: Any) -> dict[str, Any]:
         return {"action": "accept", "content": {"name": "Ada"}}
 
-    with connect(transport, version, elicitation_handler=elicit) as client:
+    with connect(transport, version, host=HostHandlers(elicitation=elicit)) as client:
         progress: list[Any] = []
         added = client.call_tool("add_later", {"a": 2, "b": 3}, on_progress=progress.append)
         assert added.structured_content == {"result": 5} and added.text == "5"
@@ -104,7 +106,8 @@ def test_binary_and_unencodable_results(transport: str, version: str) -> None:
 
 @pytest.mark.parametrize("version", ERAS)
 def test_cancelling_the_request_cancels_the_coroutine(version: str) -> None:
-    server = Server("cancel", modern_versions=MODERN_VERSIONS, request_state_key="k")
+    server = Server("cancel", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
+                    request_state_key="k")
     started, cancelled = threading.Event(), threading.Event()
 
     @server.tool()
@@ -256,7 +259,8 @@ def test_every_type_in_and_out(transport: str, version: str) -> None:
 def test_async_tool_runs_as_a_task_and_a_task_cancel_cancels_it(version: str) -> None:
     """Tasks run the tool on a worker with a task context (a plain threading.Event for
     ``cancelled``): the coroutine still completes, and cancelling the task cancels it."""
-    server = Server("tasks", modern_versions=MODERN_VERSIONS, request_state_key="k")
+    server = Server("tasks", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
+                    request_state_key="k")
     started, cancelled = threading.Event(), threading.Event()
 
     @server.tool(task="optional")

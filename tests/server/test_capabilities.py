@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mcpsync import Client, Server
+from mcpsync import Client, HostHandlers, ProtocolOptions, Server
 from tests.helpers import wait_until
 
 WAIT = 20.0
@@ -64,12 +64,13 @@ def test_a_method_handler_or_declare_counts(version: str) -> None:
         return {"contents": []}
 
     assert "resources" in declared(server, version)
-    assert "prompts" in declared(Server("later", declare=("prompts",)), version)
+    later = Server("later", protocol=ProtocolOptions(declare=("prompts",)))
+    assert "prompts" in declared(later, version)
 
 
 def test_declare_refuses_what_it_does_not_know() -> None:
     with pytest.raises(ValueError, match="sampling"):
-        Server("typo", declare=("sampling",))
+        Server("typo", protocol=ProtocolOptions(declare=("sampling",)))
 
 
 def test_list_changed_only_to_sessions_told_the_kind_exists() -> None:
@@ -84,9 +85,9 @@ def test_list_changed_only_to_sessions_told_the_kind_exists() -> None:
                     changed[who].append(kind)
             return on
         return Client.memory(server, protocol_version=LEGACY, timeout=WAIT,
-                             notification_handlers={
+                             host=HostHandlers(notifications={
                                  f"notifications/{kind}/list_changed": handler(kind)
-                                 for kind in ("tools", "resources")})
+                                 for kind in ("tools", "resources")}))
 
     def seen(who: str) -> list[str]:
         with lock:

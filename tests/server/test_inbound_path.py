@@ -15,8 +15,10 @@ import requests
 from mcpsync import (
     Client,
     HandlerContext,
+    HostHandlers,
     InvalidRequestError,
     MCPError,
+    ProtocolOptions,
     Server,
     TransportContext,
     current_transport,
@@ -40,7 +42,8 @@ def test_server_middleware_runs_for_2026_07_28_requests_over_http() -> None:
     saw nothing over HTTP in 2026-07-28 (the default era of ``Client.http``)."""
     seen: list[tuple[str, str]] = []
     lock = threading.Lock()
-    server = Server("mw", modern_versions=MODERN_VERSIONS, request_state_key="mw")
+    server = Server("mw", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
+                    request_state_key="mw")
 
     def recv(message: Message, next_: Any) -> None:
         with lock:
@@ -167,7 +170,8 @@ def test_same_middleware_sees_the_same_traffic_on_every_transport_and_era(
 
 def _api_key_server() -> Server:
     """The docs' example: over HTTP, no X-Api-Key header, no service."""
-    server = Server("keyed", modern_versions=MODERN_VERSIONS, request_state_key="keyed")
+    server = Server("keyed", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
+                    request_state_key="keyed")
 
     def require_api_key(message: Message, next_: Any) -> None:
         transport = current_transport()
@@ -283,7 +287,8 @@ def test_a_request_refused_by_middleware_is_answered_through_send_middleware(
 
 def test_a_2026_07_28_notification_posted_over_http_runs_through_recv_middleware() -> None:
     seen: list[tuple[str, Any, Any]] = []
-    server = Server("notes", modern_versions=MODERN_VERSIONS, request_state_key="notes")
+    server = Server("notes", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
+                    request_state_key="notes")
 
     def recv(message: Message, next_: Any) -> None:
         transport = current_transport()
@@ -306,7 +311,8 @@ def test_a_2026_07_28_notification_posted_over_http_runs_through_recv_middleware
 @pytest.mark.parametrize("stack", ["recv", "send"])
 def test_a_2026_07_28_request_dropped_by_middleware_is_answered_at_once_over_http(
         stack: str) -> None:
-    server = Server("drops", modern_versions=MODERN_VERSIONS, request_state_key="drops")
+    server = Server("drops", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
+                    request_state_key="drops")
     # Drops everything: the request (nothing runs), or its answer (there is no other).
     getattr(server, f"{stack}_middleware").append(lambda message, next_: None)
     app = server.wsgi_app(path="/mcp", keepalive_interval=60.0)
@@ -370,7 +376,8 @@ def test_listen_notifications_go_through_send_middleware_with_the_listens_contex
         transport: str) -> None:
     sent: list[tuple[str, Any, Any]] = []
     lock = threading.Lock()
-    server = Server("listens", modern_versions=MODERN_VERSIONS, request_state_key="listens")
+    server = Server("listens", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
+                    request_state_key="listens")
 
     def send(message: Message, next_: Any) -> None:
         seen = current_transport()
@@ -418,7 +425,7 @@ def test_notification_handlers_see_the_notifications_transport_context() -> None
     app = server.wsgi_app(path="/mcp")
     with RunningServer(app, on_stop=app.close) as running, Client.http(
             running.base + "/mcp", protocol_version=HANDSHAKE, timeout=WAIT,
-            headers={"User-Agent": "notes-test"}, roots=[]) as client:
+            headers={"User-Agent": "notes-test"}, host=HostHandlers(roots=[])) as client:
         client.set_roots([])
         assert done.wait(WAIT)
     assert seen == [("http", "notes-test")]

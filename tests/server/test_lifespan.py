@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import requests
 
-from mcpsync import Client, HandlerContext, Server, StartupError
+from mcpsync import Client, HandlerContext, Server, ServerLimits, StartupError
 from tests.helpers import run_threads, wait_until
 from tests.http.raw import BOTH, LEGACY, MODERN, post_modern
 from tests.serving import RunningServer
@@ -175,7 +175,7 @@ def test_threads_arriving_during_startup_wait_for_it():
 def test_a_startup_slower_than_startup_timeout_is_an_error():
     release = threading.Event()
     entered = threading.Event()
-    server = Server("stuck", startup_timeout=0.1)
+    server = Server("stuck", limits=ServerLimits(startup_timeout=0.1))
 
     @server.on_startup
     def stuck() -> None:

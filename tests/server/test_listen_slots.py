@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpsync import Client, MCPError
+from mcpsync import Client, MCPError, ServerLimits
 from tests.server import listen_slots_server
 from tests.server.listen_slots_server import MAX_SUBSCRIPTIONS, SLOTS
 
@@ -92,7 +92,7 @@ def test_stdio():
 def test_max_subscriptions_zero_refuses_every_listen():
     from mcpsync import Server
 
-    server = Server("no-listens", max_subscriptions=0)
+    server = Server("no-listens", limits=ServerLimits(max_subscriptions=0))
     with Client.memory(server, protocol_version=MODERN) as client:
         with pytest.raises(MCPError, match="max_subscriptions"):
             client.listen(timeout=WAIT)

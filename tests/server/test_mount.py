@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from mcpsync import Client, HandlerContext, InvalidParamsError, MCPError, Server
+from mcpsync import Client, HandlerContext, HostHandlers, InvalidParamsError, MCPError, Server
 from mcpsync.errors import ResourceNotFoundError
 from tests.server.mount_server import build, build_weather
 from tests.serving import client_over
@@ -287,8 +287,8 @@ def test_nested_mounts_prefix_twice_and_announce_through_both() -> None:
     middle.mount(inner, prefix="in")
     outer.mount(middle, prefix="mid")
     changed = threading.Event()
-    with Client.memory(outer, timeout=WAIT, notification_handlers={
-            "notifications/tools/list_changed": lambda params: changed.set()}) as client:
+    with Client.memory(outer, timeout=WAIT, host=HostHandlers(notifications={
+            "notifications/tools/list_changed": lambda params: changed.set()})) as client:
         assert [t.name for t in client.list_tools()] == ["mid_in_ping_inner"]
         assert text(client.call_tool("mid_in_ping_inner")) == "pong"
         assert [t.uri_template for t in client.list_resource_templates()] == [
@@ -311,8 +311,9 @@ def test_a_mounted_servers_resource_update_reaches_the_parents_subscribers() -> 
         updated.append(params["uri"])
         got.set()
 
-    with Client.memory(parent, protocol_version=LEGACY, timeout=WAIT, notification_handlers={
-            "notifications/resources/updated": on_updated}) as client:
+    with Client.memory(parent, protocol_version=LEGACY, timeout=WAIT,
+                       host=HostHandlers(notifications={
+                           "notifications/resources/updated": on_updated})) as client:
         client.subscribe("weather://weather/about")
         weather.notify_resource_updated("weather://about")
         assert got.wait(WAIT)
@@ -324,9 +325,9 @@ def test_a_server_defined_by_method_handlers_mounts_like_any_other() -> None:
     another server (here through a real in-memory client)."""
     remote = build_weather()
     forwarder = Server("forwarder")
-    upstream = Client.memory(remote, timeout=WAIT, notification_handlers={
+    upstream = Client.memory(remote, timeout=WAIT, host=HostHandlers(notifications={
         "notifications/tools/list_changed":
-            lambda params: forwarder.notify_list_changed("tools")})
+            lambda params: forwarder.notify_list_changed("tools")}))
     for method in ("tools/list", "tools/call", "resources/list", "resources/templates/list",
                    "resources/read", "prompts/list", "prompts/get", "completion/complete"):
         def forward(ctx: HandlerContext, params: dict[str, Any], method: str = method
@@ -337,8 +338,8 @@ def test_a_server_defined_by_method_handlers_mounts_like_any_other() -> None:
     parent = Server("parent")
     parent.mount(forwarder, prefix="fw")
     changed = threading.Event()
-    with upstream, Client.memory(parent, timeout=WAIT, notification_handlers={
-            "notifications/tools/list_changed": lambda params: changed.set()}) as client:
+    with upstream, Client.memory(parent, timeout=WAIT, host=HostHandlers(notifications={
+            "notifications/tools/list_changed": lambda params: changed.set()})) as client:
         assert "fw_forecast" in {t.name for t in client.list_tools()}
         assert text(client.call_tool("fw_forecast", {"city": "Rome"})) == "Rome: sunny"
         assert client.read_resource("weather://fw/cities/Rome").contents[0].uri == (

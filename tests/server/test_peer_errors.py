@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from mcpsync import Client, MCPError, MethodNotFoundError, ProtocolStateError
+from mcpsync import Client, HostHandlers, MCPError, MethodNotFoundError, ProtocolStateError
 from tests.server.peer_error_server import server
 
 LEGACY = "2025-11-25"
@@ -26,7 +26,7 @@ def refuse(*_: Any) -> Any:
     raise MethodNotFoundError("Method not found")
 
 
-REFUSING = {"elicitation_handler": refuse, "sampling_handler": refuse, "roots": refuse}
+REFUSING = HostHandlers(elicitation=refuse, sampling=refuse, roots=refuse)
 
 
 def check(client: Client) -> None:
@@ -46,19 +46,19 @@ def check(client: Client) -> None:
 
 
 def test_memory():
-    with Client.memory(server, protocol_version=LEGACY, **REFUSING) as client:
+    with Client.memory(server, protocol_version=LEGACY, host=REFUSING) as client:
         check(client)
 
 
 def test_stdio():
     command = [sys.executable, "-m", "tests.server.peer_error_server"]
-    with Client.stdio(command, cwd=ROOT, protocol_version=LEGACY, **REFUSING) as client:
+    with Client.stdio(command, cwd=ROOT, protocol_version=LEGACY, host=REFUSING) as client:
         check(client)
 
 
 def test_modern_era_questions_fail_on_the_client_not_as_a_tool_error():
     # 2026-07-28 has no error answer to an input request: the client's refusal ends the
     # call on the client, naming the host handler's error; the server sees no error.
-    with (Client.memory(server, protocol_version="2026-07-28", **REFUSING) as client,
+    with (Client.memory(server, protocol_version="2026-07-28", host=REFUSING) as client,
           pytest.raises(ProtocolStateError, match="Method not found")):
         client.call_tool("ask")

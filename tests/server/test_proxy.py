@@ -19,6 +19,7 @@ from mcpsync import (
     CreateMessageResult,
     ElicitResult,
     HandlerContext,
+    HostHandlers,
     Root,
     Server,
     TextContent,
@@ -120,7 +121,8 @@ def test_an_elicitation_reaches_the_outer_client_and_its_answer_the_remote(
         return ElicitResult("accept", {"name": "Ada"})
 
     with (proxy_of("memory", inner) as (proxy, remote),
-          Client.memory(proxy, protocol_version=outer, elicitation_handler=elicit) as client):
+          Client.memory(proxy, protocol_version=outer,
+                        host=HostHandlers(elicitation=elicit)) as client):
         assert client.call_tool("ask").text == "hello Ada"
         assert asked == ["Your name?"]
         assert remote.answers[-1] == {"name": "Ada"}
@@ -132,7 +134,8 @@ def test_an_elicitation_through_a_stdio_remote(outer: str) -> None:
         return {"action": "decline"}
 
     with (proxy_of("stdio", "2025-11-25") as (proxy, _),
-          Client.memory(proxy, protocol_version=outer, elicitation_handler=decline) as client):
+          Client.memory(proxy, protocol_version=outer,
+                        host=HostHandlers(elicitation=decline)) as client):
         assert client.call_tool("ask").text == "no name (decline)"
 
 
@@ -231,7 +234,8 @@ def test_the_proxy_served_over_a_transport(served: str, outer: str) -> None:
     try:
         seen: list[Any] = []
         with client_over(served, proxy, "tests.server.proxy_front", outer,
-                         elicitation_handler=lambda p: ElicitResult("accept", {"name": "Bo"}),
+                         host=HostHandlers(
+                             elicitation=lambda p: ElicitResult("accept", {"name": "Bo"})),
                          ) as client:
             assert client.server_info.name == "front"
             assert client.call_tool("add", {"a": 4, "b": 5}).structured_content == {
@@ -257,8 +261,8 @@ def test_a_proxy_of_the_official_sdk_server(inner: str, outer: str) -> None:
     try:
         seen: list[Any] = []
         with Client.memory(proxy, protocol_version=outer,
-                           elicitation_handler=lambda p: ElicitResult("accept",
-                                                                      {"name": "Ada"}),
+                           host=HostHandlers(elicitation=lambda p: ElicitResult("accept",
+                                                                                {"name": "Ada"})),
                            ) as client:
             assert {"ask", "add", "count"} <= {t.name for t in client.list_tools()}
             assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {
@@ -311,8 +315,8 @@ def test_roots_and_sampling_questions_reach_the_caller(outer: str) -> None:
     proxy = Server.proxy(remote, protocol_version="2025-11-25",
                          server_options={"request_state_key": b"k"})
     try:
-        with Client.memory(proxy, protocol_version=outer, sampling_handler=sample,
-                           roots=[Root("file:///work")]) as client:
+        with Client.memory(proxy, protocol_version=outer, host=HostHandlers(sampling=sample,
+                           roots=[Root("file:///work")])) as client:
             assert client.call_tool("where").text == "file:///work hi"
     finally:
         proxy.stop()

@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from mcpsync import Client, ElicitResult, HandlerContext, Implementation, MCPSyncError, Server
+from mcpsync import (
+    Client,
+    ElicitResult,
+    HandlerContext,
+    HostHandlers,
+    Implementation,
+    MCPSyncError,
+    Server,
+)
 from tests.helpers import run_threads
 
 MODERN = "2026-07-28"
@@ -146,7 +154,7 @@ def test_each_mrtr_attempt_is_its_own_scope():
         return ElicitResult(action="accept", content={"name": "Ada"})
 
     with Client.memory(server, protocol_version=MODERN, timeout=WAIT,
-                       elicitation_handler=elicit) as client:
+                       host=HostHandlers(elicitation=elicit)) as client:
         log.clear()
         assert client.call_tool("ask").text == "Ada"
     # The first attempt ends with the question, the retry runs with the answer.

@@ -12,6 +12,7 @@ from mcpsync import (
     CreateMessageResult,
     ElicitResult,
     HandlerContext,
+    HostHandlers,
     MCPError,
     RequestTimeoutError,
     Root,
@@ -79,8 +80,8 @@ def sampling(params):
 def test_elicitation_sampling_roots_from_blocking_tools():
     recorder = WireRecorder().install(server)
     try:
-        with Client.memory(server, elicitation_handler=elicitation, sampling_handler=sampling,
-                           roots=[Root("file:///work", name="work")]) as client:
+        with Client.memory(server, host=HostHandlers(elicitation=elicitation, sampling=sampling,
+                           roots=[Root("file:///work", name="work")])) as client:
             assert client.call_tool("ask_contact").text == "Ada (30, True)"
             assert client.call_tool("ask_url").text == "accept"
             assert client.call_tool("summarize", {"text": "long text"}).text == "m-1: short"
@@ -95,13 +96,14 @@ def test_elicitation_sampling_roots_from_blocking_tools():
 
 
 def test_declined_elicitation():
-    with Client.memory(server, elicitation_handler=lambda p: {"action": "decline"}) as client:
+    with Client.memory(server,
+                       host=HostHandlers(elicitation=lambda p: {"action": "decline"})) as client:
         assert client.call_tool("ask_contact").text == "user said decline"
 
 
 def test_missing_capability_is_refused_before_sending():
     asked = []
-    with Client.memory(server, sampling_handler=lambda p: asked.append(p)) as client:
+    with Client.memory(server, host=HostHandlers(sampling=lambda p: asked.append(p))) as client:
         result = client.call_tool("ask_contact")
         assert result.is_error and "elicitation" in result.text
         result = client.call_tool("roots")
@@ -117,7 +119,7 @@ def test_roots_change_is_announced():
     def changed(session, params):
         got.set()
 
-    with Client.memory(server2, roots=lambda: [Root("file:///a")]) as client:
+    with Client.memory(server2, host=HostHandlers(roots=lambda: [Root("file:///a")])) as client:
         client.set_roots([Root("file:///b")])
         assert got.wait(WAIT)
 
@@ -131,7 +133,7 @@ def test_cancelling_the_tool_cancels_the_elicitation_on_the_client():
             cancelled.set()
         return {"action": "cancel"}
 
-    with Client.memory(server, elicitation_handler=slow_user) as client:
+    with Client.memory(server, host=HostHandlers(elicitation=slow_user)) as client:
         with pytest.raises(RequestTimeoutError):
             client.call_tool("wait_for_user", timeout=0.3)
         assert entered.is_set()
@@ -182,7 +184,8 @@ def test_url_elicitation_and_its_completion_notification():
         seen.append((params.mode, params.url, params.elicitation_id))
         return {"action": "accept"}
 
-    with Client.memory(url_server, elicitation_handler=handler, on_notification=on_note) as c:
+    with Client.memory(url_server, host=HostHandlers(elicitation=handler),
+                       on_notification=on_note) as c:
         assert c.call_tool("login").text == "accept"
         assert got.wait(WAIT)
     assert seen == [("url", "https://example.com/auth", "e-1")]
@@ -204,7 +207,7 @@ def test_a_reverse_call_that_times_out_still_answers_the_tool_call():
         release.set()
         return {"action": "cancel"}
 
-    with Client.memory(slow_server, elicitation_handler=never) as client:
+    with Client.memory(slow_server, host=HostHandlers(elicitation=never)) as client:
         result = client.call_tool("ask", timeout=WAIT)
         assert result.is_error and "timed out" in result.text
         assert release.wait(WAIT)

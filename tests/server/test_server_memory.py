@@ -9,6 +9,7 @@ import pytest
 from mcpsync import (
     CallToolResult,
     Client,
+    ClientMiddleware,
     ContextClosedError,
     HandlerContext,
     InvalidParamsError,
@@ -16,6 +17,7 @@ from mcpsync import (
     MethodNotFoundError,
     RequestTimeoutError,
     Server,
+    ServerLimits,
 )
 from mcpsync.protocol.jsonrpc import ErrorResponse, Notification, Request, Response
 from mcpsync.transports.memory import memory_pair
@@ -220,7 +222,7 @@ def test_each_handshake_version(version, recorded):
 
 
 def test_pagination_returns_every_tool():
-    server = Server("many", page_size=3)
+    server = Server("many", limits=ServerLimits(page_size=3))
     for i in range(10):
         server.add_tool(lambda: "x", name=f"t{i}")
     with Client.memory(server) as client:
@@ -331,8 +333,8 @@ def test_four_middleware_stacks_in_order():
     server.add_tool(lambda: "x", name="t")
     server.recv_middleware[:] = [tap("server-recv-outer"), tap("server-recv-inner")]
     server.send_middleware[:] = [tap("server-send")]
-    with Client.memory(server, send_middleware=[tap("client-send")],
-                       recv_middleware=[tap("client-recv")]) as client:
+    with Client.memory(server, middleware=ClientMiddleware(send=[tap("client-send")],
+                       recv=[tap("client-recv")])) as client:
         client.call_tool("t")
     assert order == ["client-send", "server-recv-outer", "server-recv-inner", "server-send",
                      "client-recv"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsync import HandlerContext, Server
+from mcpsync import ClientLimits, HandlerContext, HostHandlers, ProtocolOptions, Server
 from mcpsync.protocol.jsonrpc import ErrorResponse, Request, Response
 from mcpsync.transports.memory import memory_pair
 from tests.server import fixture_server
@@ -87,7 +87,8 @@ def test_removed_methods(raw, method):
 
 
 def test_logs_only_with_a_log_level_and_reverse_calls_refused():
-    server = Server("modern", modern_versions=(MODERN,), request_state_key="k")
+    server = Server("modern", protocol=ProtocolOptions(modern_versions=(MODERN,)),
+                    request_state_key="k")
 
     @server.tool()
     def chatty(ctx: HandlerContext) -> str:
@@ -152,7 +153,7 @@ def test_client_pinned_to_2026_07_28_talks_statelessly():
 
 
 def test_the_stateless_era_can_be_turned_off():
-    server = Server("legacy-only", modern_versions=())
+    server = Server("legacy-only", protocol=ProtocolOptions(modern_versions=()))
     client, end = memory_pair()
     session = server.connect(end)
     try:
@@ -165,7 +166,8 @@ def test_the_stateless_era_can_be_turned_off():
 
 
 def mrtr_server():
-    server = Server("mrtr", modern_versions=(MODERN,), request_state_key="test-key")
+    server = Server("mrtr", protocol=ProtocolOptions(modern_versions=(MODERN,)),
+                    request_state_key="test-key")
     runs = []
 
     @server.tool()
@@ -258,11 +260,11 @@ def test_client_answers_mrtr_rounds_with_its_host_handlers():
 
     server, _ = mrtr_server()
     with Client.memory(server, protocol_version=MODERN,
-                       elicitation_handler=lambda p: {"action": "accept",
-                                                      "content": {"name": "Grace"}},
-                       sampling_handler=lambda p: CreateMessageResult(
-                           "assistant", TextContent("short"), model="m"),
-                       roots=[Root("file:///home")]) as client:
+                       host=HostHandlers(elicitation=lambda p: {"action": "accept",
+                                                                "content": {"name": "Grace"}},
+                                         sampling=lambda p: CreateMessageResult(
+                                             "assistant", TextContent("short"), model="m"),
+                                         roots=[Root("file:///home")])) as client:
         assert client.call_tool("interview", {"topic": "x"}).text == "Grace/short/file:///home"
 
 
@@ -272,7 +274,8 @@ def test_client_auto_picks_2026_07_28_or_falls_back_to_the_handshake():
     with Client.memory(fixture_server.server, protocol_version="auto") as client:
         assert client.protocol_version == MODERN
         assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
-    with Client.memory(Server("old", modern_versions=()), protocol_version="auto") as client:
+    old = Server("old", protocol=ProtocolOptions(modern_versions=()))
+    with Client.memory(old, protocol_version="auto") as client:
         assert client.protocol_version == "2025-11-25"
         client.ping()
 
@@ -282,12 +285,13 @@ def test_client_bounds_the_number_of_rounds(rounds, ok):
     from mcpsync import Client, CreateMessageResult, ProtocolStateError, Root, TextContent
 
     server, _ = mrtr_server()  # asks three questions, one per round
-    with Client.memory(server, protocol_version=MODERN, max_input_rounds=rounds,
-                       elicitation_handler=lambda p: {"action": "accept",
-                                                      "content": {"name": "N"}},
-                       sampling_handler=lambda p: CreateMessageResult(
-                           "assistant", TextContent("s"), model="m"),
-                       roots=[Root("file:///r")]) as client:
+    with Client.memory(server, protocol_version=MODERN,
+                       limits=ClientLimits(max_input_rounds=rounds),
+                       host=HostHandlers(elicitation=lambda p: {"action": "accept",
+                                                                "content": {"name": "N"}},
+                                         sampling=lambda p: CreateMessageResult(
+                                             "assistant", TextContent("s"), model="m"),
+                                         roots=[Root("file:///r")])) as client:
         if ok:
             assert client.call_tool("interview", {"topic": "t"}).text == "N/s/file:///r"
         else:
@@ -300,7 +304,8 @@ def test_questions_only_from_the_handler_thread_and_not_when_detached():
 
     from mcpsync import Client, ProtocolStateError
 
-    server = Server("threads", modern_versions=(MODERN,), request_state_key="k")
+    server = Server("threads", protocol=ProtocolOptions(modern_versions=(MODERN,)),
+                    request_state_key="k")
     outcomes = []
 
     @server.tool()
@@ -321,7 +326,7 @@ def test_questions_only_from_the_handler_thread_and_not_when_detached():
         return "ok"
 
     with Client.memory(server, protocol_version=MODERN,
-                       elicitation_handler=lambda p: {"action": "cancel"}) as client:
+                       host=HostHandlers(elicitation=lambda p: {"action": "cancel"})) as client:
         assert client.call_tool("fan_out").text == "ok"
     assert outcomes == ["ProtocolStateError", "ProtocolStateError"]
 
@@ -329,7 +334,8 @@ def test_questions_only_from_the_handler_thread_and_not_when_detached():
 def test_ask_all_puts_several_questions_in_one_round():
     from mcpsync import Client, CreateMessageResult, Root, TextContent
 
-    server = Server("together", modern_versions=(MODERN,), request_state_key="k")
+    server = Server("together", protocol=ProtocolOptions(modern_versions=(MODERN,)),
+                    request_state_key="k")
     attempts = []
 
     @server.tool()
@@ -360,11 +366,11 @@ def test_ask_all_puts_several_questions_in_one_round():
 
     seen_rounds = []
     with Client.memory(server, protocol_version=MODERN,
-                       elicitation_handler=lambda p: (seen_rounds.append("e"), {
-                           "action": "accept", "content": {"name": "Ada"}})[1],
-                       sampling_handler=lambda p: CreateMessageResult(
-                           "assistant", TextContent("hi"), model="m"),
-                       roots=[Root("file:///r")]) as c:
+                       host=HostHandlers(elicitation=lambda p: (seen_rounds.append("e"), {
+                                             "action": "accept", "content": {"name": "Ada"}})[1],
+                                         sampling=lambda p: CreateMessageResult(
+                                             "assistant", TextContent("hi"), model="m"),
+                                         roots=[Root("file:///r")])) as c:
         attempts.clear()
         assert c.call_tool("survey", {}).text == "Ada/hi/file:///r"
         assert len(attempts) == 2  # one question round, then the answer: not four attempts
@@ -379,7 +385,7 @@ def test_the_handshake_era_can_be_turned_off():
     from mcpsync import Client, UnsupportedProtocolVersionError
     from tests.serving import RunningServer
 
-    server = Server("modern-only", legacy_versions=())
+    server = Server("modern-only", protocol=ProtocolOptions(legacy_versions=()))
 
     @server.tool
     def echo(text: str) -> str:
@@ -404,4 +410,4 @@ def test_the_handshake_era_can_be_turned_off():
 
 def test_a_server_must_speak_some_revision():
     with pytest.raises(ValueError, match="legacy_versions"):
-        Server("mute", legacy_versions=(), modern_versions=())
+        Server("mute", protocol=ProtocolOptions(legacy_versions=(), modern_versions=()))

@@ -1,4 +1,4 @@
-"""A stdio client's caller reads its own answer (engine/read_role.py): against a raw server
+"""A stdio client's caller reads its own answer (engine/reading.py): against a raw server
 that writes exactly the bytes each case needs, every message read on the way still reaches
 its handler, nothing waits unread once calls stop, and a timeout, a dying server, a
 question from the server and Ctrl-C behave as through the reader thread."""
@@ -15,8 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from mcpsync import Client, ConnectionClosedError, RequestTimeoutError, Root, ServerExitedError
-from mcpsync.engine.read_role import GRACE
+from mcpsync import (
+    Client,
+    ConnectionClosedError,
+    HostHandlers,
+    RequestTimeoutError,
+    Root,
+    ServerExitedError,
+)
+from mcpsync.engine.reading import GRACE
 from mcpsync.transports.stream import StreamTransport
 from tests.helpers import run_threads, wait_until
 
@@ -87,7 +94,8 @@ def test_a_message_that_arrives_between_calls_is_read_without_another_call():
 
 
 def test_the_servers_question_during_a_call_is_answered():
-    with Client.stdio(SERVER, timeout=WAIT, roots=[Root("file:///r1"), Root("file:///r2")]) as c:
+    with Client.stdio(SERVER, timeout=WAIT,
+                      host=HostHandlers(roots=[Root("file:///r1"), Root("file:///r2")])) as c:
         c.call_tool("echo", {"text": "warm"})
         before = lent(c)
         assert c.call_tool("ask").text == "2"
@@ -148,7 +156,7 @@ def test_ctrl_c_while_the_caller_reads_leaves_the_stream_whole(tmp_path):
     script.write_text(
         "import threading\n"
         "from mcpsync import Client\n"
-        "from mcpsync.engine.read_role import ReadRole\n"
+        "from mcpsync.engine.reading import ReadRole\n"
         "armed = threading.Event()\n"
         "real_take = ReadRole.take\n"
         "def take(role):\n"
@@ -238,7 +246,7 @@ def test_ctrl_c_just_after_a_caller_took_the_stream_gives_it_back(monkeypatch):
     (a signal handler runs between any two bytecodes) must not leave the stream held by
     nobody that reads: the stream used to stay "lent" for ever, and every later call
     waited out its timeout."""
-    from mcpsync.engine.read_role import ReadRole
+    from mcpsync.engine.reading import ReadRole
 
     real_take = ReadRole.take
     armed = threading.Event()

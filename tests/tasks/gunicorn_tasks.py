@@ -15,14 +15,15 @@ from __future__ import annotations
 import json
 import os
 
-from mcpsync import Server, SqliteTaskStore
+from mcpsync import ProtocolOptions, Server, SqliteTaskStore
 from mcpsync.protocol.versions import MODERN_VERSIONS
 from mcpsync.tasks import TaskRecord, runner_id
 
 OWNER = "gunicorn-test"
 
 store = SqliteTaskStore(os.environ["MCPSYNC_TEST_TASK_STORE"])
-_options = {"modern_versions": MODERN_VERSIONS, "request_state_key": "tasks-across-workers"}
+_options = {"protocol": ProtocolOptions(modern_versions=MODERN_VERSIONS),
+            "request_state_key": "tasks-across-workers"}
 try:
     server = Server("tasks-across-workers", task_store=store, **_options)  # type: ignore[arg-type]
 except TypeError:  # a branch without Server(task_store=...) (issue #13, the server side)

@@ -28,6 +28,7 @@ from mcpsync import (
     Client,
     CreateMessageResult,
     ElicitResult,
+    HostHandlers,
     MCPError,
     ProtocolStateError,
     RequestTimeoutError,
@@ -72,9 +73,8 @@ def connect(request: pytest.FixtureRequest) -> Connect:
     @contextlib.contextmanager
     def make(**options: Any) -> Iterator[Client]:
         options.setdefault("timeout", WAIT)
-        options.setdefault("elicitation_handler", _name)
-        options.setdefault("sampling_handler", _model)
-        options.setdefault("roots", [Root(uri="file:///tmp/a")])
+        options.setdefault("host", HostHandlers(elicitation=_name, sampling=_model,
+                                                roots=[Root(uri="file:///tmp/a")]))
         if kind == "memory":
             with Client.memory(server, protocol_version=era, **options) as client:
                 yield client
@@ -129,7 +129,8 @@ def test_questions_are_answered_by_the_clients_handlers(connect: Connect) -> Non
         asked.append(params)
         return ElicitResult(action="accept", content={"name": "Grace"})
 
-    with connect(elicitation_handler=answer) as client:
+    with connect(host=HostHandlers(elicitation=answer, sampling=_model,
+                                   roots=[Root(uri="file:///tmp/a")])) as client:
         assert client.call_tool("ask_name").text == "Hello, Grace!"
         assert client.call_tool("ask_model").text == "hi (1 roots)"
     assert [params.message for params in asked] == ["Your name?"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcpsync import TaskOptions
 from mcpsync.tasks import MemoryTaskStore
 from tests.helpers import wait_until
 from tests.tasks.peers import WAIT, Peer
@@ -24,7 +25,7 @@ def status(peer: Peer, task_id: str) -> str:
 
 
 def test_past_the_cap_a_task_is_refused_at_once_and_nothing_is_stored() -> None:
-    server = make_server(max_running_tasks=1)
+    server = make_server(task_options=TaskOptions(max_running=1))
     peer = Peer("memory", "modern", server=server)
     try:
         first = created(peer, "slow", seconds=60)

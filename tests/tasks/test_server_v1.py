@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from mcpsync import ServerLimits
 from tests.helpers import wait_until
 from tests.serving import RunningServer
 from tests.spec import validate
@@ -138,7 +139,7 @@ def test_bad_task_param(peer: Peer) -> None:
 
 
 def test_tasks_list_pages_and_is_per_session() -> None:
-    server = make_server(page_size=2)
+    server = make_server(limits=ServerLimits(page_size=2))
     alice, bob = (Peer("memory", "legacy", V1_CAPS, server=server) for _ in range(2))
     try:
         mine = [start(alice, "slow") for _ in range(3)]

@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from mcpsync import Client
+from mcpsync import Client, HostHandlers
 from mcpsync.types import ElicitResult
 from tests.helpers import wait_until
 from tests.serving import RunningServer
@@ -70,7 +70,7 @@ def main(kind: str, version: str) -> None:
     app, endpoint, tool, arguments, answer = load(kind)
     with RunningServer(app, on_stop=endpoint.close) as running, Client.http(
             running.base + "/mcp", protocol_version=version, telemetry=False,
-            elicitation_handler=lambda _: ElicitResult(action="accept", content=answer),
+            host=HostHandlers(elicitation=lambda _: ElicitResult(action="accept", content=answer)),
             timeout=WAIT) as client:
         result = client.call_tool(tool, arguments)
         assert not result.is_error, result.text

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from mcpsync import Client, HandlerContext, Server
+from mcpsync import Client, HandlerContext, Server, ServerLimits
 from tests.helpers import wait_until
 from tests.serving import RunningServer
 
@@ -20,7 +20,8 @@ def value(sdk, name):
 
 
 def test_busy_threads_cap_and_sessions_while_a_tool_runs(sdk):
-    server = Server("gauged", max_concurrent_handlers=4, telemetry=sdk.telemetry)
+    server = Server("gauged", limits=ServerLimits(max_concurrent_handlers=4),
+                    telemetry=sdk.telemetry)
     release, entered = threading.Event(), threading.Event()
 
     @server.tool()
@@ -139,7 +140,7 @@ def test_a_tasks_progress_and_logs_are_events_of_its_run(sdk, version):
 
 
 def test_open_sse_streams_are_counted_while_a_get_stream_is_open(sdk):
-    from mcpsync.http.sse_body import OPEN_STREAMS
+    from mcpsync.http.replies import OPEN_STREAMS
     from tests.http.raw import LegacySession
 
     name = "mcpsync.server.sse_streams.open"

@@ -9,7 +9,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 
-from mcpsync.dispatch.transport import TransportContext
+from mcpsync.dispatch.inbound import TransportContext
 from mcpsync.errors import MCPError, RequestTimeoutError
 from mcpsync.telemetry import Instrumentation, Telemetry
 

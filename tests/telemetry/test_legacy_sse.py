@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from opentelemetry.trace import SpanKind
 
-from mcpsync import Client, HandlerContext, Server
-from mcpsync.http.sse_body import OPEN_STREAMS
+from mcpsync import Client, HandlerContext, HostHandlers, Server
+from mcpsync.http.replies import OPEN_STREAMS
 from mcpsync.types import ElicitResult
 from tests.serving import RunningServer
 
@@ -31,8 +31,8 @@ def test_messages_posted_to_the_old_endpoint_are_spans_of_the_callers_trace(sdk)
     before = OPEN_STREAMS.count()
     with RunningServer(app, on_stop=app.close) as running, Client.http(
             running.base + "/sse", telemetry=sdk.telemetry, timeout=WAIT,
-            elicitation_handler=lambda _: ElicitResult(action="accept",
-                                                       content={"name": "Ada"})) as client:
+            host=HostHandlers(elicitation=lambda _: ElicitResult(
+                action="accept", content={"name": "Ada"}))) as client:
         (session,) = app.sessions.all()
         assert session.legacy_sse  # the HTTP+SSE transport, not Streamable HTTP
         assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}

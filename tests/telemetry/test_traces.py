@@ -10,7 +10,7 @@ import logging
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
-from mcpsync import Client, HandlerContext, Server
+from mcpsync import Client, HandlerContext, HostHandlers, Server
 from mcpsync.errors import MCPError
 from mcpsync.types import ElicitResult
 from tests.helpers import wait_until
@@ -61,14 +61,14 @@ def connect(transport: str, server: Server, telemetry, stack) -> Client:
         version = transport.split(":")[1]
         return stack.enter_context(Client.memory(server, protocol_version=version,
                                                  log_level="info", on_log=LOGS.append,
-                                                 elicitation_handler=answer,
+                                                 host=HostHandlers(elicitation=answer),
                                                  telemetry=telemetry, timeout=WAIT))
     version = transport.split(":")[1]
     app = server.wsgi_app(path="/mcp")
     running = stack.enter_context(RunningServer(app, on_stop=app.close))
     return stack.enter_context(Client.http(running.base + "/mcp", protocol_version=version,
                                            log_level="info", on_log=LOGS.append,
-                                           elicitation_handler=answer,
+                                           host=HostHandlers(elicitation=answer),
                                            telemetry=telemetry, timeout=WAIT))
 
 

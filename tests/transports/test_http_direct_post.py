@@ -16,7 +16,7 @@ import pytest
 import requests
 from werkzeug.serving import make_server
 
-from mcpsync import Client, TransportError
+from mcpsync import Client, ClientMiddleware, TransportError
 from tests.server.fixture_server import server as fixture_server
 from tests.serving import QuietHandler
 
@@ -204,6 +204,6 @@ def test_an_answer_is_routed_on_the_thread_that_read_it(serve_app, mcp_app, sess
 
     base = serve_app(mcp_app)
     with Client.http(base + "/mcp", protocol_version=version, timeout=WAIT, session=session,
-                     recv_middleware=[tap]) as client:
+                     middleware=ClientMiddleware(recv=[tap])) as client:
         assert client.call_tool("echo", {"text": "x"}).text == "x"
     assert threads and all(name.startswith("mcpsync-http-client") for name in threads), threads

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from mcpsync import Client, HandlerContext, RequestTimeoutError, Server
+from mcpsync import Client, HandlerContext, ProtocolOptions, RequestTimeoutError, Server
 from mcpsync.protocol.versions import MODERN_VERSIONS
 from tests.helpers import wait_until
 from tests.serving import RunningServer
@@ -25,7 +25,7 @@ def tables(client: Client) -> tuple[int, ...]:
 
 @pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
 def test_timed_out_calls_leave_nothing_behind(version):
-    srv = Server("hanging", modern_versions=MODERN_VERSIONS)
+    srv = Server("hanging", protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS))
     release = threading.Event()
 
     @srv.tool()

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from mcpsync import Client, HandlerContext, LogMessage, Server
+from mcpsync import Client, ClientLimits, HandlerContext, LogMessage, Server
 from tests.helpers import wait_until
 from tests.serving import RunningServer
 
@@ -69,8 +69,8 @@ def connected(transport: str, **options) -> Iterator[Client]:
 @pytest.mark.parametrize("transport", ["memory", "http"])
 @pytest.mark.parametrize(("bound", "limit"), [
     ({}, 1000),  # the default
-    ({"max_queued_notifications": 100}, 100),
-    ({"max_queued_notification_bytes": 100 * 1024}, 100),  # ~1 KiB each
+    ({"limits": ClientLimits(max_queued_notifications=100)}, 100),
+    ({"limits": ClientLimits(max_queued_notification_bytes=100 * 1024)}, 100),  # ~1 KiB each
 ])
 def test_a_slow_on_log_drops_past_the_bound_and_warns_once(transport, bound, limit, caplog):
     slow = SlowLog()

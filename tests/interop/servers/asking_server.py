@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mcpsync import HandlerContext, Server
+from mcpsync import HandlerContext, ProtocolOptions, Server
 from mcpsync.protocol.versions import MODERN_VERSIONS
 
-server = Server("mcpsync-asker", version="1.0.0", modern_versions=MODERN_VERSIONS,
+server = Server("mcpsync-asker", version="1.0.0",
+                protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
                 request_state_key="interop-key")
 
 
