@@ -203,7 +203,7 @@ class HeldSession(Protocol):
 
 class HeldSessions(Protocol):
     """The sessions this worker holds: the app's
-    :class:`~mcpsync.http.registry.SessionRegistry`, which sets itself as
+    :class:`~mcpsync.http.session_registry.SessionRegistry`, which sets itself as
     :attr:`Relay.sessions`."""
 
     def held(self, session_id: str) -> HeldSession | None: ...

@@ -32,9 +32,9 @@ from ..engine.pool import Job, WorkerPool
 from ..server.server import ServerCore
 from ..stores.events import EventStore
 from .intake import AuthGate, BodyReader
-from .registry import SessionRegistry
 from .relay import Relay
 from .replies import OPEN_STREAMS, OpenStreams, Pacing
+from .session_registry import SessionRegistry
 
 logger = logging.getLogger("mcpsync.http")
 

@@ -16,7 +16,7 @@ longest-idle evictable session, else it is refused. The address is the WSGI
 ``REMOTE_ADDR``: behind a proxy, that is the proxy's unless a middleware puts the client's
 there.
 
-Kept apart from :mod:`mcpsync.http.registry` (the bookkeeping of what sessions do: stores,
+Kept apart from :mod:`mcpsync.http.session_registry` (the bookkeeping of what sessions do: stores,
 relay, expiry) because this owns one thing, the table and its admission rule, under its
 own lock; ending an evicted session is the registry's.
 """

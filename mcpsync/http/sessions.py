@@ -16,7 +16,7 @@ count; the event store, bounded in bytes).
 
 What a session does only when its app relays between workers is in
 :mod:`mcpsync.http.session_relay`; the registry of all sessions is
-:mod:`mcpsync.http.registry`.
+:mod:`mcpsync.http.session_registry`.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ class SessionTransport:
 
 
 class HttpSession(RelayedSession):
-    """One handshake-era client. Made by :class:`~mcpsync.http.registry.SessionRegistry`;
+    """One handshake-era client. Made by :class:`~mcpsync.http.session_registry.SessionRegistry`;
     thread-safe."""
 
     def __init__(self, server: ServerCore, store: EventStore | None, *, legacy_sse: bool = False,

@@ -52,12 +52,12 @@ from .intake import AuthGate, BodyReader, HostPolicy, transport_context
 from .intake import request_headers as request_headers
 from .legacy import SESSION_NOT_FOUND as SESSION_NOT_FOUND
 from .options import WsgiKeywords, WsgiOptions
-from .registry import SessionRegistry
 from .relay import Relay
 from .replies import Environ as Environ
 from .replies import Pacing, _accepts, _HttpError, _peer_probe, method_not_allowed, refusal_reply
 from .replies import StartResponse as StartResponse
 from .services import HandOffPool, Services
+from .session_registry import SessionRegistry
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

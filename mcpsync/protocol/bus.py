@@ -6,7 +6,7 @@ messenger, never a store: delivery is at most once and only to workers listening
 moment. Whatever must not be lost is written to a store first, and the bus only says
 "look now".
 
-Two relays speak on it: the server's (:mod:`mcpsync.server.relay`: resource updates, list
+Two relays speak on it: the server's (:mod:`mcpsync.server.event_relay`: resource updates, list
 changes and task statuses for the 2026-07-28 ``subscriptions/listen`` streams of every
 worker) and the HTTP app's (:mod:`mcpsync.http.relay`: what a handshake-era session needs
 from the worker that holds it). The protocol sits here, below both, so that neither

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ..client.tracking import CallTracker
-from .calls import CallTable
+from .call_table import CallTable
 from .forward import FORWARDED, install
 from .host import ProxyHost
 from .link import ProxyTarget, RemoteLink

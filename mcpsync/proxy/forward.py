@@ -34,7 +34,7 @@ from ..errors import (
 )
 from ..protocol.versions import META_SERVER_INFO
 from ..types import Progress
-from .calls import CallTable, ForwardedCall
+from .call_table import CallTable, ForwardedCall
 from .link import RemoteLink
 
 if TYPE_CHECKING:

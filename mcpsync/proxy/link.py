@@ -30,7 +30,7 @@ from ..errors import INTERNAL_ERROR, MCPError, MCPSyncError
 from ..protocol.redact import redact
 from ..transports.memory import InProcessServer
 from ..types import LogMessage
-from .calls import CallTable
+from .call_table import CallTable
 
 if TYPE_CHECKING:
     from .host import ProxyHost

@@ -37,6 +37,7 @@ from ..transports.stream import WRITE_TIMEOUT
 from .builtins import core_methods
 from .definition import NotificationHandler as NotificationHandler
 from .definition import ServerDefinition
+from .event_relay import EventRelay
 from .extensions import Extensions, Plugged
 from .handlers import MethodHandler as MethodHandler
 from .handlers import ScopeFactory as ScopeFactory
@@ -52,7 +53,6 @@ from .options import (
     ServerLimits,
 )
 from .owners import owner_of
-from .relay import EventRelay
 from .scopes import reader
 from .session import ServerSession
 from .state_key import resolve_state_key

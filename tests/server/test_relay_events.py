@@ -30,7 +30,7 @@ from mcpsync import Client, Server
 from mcpsync.dispatch.context import HandlerContext
 from mcpsync.errors import StoreUnavailableError
 from mcpsync.http.bus import Bus, BusMessage
-from mcpsync.server import relay
+from mcpsync.server import event_relay
 from mcpsync.server.listen import Listener, ListenRegistry
 from mcpsync.tasks import MemoryTaskStore, SqliteTaskStore, TaskStore
 from tests.helpers import wait_until
@@ -156,7 +156,7 @@ def make_worker(store: TaskStore, gate: threading.Event) -> Server:
     @server.tool(task="optional")
     def big() -> str:
         assert gate.wait(2 * WAIT)
-        return "x" * (2 * relay.MAX_EVENT_BYTES)
+        return "x" * (2 * event_relay.MAX_EVENT_BYTES)
 
     @server.request_scope
     def authenticate(ctx: HandlerContext) -> Iterator[None]:
@@ -382,7 +382,7 @@ def test_a_task_running_on_another_worker_reaches_its_owners_listen(
     workers.settle(hers, his)
     (completed,) = hers.task_notes()
     text = completed["params"]["result"]["content"][0]["text"]
-    assert text == ("done" if tool == "gated" else "x" * (2 * relay.MAX_EVENT_BYTES))
+    assert text == ("done" if tool == "gated" else "x" * (2 * event_relay.MAX_EVENT_BYTES))
     assert his.task_notes() == []
     events = workers.bus.events("task_status")
     assert events and all(m["taskId"] == task_id for m in events)
