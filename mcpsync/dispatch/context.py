@@ -20,7 +20,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InvalidParamsError
 from ..protocol import levels
@@ -87,10 +87,28 @@ def _log_params(
     return params
 
 
-def server_of(session: Any) -> Any:
-    """The :class:`~mcpsync.Server` serving ``session`` (a ServerSession or a stateless
-    request's scope both have one)."""
-    server = getattr(session, "server", None)
+class ResourceReader(Protocol):
+    """A server's resources, as ``ctx.read_resource`` reads them (its ``ResourceRegistry``)."""
+
+    def read_uri(self, uri: str, ctx: HandlerContext) -> dict[str, Any]: ...
+
+
+class ContextServer(Protocol):
+    """What a context reads of the :class:`~mcpsync.Server` serving it (``ctx.state``,
+    ``ctx.read_resource``). The server package imports this module, so the server is named
+    here by what is read of it; ``ctx.server`` itself stays the whole, untyped Server."""
+
+    @property
+    def resources(self) -> ResourceReader: ...
+
+    @property
+    def state(self) -> Any: ...
+
+
+def server_of(session: SessionHandle) -> ContextServer:
+    """The :class:`~mcpsync.Server` serving ``session`` (a ServerSession, a stateless
+    request's scope and a remote task's session all have one)."""
+    server: ContextServer | None = getattr(session, "server", None)
     if server is None:
         raise RuntimeError("this context is not served by an mcpsync Server")
     return server
@@ -184,7 +202,8 @@ class HandlerContext:
         """What the server's ``lifespan`` yielded (or the namespace its ``on_startup``
         hooks filled): ``server.state``, shared by every request of this process. In a
         mounted server's handler, the mounted server's (see ``Server.mount``)."""
-        return self.server.state
+        server: ContextServer = self.server
+        return server.state
 
     # -- cooperative cancellation ----------------------------------------------------------
 
@@ -288,7 +307,8 @@ class HandlerContext:
         from ..codec import from_wire
         from ..types.resources import ReadResourceResult
 
-        raw = self.server.resources.read_uri(uri, self)
+        server: ContextServer = self.server
+        raw = server.resources.read_uri(uri, self)
         return from_wire(ReadResourceResult, raw)
 
     # -- asking the client (handshake era: real requests; each blocks on a Future) ------

@@ -14,6 +14,11 @@ from typing import Any
 
 _FIELDS = ("subject", "sub", "client_id", "principal", "name")
 
+#: Who a verified access token stands for: its ``principal`` (issuer, subject, client; or
+#: issuer, None, None and the token's own key: :attr:`mcpsync.auth.server.AccessToken.principal`).
+#: An HTTP session belongs to one (``None`` without ``auth=``).
+Principal = tuple[str | None, ...]
+
 
 def principal_key(auth: Any) -> str:
     """``""`` for no principal; else a hex key that two workers derive alike.

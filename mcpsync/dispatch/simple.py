@@ -12,11 +12,14 @@ import inspect
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParamsError
 from .schema import _special
 from .typed import call_handler, check_handler, parse_docstring
+
+if TYPE_CHECKING:
+    from .context import HandlerContext
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
@@ -78,7 +81,7 @@ class StringBinding:
             self.parameters.append(Parameter(
                 param.name, param.default is inspect.Parameter.empty, docs.get(param.name), hint))
 
-    def call(self, arguments: dict[str, Any], ctx: Any) -> Any:
+    def call(self, arguments: dict[str, Any], ctx: HandlerContext | None) -> Any:
         kwargs: dict[str, Any] = {}
         for p in self.parameters:
             if p.name in arguments:

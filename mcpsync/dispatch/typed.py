@@ -58,6 +58,8 @@ if TYPE_CHECKING:
 
     import jsonschema
 
+    from .context import HandlerContext
+
 logger = logging.getLogger("mcpsync.tools")
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -283,8 +285,10 @@ class ToolBinding:
 
     # -- call time -----------------------------------------------------------------------
 
-    def call(self, arguments: dict[str, Any] | None, ctx: Any) -> dict[str, Any]:
-        """Validate, decode, call and encode: a wire-shaped CallToolResult."""
+    def call(self, arguments: dict[str, Any] | None,
+             ctx: HandlerContext | None) -> dict[str, Any]:
+        """Validate, decode, call and encode: a wire-shaped CallToolResult. ``ctx`` is the
+        request's context (``None``: a call with none, for a tool that takes none)."""
         if arguments is None:
             arguments = {}
         if not self._trivial or arguments:
@@ -417,7 +421,8 @@ def check_handler(fn: Callable[..., Any], what: str) -> None:
                             "are passed by name, so remove the '/' from the signature")
 
 
-def call_handler(fn: Callable[..., Any], kwargs: dict[str, Any], ctx: Any) -> Any:
+def call_handler(fn: Callable[..., Any], kwargs: dict[str, Any],
+                 ctx: HandlerContext | None) -> Any:
     """``fn(**kwargs)``; a coroutine it returns is run to completion here (see module doc)."""
     value = fn(**kwargs)
     if isinstance(value, types.CoroutineType):  # inspect.iscoroutine, without the call

@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 
 from ..auth.server.resource import Refusal
 from ..dispatch.inbound import Headers, TransportContext
+from ..dispatch.principal import Principal
 from ..errors import INVALID_REQUEST
 from ..protocol.decoding import parse_decimal
 from ..protocol.jsonrpc import Request
@@ -203,7 +204,7 @@ class AuthGate:
         """A new request on this thread: nobody, until :meth:`authenticate` says."""
         self._local.owner = self._local.token = None
 
-    def owner(self) -> Any:
+    def owner(self) -> Principal | None:
         """The principal of the request this thread is serving (``None`` without auth):
         the owner a handshake-era session is created with and checked against."""
         return getattr(self._local, "owner", None)

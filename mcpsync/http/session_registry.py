@@ -16,9 +16,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..dispatch.principal import principal_key
+from ..dispatch.principal import Principal, principal_key
 from ..engine.pool import WorkerPool
 from ..errors import StoreUnavailableError
 from ..protocol import jsonrpc
@@ -78,7 +78,7 @@ class SessionRegistry:
         self._quiet_until = 0.0
 
     def create(self, *, legacy_sse: bool = False, priming: bool = False,
-               owner: Any = None, address: str | None = None) -> HttpSession:
+               owner: Principal | None = None, address: str | None = None) -> HttpSession:
         """A new session of ``owner``, made from the remote ``address``, claimed for the
         request that makes it (:meth:`HttpSession.leave` when done: until then no other
         request's ``create`` can evict it, half-open as it is); a session idle the
@@ -145,7 +145,7 @@ class SessionRegistry:
             # Its record is missing, not ended: no touch may end it for that.
             session.confirmed = _NOT_SHARED
 
-    def get(self, session_id: str, owner: Any = None) -> HttpSession | None:
+    def get(self, session_id: str, owner: Principal | None = None) -> HttpSession | None:
         """The live session ``session_id`` if ``owner`` (the request's principal) made
         it: a session is bound to its creator, so another token cannot use it (it gets the
         same 404 as for an unknown id, which tells it nothing)."""
@@ -191,7 +191,7 @@ class SessionRegistry:
         session.close()
         return None
 
-    def _restore(self, session_id: str, owner: Any = None) -> HttpSession | None:
+    def _restore(self, session_id: str, owner: Principal | None = None) -> HttpSession | None:
         """Take up a session another worker initialized, from its stored record."""
         assert self.session_store is not None
         try:
@@ -239,7 +239,7 @@ class SessionRegistry:
             logger.info("HTTP session %s… ended on another worker", session_id[:6])
             session.close()
 
-    def remove(self, session_id: str, owner: Any = None) -> bool:
+    def remove(self, session_id: str, owner: Principal | None = None) -> bool:
         """End a session (DELETE): here, and in the shared store for every worker. Only
         its ``owner`` may (see :meth:`get`)."""
         session = self._table.get(session_id)

@@ -27,9 +27,8 @@ import heapq
 import itertools
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
 
-from ..dispatch.principal import principal_key
+from ..dispatch.principal import Principal, principal_key
 from ..errors import StoreUnavailableError
 from .sessions import HttpSession
 
@@ -75,7 +74,7 @@ class SessionTable:
         self._member_of: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
 
-    def groups(self, owner: Any, address: str | None) -> tuple[str, ...]:
+    def groups(self, owner: Principal | None, address: str | None) -> tuple[str, ...]:
         """The capped groups a session of ``owner`` made from ``address`` counts in (none
         without caps; no principal group without ``auth=``, where all are anonymous)."""
         found: list[str] = []

@@ -27,9 +27,10 @@ import secrets
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..dispatch.inbound import TransportContext
+from ..dispatch.principal import Principal
 from ..engine.pool import WorkerPool
 from ..engine.requests import Routed
 from ..errors import ConnectionClosedError
@@ -134,9 +135,8 @@ class HttpSession(RelayedSession):
 
     def __init__(self, server: ServerCore, store: EventStore | None, *, legacy_sse: bool = False,
                  priming: bool = False, session_id: str | None = None,
-                 pool: WorkerPool | None = None, owner: Any = None,
-                 relay: Relay | None = None,
-                 shared: SharedSessionState | None = None) -> None:
+                 pool: WorkerPool | None = None, owner: Principal | None = None,
+                 relay: Relay | None = None, shared: SharedSessionState | None = None) -> None:
         self.id = session_id if session_id is not None else secrets.token_urlsafe(24)
         #: Who created it (the principal of the access token, under ``auth=``): only they
         #: may use it; to anyone else it does not exist.

@@ -62,6 +62,8 @@ from .session_registry import SessionRegistry
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from ..dispatch.context import HandlerContext
+    from ..dispatch.principal import Principal
     from ..server.server import ServerCore
 
 logger = logging.getLogger("mcpsync.http")
@@ -293,7 +295,7 @@ class McpWsgiApp:
         return _HttpError(INTERNAL_ERROR, "Service unavailable: the relay between workers "
                           "was started in another process (built before a fork)")
 
-    def owner(self) -> Any:
+    def owner(self) -> Principal | None:
         """The principal of the request this thread is serving (``None`` without auth):
         the owner a handshake-era session is created with and checked against."""
         return self._gate.owner()
@@ -402,7 +404,7 @@ class McpWsgiApp:
             not headers.get("mcp-session-id"))
 
 
-def close_sse_stream(ctx: Any) -> bool:
+def close_sse_stream(ctx: HandlerContext) -> bool:
     """``ctx.close_sse_stream()``, kept as a function for code written against it: close the
     client's connection to the SSE stream of ``ctx``'s request now, leaving the request
     running (handshake era, 2025-11-25 polling). ``False`` where that does not apply."""

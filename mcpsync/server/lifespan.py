@@ -29,13 +29,26 @@ import threading
 import types
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 logger = logging.getLogger("mcpsync.server")
 
+
+class Named(Protocol):
+    """What a lifespan reads of its server itself (the public Server, which imports this
+    module): its name, for the messages. The user's lifespan gets the server as it is."""
+
+    @property
+    def name(self) -> str: ...
+
+
+#: The server a :class:`Lifespan` starts (``Self`` of the Server that makes it). Covariant:
+#: the server is only handed to the user's lifespan, never taken from outside once made.
+ServerT = TypeVar("ServerT", bound=Named, covariant=True)
+
 #: ``Server(lifespan=...)``: called with the server, returns a context manager whose
 #: ``__enter__`` value is the state (``ctx.state``); or a generator function that yields it.
-LifespanFactory = Callable[[Any], AbstractContextManager[Any]]
+LifespanFactory = Callable[[ServerT], AbstractContextManager[Any]]
 
 
 class StartupError(RuntimeError):
@@ -43,14 +56,14 @@ class StartupError(RuntimeError):
     finish within ``startup_timeout``. The original exception is ``__cause__``."""
 
 
-class Lifespan:
+class Lifespan(Generic[ServerT]):
     """The startup and shutdown of one Server in this process. Thread-safe; user code is
     never run while the lock is held."""
 
-    def __init__(self, server: Any, factory: Callable[[Any], Any] | None,
+    def __init__(self, server: ServerT, factory: Callable[[ServerT], Any] | None,
                  startup_timeout: float) -> None:
         self._server = server
-        self._factory: LifespanFactory | None = (
+        self._factory: LifespanFactory[ServerT] | None = (
             contextlib.contextmanager(factory) if inspect.isgeneratorfunction(factory)
             else factory)
         self.startup_timeout = startup_timeout

@@ -58,7 +58,7 @@ from ..dispatch.pagination import listing
 from ..dispatch.registry import SERVES_EVERY_NAME
 from ..errors import MCPError, MethodNotFoundError
 from .handlers import MethodHandler
-from .lifespan import Lifespan
+from .lifespan import Lifespan, Named
 from .mounted import (
     MountedServer,
     call_mounted,
@@ -114,7 +114,7 @@ class Mountable(MountedServer, Protocol):
     def resource_update_hooks(self) -> list[Callable[[str], None]]: ...
 
     @property
-    def _lifespan(self) -> Lifespan: ...
+    def _lifespan(self) -> Lifespan[Named]: ...
 
     def _provides(self, kind: str) -> bool: ...
 

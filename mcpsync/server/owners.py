@@ -13,10 +13,11 @@ import weakref
 from typing import Any
 
 from ..dispatch.context import HandlerContext
+from ..dispatch.ports import SessionHandle
 from ..dispatch.principal import principal_key as shared_principal_key
 from ..protocol.versions import features
 
-_CONNECTION_OWNERS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+_CONNECTION_OWNERS: weakref.WeakKeyDictionary[SessionHandle, str] = weakref.WeakKeyDictionary()
 _OWNERS_LOCK = threading.Lock()
 
 

@@ -158,7 +158,7 @@ class ResourceRegistry:
         except ResourceNotFoundError as exc:
             raise MCPError(exc.message, data=exc.data or {"uri": uri}, code=not_found) from None
 
-    def read_uri(self, uri: str, ctx: Any) -> dict[str, Any]:
+    def read_uri(self, uri: str, ctx: HandlerContext) -> dict[str, Any]:
         """The ``resources/read`` result of ``uri``, read with ``ctx`` (also what
         ``ctx.read_resource`` serves); :class:`ResourceNotFoundError` when nothing matches
         or the read function raised it."""

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import INVALID_REQUEST, MCPError
+
+if TYPE_CHECKING:
+    from ..dispatch.context import HandlerContext
 
 
 class Scoped(Protocol):
@@ -120,7 +123,7 @@ def required_scopes(server: Catalog, method: str, params: Any) -> Requirement | 
     return None
 
 
-def check(server: Catalog, ctx: Any, method: str, params: Any) -> None:
+def check(server: Catalog, ctx: HandlerContext, method: str, params: Any) -> None:
     """Refuse a request whose principal (``ctx.auth``) lacks the scopes it needs: a
     JSON-RPC error whose data names them (``insufficient_scope``), as the 403 does."""
     if method == "tools/call" and isinstance(params, dict):
@@ -152,7 +155,7 @@ def reader(server: Catalog, auth: Any) -> Callable[[str], bool]:
     return may_read
 
 
-def _of(what: str, item: Any) -> Requirement | None:
+def _of(what: str, item: Scoped | None) -> Requirement | None:
     scopes: tuple[str, ...] = getattr(item, "scopes", ())
     return Requirement(what, scopes) if scopes else None
 

@@ -230,7 +230,8 @@ def serve(session: StatelessHost, inbound: InboundRequest) -> dict[str, Any]:
     return result
 
 
-def verified_answers(server: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+def verified_answers(server: RequestServer, method: str,
+                     params: dict[str, Any]) -> dict[str, Any]:
     """The answers a 2026-07-28 retry carries, by question key (see
     :func:`mcpsync.dispatch.ports.verified_answers`), for ``server``'s key."""
     return ports.verified_answers(server.request_state_key, method, params)

@@ -44,6 +44,7 @@ from .context import TaskContext
 from .executor import QUEUED_PREFIX
 
 if TYPE_CHECKING:
+    from ..server.server import ServerCore
     from .executor import TaskLaunch
     from .surface import TaskSurfaces
 
@@ -106,7 +107,7 @@ class _RemoteSession:
     """The session a remote task's context sees: the client as the creating request saw
     it, a channel with no client behind it, never ended."""
 
-    def __init__(self, server: Any, info: SessionInfo, task_id: str) -> None:
+    def __init__(self, server: ServerCore, info: SessionInfo, task_id: str) -> None:
         self.server = server
         self._info = info
         self._channel = _RemoteChannel(task_id)

@@ -48,6 +48,7 @@ from .wire import EXTENSION, RELATED_TASK, related, v1_task, v2_detailed, v2_tas
 
 if TYPE_CHECKING:
     from ..server.server import ServerCore
+    from ..server.tools import RegisteredTool
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 #: The longest a ``tasks/result`` (v1) blocks in one wait on the store.
@@ -318,7 +319,7 @@ class TaskSurfaces:
         return result
 
 
-def executor_of(tool: Any) -> TaskExecutor | None:
+def executor_of(tool: RegisteredTool) -> TaskExecutor | None:
     """The executor a tool named with ``executor=``, checked (``None``: the server's)."""
     executor = getattr(tool, "executor", None)
     if executor is None or isinstance(executor, TaskExecutor):
@@ -339,11 +340,12 @@ def _scoped(server: ServerCore, body: Callable[[TaskContext], dict[str, Any]],
         return body(ctx)
 
 
-def _call_plain(server: ServerCore, params: dict[str, Any], ctx: Any) -> dict[str, Any]:
+def _call_plain(server: ServerCore, params: dict[str, Any],
+                ctx: HandlerContext) -> dict[str, Any]:
     return server.tools.call(ctx, params)
 
 
-def _finish(tool: Any, handoff: RunAsTask, ctx: Any) -> dict[str, Any]:
+def _finish(tool: RegisteredTool, handoff: RunAsTask, ctx: HandlerContext) -> dict[str, Any]:
     """Run a handler's continuation and encode its value like the tool's own result."""
     try:
         value = handoff.fn(ctx, *handoff.args, **handoff.kwargs)
