@@ -1,7 +1,8 @@
 """mcpsync server for benchmarks/run.py: stdio (``python bench_mcpsync.py``) or WSGI (``app``).
 
-``MCPSYNC_BENCH_MAX_HANDLERS`` sets ``ServerLimits(max_concurrent_handlers=...)``; run.py sets
-it to 256 only for the blocking-tool rows and leaves the default (64) elsewhere.
+``MCPSYNC_BENCH_MAX_HANDLERS`` sets ``ServerLimits(max_concurrent_handlers=...)`` (the
+flat keyword on a checkout older than ``ServerLimits``, for ``run.py --baseline``); run.py
+sets it to 256 only for the blocking-tool rows and leaves the default (64) elsewhere.
 """
 
 from __future__ import annotations
@@ -9,11 +10,17 @@ from __future__ import annotations
 import os
 import time
 
-from mcpsync import Server, ServerLimits
+import mcpsync
+from mcpsync import Server
 
 _max = os.environ.get("MCPSYNC_BENCH_MAX_HANDLERS")
-server = Server("bench", version="1.0.0",
-                **({"limits": ServerLimits(max_concurrent_handlers=int(_max))} if _max else {}))
+_options: dict[str, object] = {}
+if _max:
+    if hasattr(mcpsync, "ServerLimits"):
+        _options["limits"] = mcpsync.ServerLimits(max_concurrent_handlers=int(_max))
+    else:  # an older checkout, run as "mcpsync before" (run.py --baseline DIR)
+        _options["max_concurrent_handlers"] = int(_max)
+server = Server("bench", version="1.0.0", **_options)  # type: ignore[arg-type]
 
 
 @server.tool()
