@@ -17,6 +17,7 @@ thread-safe.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -133,24 +134,47 @@ class HandlerContext:
     """
 
     def __init__(self, inbound: ServedRequest, session: SessionHandle) -> None:
-        given = getattr(inbound, "transport", None)
-        self._setup(inbound, session, RequestOutlet(inbound, session), RequestLifetime(inbound),
-                    given if isinstance(given, TransportContext) else TransportContext("memory"),
-                    inbound.params.get("_meta"))
+        # A request's own context: its ports are made on first use (most tools never send
+        # anything, and this runs for every request); other kinds go through _setup.
+        self._about: RequestFacts = inbound
+        self._inbound = inbound
+        self._session = session
+        given = inbound.transport
+        #: What the transport knows of the peer: its kind, HTTP headers, remote address,
+        #: session id, whether it can be sent requests, and the ``auth`` slot.
+        self.transport: TransportContext = given if isinstance(given, TransportContext) else (
+            TransportContext("memory"))
+        meta = inbound.params.get("_meta")
+        self.meta: dict[str, Any] = meta if isinstance(meta, dict) else {}
+
+    @functools.cached_property
+    def _outlet(self) -> Outlet:
+        """A request context's outlet (:meth:`_setup` sets it for every other kind)."""
+        return RequestOutlet(self._inbound, self._session)
+
+    @functools.cached_property
+    def _lifetime(self) -> Lifetime:
+        """A request context's lifetime (:meth:`_setup` sets it for every other kind)."""
+        return RequestLifetime(self._inbound)
+
+    def _shared_state(self) -> dict[str, Any]:
+        """This context's attributes, its ports made, for a context that shares them
+        (``MountedContext``): both then send through, and are cancelled by, the same."""
+        _ = (self._outlet, self._lifetime)  # made now (kept in __dict__): one pair for both
+        return self.__dict__
 
     def _setup(self, about: RequestFacts, session: SessionHandle, outlet: Outlet,
                lifetime: Lifetime, transport: TransportContext, meta: Any) -> None:
         """Bind the context to the request it serves, its session and its two ports. Every
-        kind of context is built through here: a kind is a port pair, not a re-implementation
-        (``MountedContext`` copies these attributes, so they live in ``__dict__``)."""
+        kind of context but a request's own (whose ports are made on first use) is built
+        through here: a kind is a port pair, not a re-implementation (``MountedContext``
+        copies these attributes, so they live in ``__dict__``)."""
         self._about = about
         self._session = session
         self._outlet = outlet
         self._lifetime = lifetime
-        #: What the transport knows of the peer: its kind, HTTP headers, remote address,
-        #: session id, whether it can be sent requests, and the ``auth`` slot.
-        self.transport: TransportContext = transport
-        self.meta: dict[str, Any] = meta if isinstance(meta, dict) else {}
+        self.transport = transport
+        self.meta = meta if isinstance(meta, dict) else {}
 
     # -- what the request is -----------------------------------------------------------
 

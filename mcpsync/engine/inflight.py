@@ -66,6 +66,7 @@ class InflightRequests:
         self._readers = readers
         self._inline_key = inline_key if readers is not None else None
         self._outbound = outbound
+        self._pending = outbound.pending  # asked per answer whether it has children
         self._send = send
         self._refuse = refuse
         self._lock = threading.Lock()
@@ -133,7 +134,7 @@ class InflightRequests:
             self._table.finish(inbound.id)
             self._answering += 1
         try:
-            if self._outbound.has_children:
+            if self._pending.has_children:
                 self._outbound.cancel_children(inbound.id,
                                                "the request that made it has finished")
             if response is not None and not inbound.cancelled.is_set():

@@ -297,11 +297,6 @@ class Outbound:
         self._tell_cancelled(request_id, entry.method, reason)
         return True
 
-    @property
-    def has_children(self) -> bool:
-        """A hint: whether any call was made on behalf of an inbound request."""
-        return self.pending.has_children
-
     def cancel_children(self, parent: RequestId, reason: str) -> None:
         """Cancel the calls made on behalf of inbound request ``parent`` (it finished, or
         was cancelled)."""

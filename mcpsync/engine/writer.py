@@ -11,8 +11,10 @@ closed and the connection's threads told to stop (:meth:`Closing.done`).
 :class:`Writer`: writes are serialized by one lock held only around ``transport.send``: a
 message is encoded before the lock is taken (the bytes are kept on the message, and the
 transport reuses them). A write with a deadline (a call's, or a cancellation's grace) waits
-for its turn only until then. What goes through the send middleware first is the
-connection's (:meth:`~mcpsync.engine.connection.Connection._send`); this is its last step.
+for its turn only until then. A transport that takes turns itself, by the same rule
+(:class:`~mcpsync.transports.base.OrderedWrites`: stdio's pipe writer), gets no second lock.
+What goes through the send middleware first is the connection's
+(:meth:`~mcpsync.engine.connection.Connection._send`); this is its last step.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from ..protocol.jsonrpc import (
     encode,
     unencodable_answer,
 )
-from ..transports.base import CallControl, Transport
+from ..transports.base import CallControl, OrderedWrites, Transport
 
 logger = logging.getLogger("mcpsync.engine")
 
@@ -108,7 +110,11 @@ class Writer:
     def __init__(self, transport: Transport, name: str) -> None:
         self._transport = transport
         self._name = name
-        self._lock = threading.Lock()
+        #: ``None`` for a transport that orders its writes itself (stdio), else the write
+        #: lock, held around each send.
+        self._lock: threading.Lock | None = None if (
+            isinstance(transport, OrderedWrites) and transport.orders_writes) else (
+            threading.Lock())
         #: The transport's per-call hooks (HTTP): each request goes with the deadline its
         #: caller waits with, and a call given up on has its exchange ended at once.
         self._calls: CallControl | None = (transport if isinstance(transport, CallControl)
@@ -131,7 +137,9 @@ class Writer:
         except UnencodableMessageError:
             pass  # the transport raises it again, under the lock, and it is answered below
         lock = self._lock
-        if deadline is None:
+        if lock is None:
+            pass  # the transport takes turns itself, each by its deadline
+        elif deadline is None:
             lock.acquire()
         elif not lock.acquire(False) and not lock.acquire(timeout=_lock_wait(deadline)):
             # Its turn never came (another write holds the stream): nothing was written.
@@ -153,7 +161,8 @@ class Writer:
                     self._transport.send(unencodable_answer(message, str(exc)),
                                          related_request_id)
             finally:
-                lock.release()
+                if lock is not None:
+                    lock.release()
         except (ConnectionClosedError, UnencodableMessageError, DeadlineExceeded):
             raise
         except (OSError, ValueError) as exc:

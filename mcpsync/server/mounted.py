@@ -107,7 +107,7 @@ class MountedContext(HandlerContext):
 
     def __init__(self, origin: HandlerContext, server: MountedServer) -> None:
         # Share the origin's request, session and transport: a copy, not a re-parse.
-        self.__dict__.update(origin.__dict__)
+        self.__dict__.update(origin._shared_state())
         self._mounted = server
         self._hidden = server.extensions.identifiers
         self.meta = _without(origin.meta, self._hidden)

@@ -66,8 +66,10 @@ class Instrumentation:
 
     @property
     def active(self) -> bool:
-        """Whether anything is recorded now (an SDK is configured and telemetry is on)."""
-        if not self._resolved:
+        """Whether anything is recorded now (an SDK is configured and telemetry is on).
+        Asked twice per request on every transport: until the API is found it costs one
+        clock read, the time of the next look (:meth:`_resolve`) checked here."""
+        if not self._resolved and time.monotonic() >= self._next_check:
             self._resolve()
         return self._tracer is not None or self._duration is not None
 
@@ -86,7 +88,7 @@ class Instrumentation:
         now = time.monotonic()
         if now < self._next_check:
             return
-        self._next_check = now + RECHECK
+        self._next_check = now + RECHECK  # (racing threads may both look: harmless)
         modules = api.modules()
         if modules is None:  # not imported by the application (yet): ask again later
             return

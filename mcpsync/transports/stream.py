@@ -140,6 +140,11 @@ class StreamTransport:
         has no exchange per call."""
 
     @property
+    def orders_writes(self) -> bool:
+        """:class:`~mcpsync.transports.base.OrderedWrites`: the writer takes turns."""
+        return True
+
+    @property
     def write_timeout(self) -> float:
         """The bound of a write without a caller's deadline (seconds); settable."""
         return self._out.write_timeout
@@ -250,9 +255,11 @@ class StreamTransport:
             return [Invalid(reason, ErrorResponse(None, {"code": INVALID_REQUEST,
                                                           "message": reason}))]
         received: list[Received] = list(jsonrpc.decode(frame))
-        if self.first_invalid is None and any(
-                isinstance(item, Invalid) and item.answer_to is None for item in received):
-            self.first_invalid = frame[:_INVALID_SAMPLE_BYTES]
+        if self.first_invalid is None:
+            for item in received:  # (a loop, not any(): this runs for every message)
+                if isinstance(item, Invalid) and item.answer_to is None:
+                    self.first_invalid = frame[:_INVALID_SAMPLE_BYTES]
+                    break
         return received
 
     def _wait_readable(self, deadline: float | None) -> bool | None:

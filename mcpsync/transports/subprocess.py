@@ -124,6 +124,12 @@ class SubprocessTransport:
         except ConnectionClosedError as exc:
             raise self._write_failed(exc) from None
 
+    @property
+    def orders_writes(self) -> bool:
+        """:class:`~mcpsync.transports.base.OrderedWrites`: the stream's writer takes
+        turns."""
+        return True
+
     def send_call(self, message: Message, deadline: Deadline,
                   related_request_id: RequestId | None = None) -> None:
         """:class:`~mcpsync.transports.base.CallControl`: write ``message`` by the caller's
