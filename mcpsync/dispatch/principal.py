@@ -8,7 +8,6 @@ made it. So the binding must be a stable, shared key, never the principal object
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -41,4 +40,6 @@ def principal_key(auth: Any) -> str:
             if isinstance(value, str) and value:
                 identity = f"{name}={value}"
                 break
+    import hashlib  # (OpenSSL is loaded by the first principal, not at a server's start-up)
+
     return hashlib.sha256(json.dumps(identity).encode("utf-8", "replace")).hexdigest()[:32]

@@ -15,8 +15,6 @@ an answer of an earlier round. Time is passed in, so this module stays free of c
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -52,6 +50,8 @@ def params_digest(method: str, params: dict[str, Any]) -> str:
     blob = json.dumps([method, core], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     # surrogatepass: params may hold a lone surrogate (JSON allows "\ud800"); it must
     # digest like any other text, not fail the request with an internal error.
+    import hashlib  # (here and below: OpenSSL is loaded by the first MRTR, not at start-up)
+
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -61,6 +61,9 @@ def seal(key: bytes, method: str, params: dict[str, Any], answers: Mapping[str, 
     payload = json.dumps({"m": method, "d": params_digest(method, params), "x": expires_at,
                           "a": dict(answers), "q": dict(asked), "p": principal},
                          separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+    import hashlib
+    import hmac
+
     mac = hmac.new(key, payload, hashlib.sha256).digest()
     return f"{_b64(payload)}.{_b64(mac)}"
 
@@ -80,6 +83,9 @@ def unseal(key: bytes, state: Any, method: str, params: dict[str, Any],
         # Only the canonical spelling is ours: the unused bits of a last base64 character
         # would otherwise let one state be written several ways.
         raise InvalidRequestState("requestState is malformed")
+    import hashlib
+    import hmac
+
     if not hmac.compare_digest(mac, hmac.new(key, payload, hashlib.sha256).digest()):
         raise InvalidRequestState("requestState failed verification")
     try:

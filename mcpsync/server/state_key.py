@@ -8,7 +8,6 @@ warning) is made up for this process alone.
 from __future__ import annotations
 
 import os
-import secrets
 import warnings
 
 
@@ -25,5 +24,5 @@ def resolve_state_key(key: bytes | str | None) -> bytes:
             "Server(request_state_key=...) or MCPSYNC_REQUEST_STATE_KEY for several workers.",
             stacklevel=2,
         )
-        return secrets.token_bytes(32)
+        return os.urandom(32)  # what secrets.token_bytes reads, without importing random
     return key.encode("utf-8") if isinstance(key, str) else key

@@ -20,29 +20,56 @@ it has, and a type checker verifies that it has the methods of each one it decla
 
 The backends live with what uses them (``mcpsync.http``: memory and file sessions, memory
 events; ``mcpsync.tasks``: memory and SQLite tasks; ``mcpsync.redis``: all three on
-Redis). This package imports nothing of mcpsync but itself, so any of them can import it.
+Redis). This package imports nothing of mcpsync but itself, so any of them can import it;
+its names are imported on first use (a stdio server never needs a store contract).
 """
 
-from .changes import ReadModifyWrite
-from .events import EventStore, EventStoreCapabilities, ForgetsStreams
-from .sessions import (
-    SessionChange,
-    SessionChanges,
-    SessionRecord,
-    SessionStore,
-    SessionStoreCapabilities,
-    SharedSessionState,
-)
-from .tasks import (
-    TERMINAL,
-    RecoversTasks,
-    TaskRecord,
-    TaskStatus,
-    TaskStore,
-    TaskStoreCapabilities,
-    TaskStoreFullError,
-    runner_id,
-)
+from typing import TYPE_CHECKING
+
+from .._lazy import exports
+
+if TYPE_CHECKING:
+    from .changes import ReadModifyWrite
+    from .events import EventStore, EventStoreCapabilities, ForgetsStreams
+    from .sessions import (
+        SessionChange,
+        SessionChanges,
+        SessionRecord,
+        SessionStore,
+        SessionStoreCapabilities,
+        SharedSessionState,
+    )
+    from .tasks import (
+        TERMINAL,
+        RecoversTasks,
+        TaskRecord,
+        TaskStatus,
+        TaskStore,
+        TaskStoreCapabilities,
+        TaskStoreFullError,
+        runner_id,
+    )
+
+_LAZY: dict[str, str] = {
+    "EventStore": ".events",
+    "EventStoreCapabilities": ".events",
+    "ForgetsStreams": ".events",
+    "ReadModifyWrite": ".changes",
+    "RecoversTasks": ".tasks",
+    "SessionChange": ".sessions",
+    "SessionChanges": ".sessions",
+    "SessionRecord": ".sessions",
+    "SessionStore": ".sessions",
+    "SessionStoreCapabilities": ".sessions",
+    "SharedSessionState": ".sessions",
+    "TERMINAL": ".tasks",
+    "TaskRecord": ".tasks",
+    "TaskStatus": ".tasks",
+    "TaskStore": ".tasks",
+    "TaskStoreCapabilities": ".tasks",
+    "TaskStoreFullError": ".tasks",
+    "runner_id": ".tasks",
+}
 
 __all__ = [
     "TERMINAL",
@@ -64,3 +91,5 @@ __all__ = [
     "TaskStoreFullError",
     "runner_id",
 ]
+
+__getattr__, __dir__ = exports(__name__, _LAZY, globals())

@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Final, get_args
+from functools import cache
+from typing import TYPE_CHECKING, Any, Final, get_args
 
-from ..stores.tasks import TaskRecord, TaskStatus
+if TYPE_CHECKING:
+    from ..stores.tasks import TaskRecord
 
 __all__ = [
     "DEFAULT_TTL_MS",
@@ -57,8 +59,15 @@ MAX_PAGE_SIZE: Final = 100
 PAYLOAD_FIELDS: Final = ("result", "error", "input_requests", "input_responses")
 #: What ``update`` may not change: the identity of a task and its version counter.
 FIXED_FIELDS: Final = frozenset({"task_id", "owner", "surface", "created_at", "version"})
-_FIELDS: Final = frozenset(TaskRecord.__dataclass_fields__)
-_STATUSES: Final = frozenset(get_args(TaskStatus))
+
+
+@cache
+def _known() -> tuple[frozenset[str], frozenset[str]]:
+    """A record's fields and the statuses, read off the store contract when first needed
+    (``Server`` imports this module for its defaults; a stdio server needs no store)."""
+    from ..stores.tasks import TaskRecord, TaskStatus
+
+    return frozenset(TaskRecord.__dataclass_fields__), frozenset(get_args(TaskStatus))
 #: What a record costs besides its payload and strings (its slot, indexes, numbers).
 RECORD_OVERHEAD: Final = 512
 
@@ -110,13 +119,14 @@ def text_bytes(text: str | None) -> int:
 def check_changes(changes: dict[str, Any], max_ttl_ms: int) -> None:
     """``update``'s keywords: fields of :class:`TaskRecord` that are not fixed; a ttl is
     clamped to ``max_ttl_ms`` (in place), as on ``create``."""
-    unknown = sorted(set(changes) - _FIELDS)
+    fields, statuses = _known()
+    unknown = sorted(set(changes) - fields)
     if unknown:
         raise TypeError(f"TaskRecord has no field {', '.join(unknown)}")
     fixed = sorted(set(changes) & FIXED_FIELDS)
     if fixed:
         raise ValueError(f"a task's {', '.join(fixed)} cannot change")
-    if "status" in changes and changes["status"] not in _STATUSES:
+    if "status" in changes and changes["status"] not in statuses:
         raise ValueError(f"{changes['status']!r} is not a task status")
     if changes.get("ttl_ms") is not None:
         changes["ttl_ms"] = max(0, min(int(changes["ttl_ms"]), max_ttl_ms))

@@ -146,6 +146,8 @@ class Tasks:
         return record.version, v2_detailed(record)
 
     def _bind_tool(self, tool: RegisteredTool) -> None:
+        if tool.executor is None:
+            return  # the server's executor (and the surfaces are not imported at start-up)
         from .surface import executor_of
 
         executor = executor_of(tool)

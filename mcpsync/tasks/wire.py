@@ -13,9 +13,10 @@ Pure functions: no store, no threads.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from ..stores.tasks import TaskRecord
+if TYPE_CHECKING:  # (annotations only: the tasks extension imports this at start-up)
+    from ..stores.tasks import TaskRecord
 
 #: The extension's identifier, under ``capabilities.extensions``.
 EXTENSION: Final = "io.modelcontextprotocol/tasks"

@@ -1,4 +1,4 @@
-"""A server with typed tools that reports whether it has imported jsonschema: run over stdio
+"""A server with typed tools that reports what it has imported (jsonschema...): run over stdio
 (``python coldstart_server.py``) or HTTP (``python coldstart_server.py --http PORT``, werkzeug)
 by tests/client/test_import_cost.py."""
 
@@ -29,6 +29,12 @@ def centre(points: list[Point], label: int | str | None = None) -> Point:
 def jsonschema_loaded() -> bool:
     """Whether this process has imported jsonschema."""
     return "jsonschema" in sys.modules
+
+
+@server.tool()
+def loaded(names: list[str]) -> list[str]:
+    """Which of ``names`` this process has imported."""
+    return [name for name in names if name in sys.modules]
 
 
 if __name__ == "__main__":
