@@ -348,6 +348,26 @@ class SessionOutlet:
 MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 
+class QuestionKeys:
+    """The keys of the questions one 2026-07-28 attempt asks, in the order it asks them:
+    ``q0``, ``q1``... A retry runs the handler again from the start, so the n-th question
+    gets the same key on every attempt, and the sealed state's answers find it. One rule
+    for every asker (a handler's ``ctx.elicit``, a proxy forwarding its remote's
+    questions). Thread-safe: a handler may ask from several threads (``ask_all``)."""
+
+    __slots__ = ("_lock", "_next")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next = 0
+
+    def next(self) -> str:
+        with self._lock:
+            key = f"q{self._next}"
+            self._next += 1
+        return key
+
+
 def request_principal() -> str:
     """Who is asking (the auth layer's principal in this request's transport context), as
     the one opaque key of :func:`~mcpsync.dispatch.principal.principal_key`: a

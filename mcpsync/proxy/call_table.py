@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from ..client.tracking import TrackedCall
 from ..dispatch.context import HandlerContext
-from ..dispatch.ports import MRTR_METHODS, verified_answers
+from ..dispatch.ports import MRTR_METHODS, QuestionKeys, verified_answers
 from ..dispatch.questions import InputRequired
 from ..errors import (
     MISSING_CLIENT_CAPABILITY,
@@ -67,8 +67,8 @@ class ForwardedCall:
         self._answers: dict[str, Any] | None = (
             verified_answers(ctx.server.request_state_key, ctx.method, ctx.params)
             if self.modern and ctx.method in MRTR_METHODS else None)
+        self._keys = QuestionKeys()
         self._lock = threading.Lock()
-        self._asked = 0
         #: The question that ended this attempt (2026-07-28), by its key.
         self.question: dict[str, Any] | None = None
 
@@ -90,9 +90,7 @@ class ForwardedCall:
             raise MCPError(f"cannot ask {method} while serving {self.ctx.method} under "
                            f"2026-07-28: only tools/call, prompts/get and resources/read may "
                            "ask the client")
-        with self._lock:
-            key = f"q{self._asked}"
-            self._asked += 1
+        key = self._keys.next()
         answer = self._answers.get(key)
         if isinstance(answer, dict):
             return dict(answer)

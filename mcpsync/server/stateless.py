@@ -86,8 +86,7 @@ class _Rounds:
 
     def __init__(self, answers: dict[str, Any]) -> None:
         self.answers = answers
-        self._next = 0
-        self._lock = threading.Lock()
+        self._keys = ports.QuestionKeys()
         self._thread = threading.get_ident()
 
     def ask(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -96,9 +95,7 @@ class _Rounds:
             raise ProtocolStateError(
                 f"cannot ask {method} from another thread under 2026-07-28: ask from the "
                 "handler's own thread")
-        with self._lock:
-            key = f"q{self._next}"
-            self._next += 1
+        key = self._keys.next()
         entry = self.answers.get(key)
         # An answer counts only for the question it was given to: a handler that asks
         # something else at this point on a later run asks it afresh.
