@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from .dispatch.inbound import TransportContext, current_transport
     from .dispatch.ports import SessionInfo
     from .dispatch.registry import DuplicateHandlerError, MethodRegistry
-    from .display import ToolList, progress_bar
+    from .display.notebook import ToolList, progress_bar
     from .errors import (
         ConnectionClosedError,
         ContextClosedError,
@@ -221,7 +221,7 @@ _LAZY: dict[str, str] = {
     "TokenVerifier": ".auth.server",
     "Tool": ".types",
     "ToolAnnotations": ".types",
-    "ToolList": ".display",
+    "ToolList": ".display.notebook",
     "TransportContext": ".dispatch.inbound",
     "TransportError": ".errors",
     "TransportTimeoutError": ".errors",
@@ -231,7 +231,7 @@ _LAZY: dict[str, str] = {
     "UnsupportedProtocolVersionError": ".errors",
     "UrlElicitationRequiredError": ".errors",
     "current_transport": ".dispatch.inbound",
-    "progress_bar": ".display",
+    "progress_bar": ".display.notebook",
     "safe_join": ".server.paths",
     "ProtocolOptions": ".server.options",
     "ServerDetails": ".server.options",

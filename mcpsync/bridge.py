@@ -17,7 +17,7 @@ is passed on), and an answer that has not begun within ``head_timeout`` (``mcpsy
 URL --timeout``, default 80 s: connect, head, a JSON answer whole) ends it and is answered
 with an error. An SSE answer that has begun streams on, as a long tool call does, until
 its answer, the server ending it, or the host's cancel
-(:mod:`mcpsync.transports.http_open`).
+(:mod:`mcpsync.transports.http.opening`).
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def run_bridge(url: str, *, headers: Mapping[str, str] | None = None,
     server ends the connection, or on SIGINT/SIGTERM, having ended the HTTP session.
     ``head_timeout``: the longest a relayed request's answer may take to begin, in all
     (default: the transport's, 80 s)."""
-    from .transports.http import HttpTransport
+    from .transports.http.transport import HttpTransport
 
     sys.stdout.flush()
     protocol_fd = os.dup(1)

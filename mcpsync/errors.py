@@ -49,7 +49,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from .display import DisplayableError
+from .display.notebook import DisplayableError
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

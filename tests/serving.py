@@ -143,7 +143,7 @@ def client_over(kind: str, server: Any, module: str, version: str,
 def running_devserver(app: Any, **options: Any) -> Iterator[Any]:
     """``mcpsync``'s dev server (``DevServer("127.0.0.1", 0, app, **options)``) serving on
     a named thread for the block; shut down and joined (bounded) after it."""
-    from mcpsync.http.devserver import DevServer
+    from mcpsync.http.devserver.server import DevServer
 
     httpd = DevServer("127.0.0.1", 0, app, **options)
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},

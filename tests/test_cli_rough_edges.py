@@ -174,7 +174,7 @@ def test_a_task_store_in_a_missing_folder_is_a_usage_error_naming_it(tmp_path):
 def test_a_log_line_without_a_logger_has_no_stray_colon(logger, expected):
     import io
 
-    from mcpsync.cli_output import Reporter
+    from mcpsync.cli.output import Reporter
     from mcpsync.types.common import LogMessage
 
     stream = io.StringIO()

@@ -1,4 +1,4 @@
-"""``mcpsync serve``'s development server (mcpsync.http.devserver) bounds its clients: a
+"""``mcpsync serve``'s development server (mcpsync.http.devserver.server) bounds its clients: a
 request's line, headers and body must arrive within the timeout (an idle kept connection
 lasts no longer), a connection still sending its request holds no handler thread, and
 requests beyond the handler cap get 503 without a thread.
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from mcpsync import Client
-from mcpsync.http.devserver import DevServer
+from mcpsync.http.devserver.server import DevServer
 from tests.helpers import wait_until
 from tests.serving import free_port, running_devserver, serving_process, wait_for_port
 

@@ -6,7 +6,7 @@ the code does not trust yet, so each body is read in chunks and abandoned past
 :class:`~mcpsync.protocol.deadline.Deadline`: connecting, the answer's head and its whole
 body, within ``timeout`` seconds in all. A per-read timeout alone would not do: a server
 sending one byte every half second never trips it. The :class:`Fetcher`'s own session
-mounts :class:`~mcpsync.transports.http_deadline.DeadlineAdapter`, so a trickle is cut at
+mounts :class:`~mcpsync.transports.http.deadline.DeadlineAdapter`, so a trickle is cut at
 the deadline (its socket shut down) and the fetch raises
 :class:`~mcpsync.protocol.deadline.DeadlineExceeded`, one of :data:`FETCH_ERRORS`.
 
@@ -26,8 +26,8 @@ import requests
 from ..errors import MessageTooLargeError
 from ..protocol import jsonrpc
 from ..protocol.deadline import Deadline
-from ..transports.http_deadline import exchange, timeouts, tracked_session
-from ..transports.http_io import local_error, read_body
+from ..transports.http.deadline import exchange, timeouts, tracked_session
+from ..transports.http.io import local_error, read_body
 
 #: Seconds for one authorization-related fetch, all of it (connect, head, body).
 DEFAULT_TIMEOUT: Final = 10.0

@@ -37,7 +37,7 @@ import requests
 
 from ..protocol.deadline import Deadline
 from ..threads.watchdog import WATCHDOG
-from ..transports.http_deadline import exchange, timeouts, tracked_session
+from ..transports.http.deadline import exchange, timeouts, tracked_session
 from .errors import AuthorizationResponseError
 from .fetch import DEFAULT_TIMEOUT
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from ..codec import from_wire, to_wire
-from ..display import progress_bar
+from ..display.notebook import progress_bar
 from ..engine.connection import Connection
 from ..errors import InvalidParamsError, MCPSyncError, ProtocolStateError, RequestTimeoutError
 from ..protocol.deadline import Deadline

@@ -37,7 +37,7 @@ def http_transport(url: str, options: MutableMapping[str, Any], *, session: Any,
     plus 10 s (at least the transport's own default); the client is named
     ``mcpsync-client-http`` and asks for protocol version ``"auto"`` unless ``options``
     say otherwise."""
-    from ..transports.http import DEFAULT_READ_TIMEOUT, HttpTransport
+    from ..transports.http.transport import DEFAULT_READ_TIMEOUT, HttpTransport
 
     if read_timeout is None:
         timeout = options.get("timeout", DEFAULT_TIMEOUT)

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..codec import from_wire
-from ..display import ToolList
+from ..display.notebook import ToolList
 from ..engine.connection import Connection
 from ..protocol.jsonrpc import RequestId
 from ..types import (
@@ -140,8 +140,8 @@ class ClientSurface:
         self.request("server/discover" if modern else "ping", timeout=timeout, cache=False)
 
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
-        """Every tool the server offers (all pages), as a :class:`~mcpsync.display.ToolList`:
-        a list a notebook shows as a table."""
+        """Every tool the server offers (all pages), as a
+        :class:`~mcpsync.display.notebook.ToolList`: a list a notebook shows as a table."""
         items = self._calls.all_pages("tools/list", "tools", timeout)
         self._tasks.support.learn(items)
         return ToolList(from_wire(Tool, item) for item in items)
@@ -163,7 +163,7 @@ class ClientSurface:
         :class:`~mcpsync.errors.MCPError`. ``on_progress`` receives
         :class:`~mcpsync.types.Progress` updates, all of them before this returns;
         ``on_progress="bar"`` draws them as a progress bar (tqdm when installed, else a text
-        bar on stderr; see :func:`mcpsync.display.progress_bar`).
+        bar on stderr; see :func:`mcpsync.display.notebook.progress_bar`).
 
         A call the server runs as a task (v2: the server decides; v1: the tool requires it)
         is followed to its end: polled, its questions answered by the client's handlers,

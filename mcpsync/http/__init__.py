@@ -63,7 +63,7 @@ def serve(server: ServerCore, host: str = "127.0.0.1", port: int = 8000, *, path
           ready: Any = None, timeout: float = 10.0, max_connections: int = 256,
           **options: Any) -> None:
     """Serve ``server`` at ``http://host:port{path}`` on the development server
-    (:class:`mcpsync.http.devserver.DevServer`: one thread reads whole requests, a pool of
+    (:class:`mcpsync.http.devserver.server.DevServer`: one thread reads whole requests, a pool of
     threads answers them) until SIGINT (Ctrl-C) or SIGTERM, either of which ends the
     sessions and runs the server's shutdown (called on the main thread; elsewhere it
     serves until the process ends). For production use a WSGI server (see
@@ -78,7 +78,7 @@ def serve(server: ServerCore, host: str = "127.0.0.1", port: int = 8000, *, path
     ``ready(url)`` is called once the socket listens.
     """
     from ..server.signals import StopSignals
-    from .devserver import DevServer
+    from .devserver.server import DevServer
 
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError(f"port must be 0..65535 (0: any free port), got {port!r}")

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codec import from_wire, meta_field, optional, to_wire, wire_type
-from ..display import Displayable
-from ..display_text import elided_repr
+from ..display.notebook import Displayable
+from ..display.text import elided_repr
 from .common import Annotations, Icon
 
 

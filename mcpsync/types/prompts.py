@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..codec import custom, meta_field, optional, to_wire, wire_type
-from ..display import DisplayablePrompt
+from ..display.notebook import DisplayablePrompt
 from .common import Icon
 from .content import content_from_wire
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..codec import custom, meta_field, optional, to_wire, wire_type
-from ..display import DisplayableContents
+from ..display.notebook import DisplayableContents
 from .common import Annotations, Icon
 from .content import resource_contents_from_wire
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..codec import custom, meta_field, optional, wire_type
-from ..display import DisplayableResult, DisplayableTool
+from ..display.notebook import DisplayableResult, DisplayableTool
 from .common import Icon
 from .content import content_list_from_wire, content_list_to_wire
 

@@ -13,7 +13,7 @@ import zlib
 import pytest
 
 from mcpsync import CallToolResult, Client, HandlerContext, ImageContent, MCPError, Server
-from mcpsync.display import TextBar, ToolList, progress_bar
+from mcpsync.display.notebook import TextBar, ToolList, progress_bar
 from tests.server.fixture_server import server as fixture_server
 
 EVIL = '<script>alert("x")</script> & <img src=x onerror=alert(1)>'

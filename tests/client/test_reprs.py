@@ -29,7 +29,7 @@ from mcpsync import (
     TextContent,
     TextResourceContents,
 )
-from mcpsync.display import TextBar
+from mcpsync.display.notebook import TextBar
 from mcpsync.types import GetPromptResult, ReadResourceResult
 from tests.http.conftest import serve  # noqa: F401  (the fixture: a real HTTP server)
 
@@ -139,7 +139,7 @@ def test_unions_arrays_and_enums_show_as_types(client):
 
 
 def test_hostile_schemas_stay_bounded():
-    from mcpsync.display_schema import type_name
+    from mcpsync.display.schema import type_name
 
     deep: dict = {"type": "string"}
     for _ in range(50):
@@ -319,7 +319,7 @@ def test_markdown_syntax_from_the_server_is_text_not_a_link_or_an_image():
     fetch the URL (a tracking pixel); ``[text](url)`` would be a link. Both stay text, and a
     text block keeps its line breaks."""
     from mcpsync import Tool
-    from mcpsync.display import ToolList
+    from mcpsync.display.notebook import ToolList
 
     lure = "![x](https://tracker.example/p.png) [click](https://evil.example)"
     result = CallToolResult(content=[TextContent(text=lure + "\nsecond line")])
@@ -330,7 +330,7 @@ def test_markdown_syntax_from_the_server_is_text_not_a_link_or_an_image():
 
 
 def test_the_plain_text_display_is_bounded():
-    from mcpsync.display_text import MAX_PLAIN_CHARS
+    from mcpsync.display.text import MAX_PLAIN_CHARS
 
     block = TextContent(text="x" * 1_000_000)
     result = CallToolResult(content=[block] * 30)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from mcpsync.http.devserver import DevServer
+from mcpsync.http.devserver.server import DevServer
 from tests.helpers import wait_until
 from tests.http.test_hardening import _framing_cases, _raw_exchange
 from tests.server.fixture_server import server as fixture_server

@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from mcpsync.protocol.deadline import Deadline, DeadlineExceeded
-from mcpsync.transports.http_deadline import exchange, timeouts, tracked_session
+from mcpsync.transports.http.deadline import exchange, timeouts, tracked_session
 from tests.transports.hostile import RawHttpServer, RawRequest, trickle_body, trickle_head
 
 

@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from mcpsync.protocol.deadline import Deadline
-from mcpsync.transports.http_deadline import DeadlineAdapter, exchange
+from mcpsync.transports.http.deadline import DeadlineAdapter, exchange
 
 JOIN = 10.0
 

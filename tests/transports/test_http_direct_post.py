@@ -1,5 +1,5 @@
 """The HTTP client's POST skips ``requests``' per-call machinery on its own session
-(mcpsync/transports/http_post.py). What that machinery does must still happen whenever it
+(mcpsync/transports/http/post.py). What that machinery does must still happen whenever it
 applies: a cookie the server sets is sent back, a redirect is followed, TLS is verified
 with the configured CA bundle, failures are the same errors. Each test runs with the
 transport's own session (the direct POST) and with a caller's ``requests.Session`` (the

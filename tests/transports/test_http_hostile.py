@@ -18,7 +18,7 @@ from mcpsync import (
     TransportError,
     TransportTimeoutError,
 )
-from mcpsync.transports.http_io import Backoff
+from mcpsync.transports.http.io import Backoff
 from tests.helpers import stack_probe
 
 from .hostile import LEGACY, MODERN, RawHttpServer, RawRequest, modern_script

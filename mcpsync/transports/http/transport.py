@@ -15,16 +15,16 @@ The engine sees an ordinary :class:`~mcpsync.transports.base.Transport`. Underne
   as a 2024-11-05 HTTP+SSE server.
 
 The era, session id and protocol version live in one lock-guarded
-:class:`~mcpsync.transports.http_state.SessionState` with a single-flight re-initialize;
+:class:`~mcpsync.transports.http.state.SessionState` with a single-flight re-initialize;
 what the transport knows of each call in flight is one
-:class:`~mcpsync.transports.http_table.CallTable`; reading and bounding bytes is
-:mod:`mcpsync.transports.http_io`; long-lived SSE streams
+:class:`~mcpsync.transports.http.table.CallTable`; reading and bounding bytes is
+:mod:`mcpsync.transports.http.io`; long-lived SSE streams
 (resumption, the standalone GET stream, 2024-11-05 HTTP+SSE) are
-:mod:`mcpsync.transports.http_streams`; what a JSON answer, a refusal or a re-initialize
-says is :mod:`mcpsync.transports.http_answers`; the tool-header map is
-:mod:`mcpsync.transports.http_tools`; the POST on the transport's own session, past
-``requests``' per-call machinery, is :mod:`mcpsync.transports.http_post`; the bound on a
-request sent with no caller's deadline is :mod:`mcpsync.transports.http_open`.
+:mod:`mcpsync.transports.http.streams`; what a JSON answer, a refusal or a re-initialize
+says is :mod:`mcpsync.transports.http.answers`; the tool-header map is
+:mod:`mcpsync.transports.http.tools`; the POST on the transport's own session, past
+``requests``' per-call machinery, is :mod:`mcpsync.transports.http.post`; the bound on a
+request sent with no caller's deadline is :mod:`mcpsync.transports.http.opening`.
 
 The server is not trusted: an answer (a JSON body, one SSE event) larger than
 ``max_message_bytes`` fails its call with :class:`~mcpsync.errors.MessageTooLargeError`; a
@@ -38,9 +38,9 @@ answer, resumptions included) ends by the deadline its caller waits with
 (:meth:`HttpTransport.send_call`), not only by per-read timeouts, and a call given up on
 (timed out, cancelled, interrupted, or the transport closed) has its exchange ended at once
 (:meth:`HttpTransport.abandon`): its socket is shut down, so its thread returns and the
-connection is never reused (:mod:`mcpsync.transports.http_calls`). That needs the
+connection is never reused (:mod:`mcpsync.transports.http.calls`). That needs the
 transport's own session (mounted with
-:class:`~mcpsync.transports.http_deadline.DeadlineAdapter`): a caller's
+:class:`~mcpsync.transports.http.deadline.DeadlineAdapter`): a caller's
 ``requests.Session`` is used as given and never modified, so its calls get only their read
 timeouts lowered to what is left of the deadline, and an answer already under way aborted.
 Thread-safe.
@@ -57,11 +57,11 @@ from typing import Any, Final
 
 import requests
 
-from ..errors import ConnectionClosedError, TransportError
-from ..protocol import jsonrpc
-from ..protocol.deadline import Deadline
-from ..protocol.http_headers import SESSION_ID, request_headers
-from ..protocol.jsonrpc import (
+from ...errors import ConnectionClosedError, TransportError
+from ...protocol import jsonrpc
+from ...protocol.deadline import Deadline
+from ...protocol.http_headers import SESSION_ID, request_headers
+from ...protocol.jsonrpc import (
     ErrorResponse,
     Message,
     Notification,
@@ -69,13 +69,13 @@ from ..protocol.jsonrpc import (
     RequestId,
     Response,
 )
-from ..protocol.versions import META_VERSION
-from ..threads.pool import WorkerPool
-from .base import CallFailed, Received
-from .http_answers import ACCEPT, ACK_TIMEOUT, Answers
-from .http_calls import CallExchanges
-from .http_deadline import exchange, timeouts, tracked
-from .http_io import (
+from ...protocol.versions import META_VERSION
+from ...threads.pool import WorkerPool
+from ..base import CallFailed, Received
+from .answers import ACCEPT, ACK_TIMEOUT, Answers
+from .calls import CallExchanges
+from .deadline import exchange, timeouts, tracked
+from .io import (
     DEFAULT_MAX_MESSAGE_BYTES,
     abort,
     local_error,
@@ -83,12 +83,12 @@ from .http_io import (
     read_body,
     read_some,
 )
-from .http_open import NO_DEADLINE, OpenRequests
-from .http_post import DirectPost
-from .http_state import LEGACY_SSE, MODERN, PROBING, SessionState, Snapshot
-from .http_streams import GET_KEY, SseStreams
-from .http_table import CallTable
-from .http_tools import ToolHeaders
+from .opening import NO_DEADLINE, OpenRequests
+from .post import DirectPost
+from .state import LEGACY_SSE, MODERN, PROBING, SessionState, Snapshot
+from .streams import GET_KEY, SseStreams
+from .table import CallTable
+from .tools import ToolHeaders
 
 logger = logging.getLogger("mcpsync.http.client")
 
@@ -110,7 +110,7 @@ class HttpTransport(Answers, SseStreams, OpenRequests):
     beginning of what has no caller's deadline: the standalone GET stream's connect and
     head, and a request sent with :meth:`send` (relayed by ``mcpsync run URL``, or a
     ``subscriptions/listen``), whose connect, head and JSON body must come within it
-    (:mod:`~mcpsync.transports.http_open`). ``auth`` (e.g.
+    (:mod:`~mcpsync.transports.http.opening`). ``auth`` (e.g.
     :class:`mcpsync.auth.OAuth`) is set on the transport's own session; an
     :class:`~mcpsync.auth.AuthorizationError` it raises fails the call it concerns.
     """

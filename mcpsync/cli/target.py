@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .client import Client
-from .facade import Server
+from ..client import Client
+from ..facade import Server
 
 
 class UsageError(ValueError):
@@ -139,7 +139,7 @@ def _oauth() -> tuple[Any, Callable[[], None]]:
     """An ``OAuth`` for a person at a terminal: the browser comes back to a loopback port
     this process listens on (RFC 8252); tokens are kept for the next run. Also the
     function that frees the port."""
-    from .auth import FileTokenStorage, LoopbackRedirect, OAuth
+    from ..auth import FileTokenStorage, LoopbackRedirect, OAuth
 
     loopback = LoopbackRedirect()
     auth = OAuth(redirect_uri=loopback.redirect_uri, redirect_handler=loopback,

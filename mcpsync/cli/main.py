@@ -2,7 +2,7 @@
 and call its tools, list and read its resources, list and get its prompts, inspect it all.
 
 The help text is :data:`HELP` (plain text: it is what ``mcpsync --help`` prints). The client
-subcommands live in :mod:`mcpsync.cli_surface`, TARGETs in :mod:`mcpsync.cli_target`.
+subcommands live in :mod:`mcpsync.cli.surface`, TARGETs in :mod:`mcpsync.cli.target`.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from . import cli_args, cli_surface
-from ._version import __version__
-from .cli_output import stdout_to_stderr
-from .cli_session import USAGE, Exit
-from .cli_target import TargetError, UsageError, load_server
-from .facade import Server
+from .._version import __version__
+from ..facade import Server
+from . import args as cli_args
+from . import surface as cli_surface
+from .output import stdout_to_stderr
+from .session import USAGE, Exit
+from .target import TargetError, UsageError, load_server
 
 HELP = """\
   mcpsync run SERVER [--task-store PATH]    serve a Server over stdio
@@ -91,7 +92,7 @@ def _with_task_store(server: Server, path: str | None) -> Server:
     serving, so a path that can not be used is a usage error, not a failure later."""
     if path is None:
         return server
-    from .tasks.sqlite import SqliteTaskStore
+    from ..tasks.sqlite import SqliteTaskStore
 
     try:
         store = SqliteTaskStore(path)
@@ -105,8 +106,8 @@ def _with_task_store(server: Server, path: str | None) -> Server:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .http import serve
-    from .http.intake import LOOPBACK
+    from ..http import serve
+    from ..http.intake import LOOPBACK
 
     server = _with_task_store(load_server(args.server), args.task_store)
     hosts = list(LOOPBACK) + list(args.allowed_hosts or [])
@@ -182,7 +183,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.server.startswith(("http://", "https://")):
             if args.task_store is not None:
                 raise TargetError("--task-store is for a SERVER run here, not a URL relayed")
-            from .bridge import run_bridge
+            from ..bridge import run_bridge
 
             run_bridge(args.server, headers=dict(args.header or ()) or None,
                        head_timeout=args.timeout)

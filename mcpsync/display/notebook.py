@@ -12,12 +12,12 @@ Everything a server sends is untrusted (a tool description or a text result may 
 ``<script>``), so every string is HTML-escaped (in the Markdown too, where a JSON block is
 escaped HTML, not a fence of raw text), MIME types and base64 are checked before they go
 into a ``data:`` URL, and URIs are shown as text, never as links. Schemas are named by
-:mod:`mcpsync.display_schema`, plain text by :mod:`mcpsync.display_text`.
+:mod:`mcpsync.display.schema`, plain text by :mod:`mcpsync.display.text`.
 
 The renderers look at attributes (``type``, ``text``, ``mime_type``…), not at classes: the
 types import this module, so it may not import them.
 
-:func:`progress_bar` (from :mod:`mcpsync.display_progress`) is what ``on_progress="bar"``
+:func:`progress_bar` (from :mod:`mcpsync.display.progress`) is what ``on_progress="bar"``
 makes: tqdm when it is installed, else a line of text on stderr.
 """
 
@@ -30,16 +30,16 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .display_progress import TextBar, progress_bar
-from .display_schema import parameters
-from .display_text import (
+from .progress import TextBar, progress_bar
+from .schema import parameters
+from .text import (
     MAX_TEXT_CHARS,
     MIME,
     blob_summary,
     plain,
 )
-from .display_text import cut as _cut
-from .display_text import to_json as _json
+from .text import cut as _cut
+from .text import to_json as _json
 
 #: Longest base64 payload put inline into HTML (an image or audio ``data:`` URL); a larger
 #: one is described instead, so that a notebook never embeds an arbitrarily large blob.

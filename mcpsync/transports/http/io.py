@@ -18,16 +18,16 @@ from typing import Final
 import requests
 import urllib3
 
-from ..errors import (
+from ...errors import (
     ConnectionClosedError,
     MessageTooLargeError,
     TransportError,
     TransportTimeoutError,
 )
-from ..protocol.decoding import DEFAULT_MAX_LINE_BYTES, parse_decimal
-from ..protocol.redact import redact
-from ..protocol.sse import EventTooLarge
-from .http_deadline import tracked_session
+from ...protocol.decoding import DEFAULT_MAX_LINE_BYTES, parse_decimal
+from ...protocol.redact import redact
+from ...protocol.sse import EventTooLarge
+from .deadline import tracked_session
 
 #: The bound on one HTTP answer (a JSON body, or one SSE event): the same as a stdio line.
 DEFAULT_MAX_MESSAGE_BYTES: Final = DEFAULT_MAX_LINE_BYTES

@@ -1,8 +1,8 @@
 """What ``mcpsync resources``, ``read``, ``prompts``, ``prompt`` and ``inspect`` print.
 
 Plain text for a person, or (``--json``) the wire's shape for scripts. Everything here
-came from the server, so every string passes :func:`~mcpsync.cli_output.safe` (control
-characters made visible) and long texts are cut as in :mod:`mcpsync.display_text`.
+came from the server, so every string passes :func:`~mcpsync.cli.output.safe` (control
+characters made visible) and long texts are cut as in :mod:`mcpsync.display.text`.
 
 A kind the server does not offer is ``None`` (JSON ``null``); one it offers with nothing in
 it is an empty list: "not offered" and "none" read differently.
@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .cli_output import block_text, contents_text, safe, tools_text
-from .codec import to_wire
-from .display_text import cut
+from ..codec import to_wire
+from ..display.text import cut
+from .output import block_text, contents_text, safe, tools_text
 
 
 @dataclass

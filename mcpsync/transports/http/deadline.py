@@ -34,8 +34,8 @@ from requests.adapters import HTTPAdapter
 from urllib3 import HTTPConnectionPool, HTTPSConnectionPool, PoolManager, ProxyManager
 from urllib3.connection import HTTPConnection, HTTPSConnection
 
-from ..protocol.deadline import Deadline, DeadlineExceeded
-from ..threads.watchdog import WATCHDOG
+from ...protocol.deadline import Deadline, DeadlineExceeded
+from ...threads.watchdog import WATCHDOG
 
 __all__ = ["DeadlineAdapter", "Exchange", "ExchangeScope", "exchange", "timeouts", "tracked",
            "tracked_session"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ..protocol.http_headers import valid_tools
+from ...protocol.http_headers import valid_tools
 
 
 class ToolHeaders:

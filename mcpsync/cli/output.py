@@ -19,9 +19,9 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
-from .codec import to_wire
-from .display import TextBar, parameters, progress_bar
-from .display_text import blob_size, cut
+from ..codec import to_wire
+from ..display.notebook import TextBar, parameters, progress_bar
+from ..display.text import blob_size, cut
 
 
 @contextlib.contextmanager
@@ -77,7 +77,7 @@ def result_text(result: Any) -> str:
 
 def block_text(block: Any) -> str:
     """One content block (of a result or a prompt message) as text: text as is (cut at
-    :data:`~mcpsync.display_text.MAX_TEXT_CHARS`), other blocks as a one-line description."""
+    :data:`~mcpsync.display.text.MAX_TEXT_CHARS`), other blocks as a one-line description."""
     kind = getattr(block, "type", None)
     if kind == "text":
         return safe(cut(block.text))

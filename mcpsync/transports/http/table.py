@@ -4,10 +4,10 @@ What the transport knows of each request it POSTed, by id, until the call ends (
 failed, or given up on: cancelled or timed out), when every entry of it is removed: its
 method (to read its answer), whether it was given up on, whether (2024-11-05) its answer
 is to come on the GET stream, whether its answer did not begin in time
-(:mod:`~mcpsync.transports.http_open`), and the response being read for it (to close it
+(:mod:`~mcpsync.transports.http.opening`), and the response being read for it (to close it
 early). One lock guards it all, held only for dict and set operations: never for I/O.
 
-A part of :class:`~mcpsync.transports.http.HttpTransport`, kept apart because every part
+A part of :class:`~mcpsync.transports.http.transport.HttpTransport`, kept apart because every part
 of the transport asks it: the POST, the SSE streams, the open requests. Thread-safe.
 """
 
@@ -17,7 +17,7 @@ import threading
 
 import requests
 
-from ..protocol.jsonrpc import RequestId
+from ...protocol.jsonrpc import RequestId
 
 __all__ = ["CallTable"]
 

@@ -30,9 +30,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..errors import INVALID_REQUEST
-from ..protocol.deadline import Deadline
-from .devserver_framing import ChunkedScanner, Framing, FramingError, framing, head_end
+from ...errors import INVALID_REQUEST
+from ...protocol.deadline import Deadline
+from .framing import ChunkedScanner, Framing, FramingError, framing, head_end
 
 #: A request has arrived in full: ``dispatch(sock, address, request_bytes, leftover)``
 #: returns whether a handler took it (``False``: all are busy, the reader answers 503).

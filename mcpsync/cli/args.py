@@ -9,7 +9,7 @@ import argparse
 from collections.abc import Callable
 from typing import TypeVar
 
-from .protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS
+from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS
 
 N = TypeVar("N", int, float)
 
@@ -67,7 +67,7 @@ def version(text: str) -> str:
 
 def level(text: str) -> str:
     """A log level of the protocol (RFC 5424 names: debug .. emergency)."""
-    from .protocol.levels import LEVELS
+    from ..protocol.levels import LEVELS
 
     if text not in LEVELS:
         raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(LEVELS)}")

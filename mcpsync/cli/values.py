@@ -18,8 +18,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .cli_target import UsageError
-from .display_schema import type_name
+from ..display.schema import type_name
+from .target import UsageError
 
 #: A JSON integer, and a JSON number (what ``a=1`` must look like for those types).
 _INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")

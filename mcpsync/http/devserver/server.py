@@ -34,10 +34,10 @@ from typing import Any, Final
 
 from werkzeug._internal import _log
 
-from ..protocol.redact import redact
-from .devserver_handler import BufferedRequestHandler
-from .devserver_pool import HandlerPool
-from .devserver_reader import ConnectionReader
+from ...protocol.redact import redact
+from .handler import BufferedRequestHandler
+from .pool import HandlerPool
+from .reader import ConnectionReader
 
 DEFAULT_TIMEOUT: Final = 10.0
 DEFAULT_MAX_CONNECTIONS: Final = 256

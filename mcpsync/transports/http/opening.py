@@ -14,7 +14,7 @@ streams for as long as it runs, and the sender's ``notifications/cancelled`` (or
 abandon) ends it at once. A server that trickles an answer's head therefore holds a thread
 for ``head_timeout`` at most, not for ever.
 
-A part of :class:`~mcpsync.transports.http.HttpTransport` (a mixin). Thread-safe.
+A part of :class:`~mcpsync.transports.http.transport.HttpTransport` (a mixin). Thread-safe.
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from ..errors import TransportTimeoutError
-from ..protocol.deadline import Deadline
-from ..protocol.jsonrpc import Request, RequestId
-from ..protocol.redact import redact
-from ..threads.watchdog import WATCHDOG
-from .base import CallFailed, Received
-from .http_calls import CallExchanges
-from .http_table import CallTable
+from ...errors import TransportTimeoutError
+from ...protocol.deadline import Deadline
+from ...protocol.jsonrpc import Request, RequestId
+from ...protocol.redact import redact
+from ...threads.watchdog import WATCHDOG
+from ..base import CallFailed, Received
+from .calls import CallExchanges
+from .table import CallTable
 
 __all__ = ["OpenRequests"]
 

@@ -2,8 +2,8 @@
 a refusal (an HTTP status, maybe with a JSON-RPC error body), and the ``initialize`` that
 replaces an expired session.
 
-A part of :class:`~mcpsync.transports.http.HttpTransport` (a mixin, as
-:class:`~mcpsync.transports.http_streams.SseStreams` is: the attributes and methods declared
+A part of :class:`~mcpsync.transports.http.transport.HttpTransport` (a mixin, as
+:class:`~mcpsync.transports.http.streams.SseStreams` is: the attributes and methods declared
 below are the transport's), kept apart so that the transport's module holds the exchange of
 a call and this one what the server said.
 """
@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 import requests
 
-from ..errors import TransportError
-from ..protocol import jsonrpc
-from ..protocol.deadline import Deadline
-from ..protocol.http_headers import SESSION_ID
-from ..protocol.jsonrpc import (
+from ...errors import TransportError
+from ...protocol import jsonrpc
+from ...protocol.deadline import Deadline
+from ...protocol.http_headers import SESSION_ID
+from ...protocol.jsonrpc import (
     ErrorResponse,
     Invalid,
     Message,
@@ -28,12 +28,12 @@ from ..protocol.jsonrpc import (
     RequestId,
     Response,
 )
-from ..protocol.redact import redact
-from ..protocol.sse import SseParser
-from .http_calls import CallExchanges
-from .http_deadline import timeouts
-from .http_io import STREAM_ERRORS, chunks, read_body, read_some
-from .http_state import LEGACY_SSE, NewSession, SessionState, Snapshot
+from ...protocol.redact import redact
+from ...protocol.sse import SseParser
+from .calls import CallExchanges
+from .deadline import timeouts
+from .io import STREAM_ERRORS, chunks, read_body, read_some
+from .state import LEGACY_SSE, NewSession, SessionState, Snapshot
 
 logger = logging.getLogger("mcpsync.http.client")
 
@@ -101,7 +101,7 @@ class Answers:
         :func:`~mcpsync.auth.errors.http_refusal` gives the status (with the scopes the
         challenge names), not a bare JSON-RPC error. False for another 403."""
         # Imported here: the auth package is heavy, and a refusal is rare.
-        from ..auth.errors import http_refusal
+        from ...auth.errors import http_refusal
 
         error = error if isinstance(error, dict) else {}
         code = error.get("code") if isinstance(error.get("code"), int) else None

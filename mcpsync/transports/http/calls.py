@@ -2,7 +2,7 @@
 given up on (timed out, cancelled, interrupted), or the transport's close, ends its
 exchange at once instead of leaving its thread blocked until the server answers.
 
-Each exchange is :func:`~mcpsync.transports.http_deadline.exchange`'s: it ends by its
+Each exchange is :func:`~mcpsync.transports.http.deadline.exchange`'s: it ends by its
 deadline on its own (the process's watchdog shuts its socket down), and :meth:`end` ends it
 sooner from any thread. A connection ended so is never reused: the thread that made the
 exchange closes it as it gives it back to the pool (only that thread gives it back).
@@ -14,8 +14,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Hashable
 
-from ..protocol.deadline import Deadline
-from .http_deadline import Exchange, ExchangeScope, exchange
+from ...protocol.deadline import Deadline
+from .deadline import Exchange, ExchangeScope, exchange
 
 __all__ = ["CallExchanges"]
 
@@ -35,7 +35,7 @@ class CallExchanges:
         """Run the block's HTTP requests (on this thread) as ``key``'s exchange, ended by
         ``deadline``, by :meth:`end` of ``key``, or by :meth:`end_all`. ``watch=False``
         when the caller waiting for ``key`` ends it at ``deadline`` itself (see
-        :func:`~mcpsync.transports.http_deadline.exchange`)."""
+        :func:`~mcpsync.transports.http.deadline.exchange`)."""
         return _Running(self, key, exchange(deadline, watch=watch))
 
     def over(self, key: Hashable) -> bool:

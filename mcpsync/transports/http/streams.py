@@ -1,9 +1,9 @@
 """The HTTP client's long-lived SSE streams: reading one, resuming a broken one, the
 handshake era's standalone GET stream, and the 2024-11-05 HTTP+SSE stream.
 
-A part of :class:`~mcpsync.transports.http.HttpTransport`, kept apart because streams have
+A part of :class:`~mcpsync.transports.http.transport.HttpTransport`, kept apart because streams have
 their own concerns: each event is bounded (``max_message_bytes``), reconnecting backs off
-(:class:`~mcpsync.transports.http_io.Backoff`) and a stream that is quiet for
+(:class:`~mcpsync.transports.http.io.Backoff`) and a stream that is quiet for
 ``read_timeout`` is reopened, so no thread outlives ``close()``.
 """
 
@@ -18,17 +18,17 @@ from urllib.parse import urljoin
 
 import requests
 
-from ..errors import ConnectionClosedError, TransportError
-from ..protocol import jsonrpc
-from ..protocol.deadline import Deadline
-from ..protocol.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
-from ..protocol.sse import SseParser
-from .base import Received
-from .http_calls import CallExchanges
-from .http_deadline import timeouts
-from .http_io import STREAM_ERRORS, Backoff, abort, chunks, local_error
-from .http_state import LEGACY_SSE, SessionState, Snapshot
-from .http_table import CallTable
+from ...errors import ConnectionClosedError, TransportError
+from ...protocol import jsonrpc
+from ...protocol.deadline import Deadline
+from ...protocol.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
+from ...protocol.sse import SseParser
+from ..base import Received
+from .calls import CallExchanges
+from .deadline import timeouts
+from .io import STREAM_ERRORS, Backoff, abort, chunks, local_error
+from .state import LEGACY_SSE, SessionState, Snapshot
+from .table import CallTable
 
 logger = logging.getLogger("mcpsync.http.client")
 
@@ -39,7 +39,7 @@ GET_KEY: Final = "mcpsync-get"
 
 
 class SseStreams:
-    """Stream handling for :class:`~mcpsync.transports.http.HttpTransport` (a mixin: the
+    """Stream handling for :class:`~mcpsync.transports.http.transport.HttpTransport` (a mixin: the
     attributes and methods declared below are the transport's)."""
 
     url: str

@@ -4,7 +4,7 @@ thing with the client, close, and report a failure as words on stderr.
 Each subcommand (``tools``, ``call``, ``resources``, ``read``, ``prompts``, ``prompt``,
 ``inspect``) is an *action*: a function of the connected :class:`~mcpsync.Client` that
 returns what to print. :func:`ask` runs it with a server loaded into this process printing
-to stderr (:func:`~mcpsync.cli_output.stdout_to_stderr`) from its import to its shutdown,
+to stderr (:func:`~mcpsync.cli.output.stdout_to_stderr`) from its import to its shutdown,
 so that stdout is only the command's output, printed after. A failure is printed here and
 raised as :class:`Exit` with the command's exit status.
 """
@@ -17,12 +17,12 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .cli_output import safe, stdout_to_stderr
-from .cli_target import connect
-from .client import Client
-from .client.negotiate import NotAnMCPServerError
-from .errors import MCPSyncError, ServerExitedError
-from .facade import Server
+from ..client import Client
+from ..client.negotiate import NotAnMCPServerError
+from ..errors import MCPSyncError, ServerExitedError
+from ..facade import Server
+from .output import safe, stdout_to_stderr
+from .target import connect
 
 T = TypeVar("T")
 

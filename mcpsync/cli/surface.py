@@ -2,7 +2,7 @@
 
 ``tools``, ``call``, ``resources``, ``read``, ``prompts``, ``prompt`` and ``inspect`` take
 the same TARGET forms and the same options (:func:`_common`) and run through the one
-:func:`~mcpsync.cli_session.ask` path; each is an action on the connected client and a way
+:func:`~mcpsync.cli.session.ask` path; each is an action on the connected client and a way
 to print what it returned.
 """
 
@@ -13,10 +13,14 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from . import cli_args, cli_values
-from .cli_output import Reporter, as_json, result_text, tools_text
-from .cli_session import ask
-from .cli_surface_output import (
+from ..client import Client
+from ..errors import METHOD_NOT_FOUND, MCPError
+from ..protocol.versions import features
+from . import args as cli_args
+from . import values as cli_values
+from .output import Reporter, as_json, result_text, tools_text
+from .session import ask
+from .surface_output import (
     Surface,
     messages_text,
     prompts_text,
@@ -26,9 +30,6 @@ from .cli_surface_output import (
     surface_json,
     surface_text,
 )
-from .client import Client
-from .errors import METHOD_NOT_FOUND, MCPError
-from .protocol.versions import features
 
 T = TypeVar("T")
 

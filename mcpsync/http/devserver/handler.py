@@ -22,8 +22,8 @@ from typing import Any, Protocol
 
 from werkzeug.serving import WSGIRequestHandler
 
-from ..protocol.deadline import Deadline
-from ..protocol.redact import redact
+from ...protocol.deadline import Deadline
+from ...protocol.redact import redact
 
 
 class HandlerServer(Protocol):

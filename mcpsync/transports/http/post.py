@@ -47,7 +47,7 @@ from urllib3.exceptions import ProxyError as Urllib3ProxyError
 from urllib3.exceptions import SSLError as Urllib3SSLError
 from urllib3.util import Timeout
 
-from .http_deadline import DeadlineAdapter
+from .deadline import DeadlineAdapter
 
 #: Answers ``requests`` would follow (``requests.sessions.REDIRECT_STATI``).
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
@@ -127,7 +127,7 @@ class DirectPost:
 
     def _endpoint(self, url: str) -> _Endpoint | None:
         """``url``'s pool, worked out on first use; None when its adapter is not the stock
-        one (or :class:`~mcpsync.transports.http_deadline.DeadlineAdapter`, which only
+        one (or :class:`~mcpsync.transports.http.deadline.DeadlineAdapter`, which only
         tracks its connections so that a call's exchange can be ended) or the URL is one
         ``requests`` refuses (it then says why, on the slow path)."""
         with self._lock:
