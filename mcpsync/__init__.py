@@ -84,6 +84,7 @@ if TYPE_CHECKING:
         UrlElicitationRequiredError,
     )
     from .facade import Server
+    from .hub import Hub, ServerUnavailableError
     from .protocol.deadline import Deadline, DeadlineExceeded
     from .server.lifespan import StartupError
     from .server.options import ProtocolOptions, ServerDetails, ServerLimits
@@ -240,6 +241,8 @@ _LAZY: dict[str, str] = {
     "ClientLimits": ".client.options",
     "ClientMiddleware": ".client.options",
     "HostHandlers": ".client.options",
+    "Hub": ".hub",
+    "ServerUnavailableError": ".hub",
 }
 
 
@@ -277,6 +280,7 @@ __all__ = [
     "HeaderMismatchError",
     "HostHandlers",
     "HostRequest",
+    "Hub",
     "Icon",
     "Image",
     "ImageContent",
@@ -328,6 +332,7 @@ __all__ = [
     "ServerExitedError",
     "ServerLimits",
     "ServerSession",
+    "ServerUnavailableError",
     "SessionInfo",
     "SqliteTaskStore",
     "StartupError",

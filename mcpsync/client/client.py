@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .._moved import fold, reject_unknown
 from .._version import __version__
@@ -66,6 +66,9 @@ from .options import (
 from .subscribe import Subscriptions
 from .surface import ClientSurface
 from .task_calls import ClientTasks
+
+if TYPE_CHECKING:
+    from ..hub.hub import Hub
 
 logger = logging.getLogger("mcpsync.client")
 
@@ -267,6 +270,16 @@ class Client(ClientSurface):
             url, options, session=session, headers=headers, connect_timeout=connect_timeout,
             read_timeout=read_timeout, max_in_flight=max_in_flight,
             max_message_bytes=max_message_bytes, auth=auth), options)
+
+    @classmethod
+    def from_config(cls, config: str | os.PathLike[str] | Mapping[str, Any],
+                    **options: Any) -> Hub:
+        """A client over every server of an ``mcpServers`` configuration (a path to a
+        host's JSON file, comments allowed, or the dict): a :class:`~mcpsync.hub.Hub`,
+        whose names carry their server's prefix (``calc_add``). See docs/hub.md."""
+        from ..hub.hub import Hub
+
+        return Hub.from_config(config, cls, **options)
 
     @classmethod
     def _over(cls, transport: Transport, options: dict[str, Any]) -> Client:

@@ -1,7 +1,8 @@
 """The mounted side of ``Server.mount``: how names and URIs cross a mount, and how one
 request is handed to a mounted server.
 
-The naming rules, both ways (``prefix`` None or empty: everything unchanged):
+The naming rules (:mod:`mcpsync.protocol.prefixes`, shared with ``Client.from_config``),
+both ways (``prefix`` None or empty: everything unchanged):
 
 * tools and prompts: ``name`` ↔ ``{prefix}_{name}``;
 * resource URIs and URI templates: ``scheme://rest`` ↔ ``scheme://{prefix}/rest`` (the
@@ -56,48 +57,6 @@ class MountedServer(Protocol):
 
     def run_handler(self, handler: MethodHandler, ctx: HandlerContext,
                     params: dict[str, Any]) -> dict[str, Any]: ...
-
-
-def name_out(prefix: str | None, name: str) -> str:
-    """A mounted tool's or prompt's name as the parent lists it."""
-    return f"{prefix}_{name}" if prefix else name
-
-
-def name_in(prefix: str | None, name: str) -> str | None:
-    """The mounted server's name behind a parent's name; None when it is not prefixed."""
-    if not prefix:
-        return name
-    head = prefix + "_"
-    return name[len(head):] if name.startswith(head) and len(name) > len(head) else None
-
-
-def uri_out(prefix: str | None, uri: str) -> str:
-    """A mounted resource URI (or URI template) as the parent lists it."""
-    scheme, sep, rest = uri.partition("://")
-    return f"{scheme}://{prefix}/{rest}" if prefix and sep else uri
-
-
-def uri_in(prefix: str | None, uri: str) -> str | None:
-    """The mounted server's URI behind a parent's URI; None when it is not prefixed."""
-    scheme, sep, rest = uri.partition("://")
-    if not prefix or not sep:
-        return uri
-    head = prefix + "/"
-    return f"{scheme}://{rest[len(head):]}" if rest.startswith(head) else None
-
-
-def content_out(prefix: str | None, block: Any) -> Any:
-    """A content block with the URI of a resource link or embedded resource prefixed, so
-    that the client can read it through the parent."""
-    if not prefix or not isinstance(block, dict):
-        return block
-    if block.get("type") == "resource_link" and isinstance(block.get("uri"), str):
-        return {**block, "uri": uri_out(prefix, block["uri"])}
-    resource = block.get("resource")
-    if block.get("type") == "resource" and isinstance(resource, dict) and isinstance(
-            resource.get("uri"), str):
-        return {**block, "resource": {**resource, "uri": uri_out(prefix, resource["uri"])}}
-    return block
 
 
 class MountedContext(HandlerContext):
