@@ -56,7 +56,6 @@ from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.registry import SERVES_EVERY_NAME
 from ..errors import MCPError, MethodNotFoundError
-from ..protocol.methods import VIEWS
 from ..protocol.prefixes import PREFIX, content_out, name_in, name_out, uri_in, uri_out
 from .handlers import MethodHandler
 from .lifespan import Lifespan, Named
@@ -71,11 +70,10 @@ _GRAPH = threading.Lock()
 #: Pages read of one list before giving up on a server whose cursors never end.
 MAX_PAGES = 1000
 
-#: The list methods: the key of their items and the field that names an item (the method
-#: table's merged lists).
-_LISTS = VIEWS.mount_lists
-#: The methods a mount routes to the server their target names.
-_ROUTED = VIEWS.mount_routed
+#: The list methods: the key of their items and the field that names an item.
+_LISTS = {"tools/list": ("tools", "name"), "prompts/list": ("prompts", "name"),
+          "resources/list": ("resources", "uri"),
+          "resources/templates/list": ("resourceTemplates", "uriTemplate")}
 class Mountable(MountedServer, Protocol):
     """What mounting needs of a parent and of the server mounted into it (each a
     ``ServerCore``): besides serving a request handed across, its registries and list
@@ -173,20 +171,6 @@ def knows(server: Mountable, method: str, kind: str, key: str) -> bool:
     return mounts is not None and mounts.find(method, kind, key) is not None
 
 
-def mounted_tool(server: Mountable, name: str) -> dict[str, Any] | None:
-    """The description of the tool of a mount of ``server`` that a ``tools/call`` of
-    ``name`` reaches (its ``inputSchema`` crosses a mount unchanged), however deep; None
-    when no registry holds it (unknown, or behind a handler: a proxy checks its own).
-    For the ``Mcp-Param-*`` check of a mounted tool as of the parent's own."""
-    mounts = server._mounts
-    found = mounts.find("tools/call", "tool", name) if mounts is not None else None
-    if found is None:
-        return None
-    mount, inner = found
-    tool = mount.server.tools.get(inner)
-    return tool.description if tool is not None else mounted_tool(mount.server, inner)
-
-
 class Mounts:
     """The servers mounted into one parent, and its merging handlers. Thread-safe: the
     tuple of mounts is replaced, never changed, so requests read it without a lock."""
@@ -195,7 +179,8 @@ class Mounts:
         self._parent = parent
         self.mounts: tuple[Mount, ...] = ()
         self._own: dict[str, MethodHandler | None] = {}
-        for method in (*_LISTS, *_ROUTED):
+        for method in (*_LISTS, "tools/call", "prompts/get", "resources/read",
+                       "completion/complete"):
             self._install(method)
         #: The parent's subscribed URIs passed on to a mount: its server and its URI.
         self._passed: dict[str, tuple[Mountable, str]] = {}
