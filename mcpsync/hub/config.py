@@ -135,7 +135,7 @@ def _drop_trailing_commas(text: str) -> str:
 def load_json(path: str | os.PathLike[str]) -> Any:
     """A JSON-with-comments file, parsed; a file over :data:`MAX_CONFIG_BYTES`, or one
     that does not parse, is a :class:`ConfigError` naming the file."""
-    where = Path(path)
+    where = Path(path).expanduser()
     try:
         with where.open("rb") as f:
             raw = f.read(MAX_CONFIG_BYTES + 1)
