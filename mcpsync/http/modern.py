@@ -27,11 +27,12 @@ from ..errors import (
     ProtocolStateError,
 )
 from ..protocol import jsonrpc
-from ..protocol.http_headers import header_params, mismatch
+from ..protocol.http_headers import mismatch
 from ..protocol.jsonrpc import Message, Notification, Request
 from ..protocol.versions import META_CAPABILITIES, META_VERSION
 from ..server import stateless
 from ..server.host import RequestServer
+from ..server.mount import mounted_tool
 from ..server.server import ServerCore
 from .intake import transport_context
 from .replies import Environ, StartResponse, _HttpError, respond
@@ -178,15 +179,15 @@ def _tool_headers(services: Services,
                   message: Request) -> dict[str, tuple[str, ...]] | None:
     if message.method != "tools/call":
         return None
-    tool = services.server.tools.get(str((message.params or {}).get("name")))
-    if tool is None:
+    server = services.server
+    name = str((message.params or {}).get("name"))
+    tool = server.tools.get(name)
+    # A mounted server's tool is checked as the parent's own (a proxied one by its proxy,
+    # which learns its map from the remote: proxy/param_headers.py).
+    description = tool.description if tool is not None else mounted_tool(server, name)
+    if description is None:
         return None
-    key = id(tool.description)
-    maps = services.header_maps
-    if key not in maps:
-        schema = tool.description.get("inputSchema")
-        maps[key] = header_params(schema) if isinstance(schema, dict) else None
-    return maps[key]
+    return services.header_maps.get(description)
 
 
 def _inline_tool(server: ServerCore, message: Request) -> bool:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from ..dispatch.inbound import InboundExecutor
 from ..engine.pool import Job, WorkerPool
+from ..protocol.http_headers import HeaderMapCache
 from ..server.server import ServerCore
 from ..stores.events import EventStore
 from .intake import AuthGate, BodyReader
@@ -90,9 +91,9 @@ class Services:
     gate: AuthGate
     #: Reads a request body within the app's bound.
     body: BodyReader
-    #: The header parameters of each tool's input schema (``Mcp-Param-*``), by the id of
-    #: its description: computed once per tool.
-    header_maps: dict[int, dict[str, tuple[str, ...]] | None]
+    #: The header parameters of each tool's input schema (``Mcp-Param-*``): computed once
+    #: per tool description (bounded).
+    header_maps: HeaderMapCache
     #: Context-free tools seen to take over half ``json_window`` on a handshake-era
     #: POST's thread: they run on the pool from then on (``legacy.py``). Names of
     #: registered tools only, so bounded by the server's tool count.

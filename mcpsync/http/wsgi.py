@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, StoreUnavailableError
 from ..protocol import jsonrpc
 from ..protocol.budget import Budget
+from ..protocol.http_headers import HeaderMapCache
 from ..protocol.jsonrpc import Invalid, Message, Notification, Request
 from ..protocol.versions import META_VERSION, is_stateless
 from ..server.lifespan import StartupError
@@ -163,7 +164,8 @@ class McpWsgiApp:
         self._local = threading.local()
         self._services = Services(
             server=server, pool=self._pool, sessions=self.sessions, store=store,
-            relay=self.relay, gate=self._gate, body=self._body, header_maps={},
+            relay=self.relay, gate=self._gate, body=self._body,
+            header_maps=HeaderMapCache(),
             slow_tools=self.slow_tools, legacy_sessions=legacy_sessions,
             messages_path=messages_path,
             pacing=Pacing(timing.json_window, timing.keepalive_interval, timing.retry_ms,

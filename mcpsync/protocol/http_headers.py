@@ -12,7 +12,10 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import threading
 import warnings
+from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any, Final
 
 PROTOCOL_VERSION: Final = "MCP-Protocol-Version"
@@ -168,21 +171,29 @@ def mismatch(headers: dict[str, str], message: dict[str, Any],
         if name != params.get(source):
             return f"{NAME} header value {name!r} does not match body value {params.get(source)!r}"
     if method == "tools/call" and tool_headers:
-        arguments = params.get("arguments")
-        for name, path in tool_headers.items():
-            value = _lookup(arguments, path)
-            raw = headers.get((PARAM_PREFIX + name).lower())
-            if value is None:
-                continue  # absent or null: no header expected (an extra one is ignored)
-            if raw is None:
-                return f"the {PARAM_PREFIX}{name} header is required (the argument is present)"
-            try:
-                text = decode_value(raw)
-            except HeaderValueError as exc:
-                return str(exc)
-            if not _same(text, value):
-                return (f"{PARAM_PREFIX}{name} header value {text!r} does not match body "
-                        f"value {value!r}")
+        return param_mismatch(headers, params.get("arguments"), tool_headers)
+    return None
+
+
+def param_mismatch(headers: Mapping[str, str], arguments: Any,
+                   tool_headers: dict[str, tuple[str, ...]]) -> str | None:
+    """Why the ``Mcp-Param-*`` headers (lower-cased names) disagree with a call's
+    ``arguments``, or ``None``: the part of :func:`mismatch` a server that finds the
+    tool's map later (a proxy, which learns it from its remote) checks on its own."""
+    for name, path in tool_headers.items():
+        value = _lookup(arguments, path)
+        raw = headers.get((PARAM_PREFIX + name).lower())
+        if value is None:
+            continue  # absent or null: no header expected (an extra one is ignored)
+        if raw is None:
+            return f"the {PARAM_PREFIX}{name} header is required (the argument is present)"
+        try:
+            text = decode_value(raw)
+        except HeaderValueError as exc:
+            return str(exc)
+        if not _same(text, value):
+            return (f"{PARAM_PREFIX}{name} header value {text!r} does not match body "
+                    f"value {value!r}")
     return None
 
 
@@ -214,3 +225,43 @@ def valid_tools(tools: list[dict[str, Any]]) -> tuple[list[dict[str, Any]],
         if found:
             maps[str(tool.get("name"))] = found
     return kept, maps
+
+
+#: Tool descriptions whose header maps one :class:`HeaderMapCache` keeps, at most.
+MAX_CACHED_MAPS: Final = 1024
+
+
+class HeaderMapCache:
+    """The header map of each tool description, computed once while it is in use.
+
+    Keyed by the description's identity, and each entry holds the description itself:
+    while cached it stays alive, so its ``id()`` can not be given to another object (a
+    map keyed by a bare ``id()`` went to a new tool once the old one was gone). Bounded:
+    past :data:`MAX_CACHED_MAPS` the least recently used entry goes (computed again if it
+    is asked for). Thread-safe."""
+
+    def __init__(self, limit: int = MAX_CACHED_MAPS) -> None:
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._maps: OrderedDict[int, tuple[object, dict[str, tuple[str, ...]] | None]] = (
+            OrderedDict())
+
+    def get(self, description: dict[str, Any]) -> dict[str, tuple[str, ...]] | None:
+        """``description``'s header map (:func:`header_params` of its ``inputSchema``)."""
+        key = id(description)
+        with self._lock:
+            entry = self._maps.get(key)
+            if entry is not None and entry[0] is description:
+                self._maps.move_to_end(key)
+                return entry[1]
+        schema = description.get("inputSchema")
+        found = header_params(schema) if isinstance(schema, dict) else None
+        with self._lock:
+            self._maps[key] = (description, found)
+            self._maps.move_to_end(key)
+            while len(self._maps) > self._limit:
+                self._maps.popitem(last=False)
+        return found
+
+    def __len__(self) -> int:
+        return len(self._maps)

@@ -36,6 +36,7 @@ from ..protocol.versions import META_SERVER_INFO
 from ..types import Progress
 from .call_table import CallTable, ForwardedCall
 from .link import RemoteLink
+from .param_headers import lister
 
 if TYPE_CHECKING:
     from .host import Handler, ProxyHost
@@ -71,6 +72,10 @@ def _forward(method: str, ctx: HandlerContext, params: dict[str, Any], link: Rem
              calls: CallTable, tracker: CallTracker) -> dict[str, Any]:
     ctx.check_cancelled()
     client = link.client()
+    if method == "tools/call":  # the caller's Mcp-Param-* headers, as for own tools
+        link.param_headers.check(ctx, params, lister(
+            lambda page, wait: client.request("tools/list", page, timeout=wait, cache=False),
+            client.timeout), client.timeout)
     with tracker.tracking(client) as tracked:
         call = ForwardedCall(ctx, tracked)
         cancelled = ctx.cancelled
@@ -97,6 +102,8 @@ def _forward(method: str, ctx: HandlerContext, params: dict[str, Any], link: Rem
             except MCPSyncError as exc:  # a protocol breach (e.g. endless input rounds)
                 raise MCPError(f"the proxied server {link.target}: {exc}",
                                code=INTERNAL_ERROR) from None
+    if method == "tools/list":
+        link.param_headers.record(result.get("tools"))
     return _inbound(result)
 
 

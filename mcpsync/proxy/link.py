@@ -31,6 +31,7 @@ from ..protocol.redact import redact
 from ..transports.memory import InProcessServer
 from ..types import LogMessage
 from .call_table import CallTable
+from .param_headers import RemoteParamHeaders
 
 if TYPE_CHECKING:
     from .host import ProxyHost
@@ -74,6 +75,8 @@ class RemoteLink:
         self.capabilities: dict[str, Any] = {}
         #: Called with each new client once connected, by the thread that connected.
         self.connected_hooks: list[Callable[[Client], None]] = []
+        #: The remote tools' ``Mcp-Param-*`` maps (forgotten when its tools change).
+        self.param_headers = RemoteParamHeaders()
 
     def client(self) -> Client:
         """The connected client, connecting first if there is none (or it was lost).
@@ -154,6 +157,8 @@ class RemoteLink:
 
     def list_changed(self, kind: str) -> None:
         """Tell the proxy's own clients, and servers the proxy is mounted in."""
+        if kind == "tools":
+            self.param_headers.forget()
         self._server.notify_list_changed(kind)
 
     def _on_log(self, message: LogMessage) -> None:

@@ -171,6 +171,20 @@ def knows(server: Mountable, method: str, kind: str, key: str) -> bool:
     return mounts is not None and mounts.find(method, kind, key) is not None
 
 
+def mounted_tool(server: Mountable, name: str) -> dict[str, Any] | None:
+    """The description of the tool of a mount of ``server`` that a ``tools/call`` of
+    ``name`` reaches (its ``inputSchema`` crosses a mount unchanged), however deep; None
+    when no registry holds it (unknown, or behind a handler: a proxy checks its own).
+    For the ``Mcp-Param-*`` check of a mounted tool as of the parent's own."""
+    mounts = server._mounts
+    found = mounts.find("tools/call", "tool", name) if mounts is not None else None
+    if found is None:
+        return None
+    mount, inner = found
+    tool = mount.server.tools.get(inner)
+    return tool.description if tool is not None else mounted_tool(mount.server, inner)
+
+
 class Mounts:
     """The servers mounted into one parent, and its merging handlers. Thread-safe: the
     tuple of mounts is replaced, never changed, so requests read it without a lock."""
