@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from .facade import Server
     from .hub import Hub, ServerUnavailableError
     from .protocol.deadline import Deadline, DeadlineExceeded
+    from .routes import RouteMap
     from .server.lifespan import StartupError
     from .server.options import ProtocolOptions, ServerDetails, ServerLimits
     from .server.paths import UnsafePathError, safe_join
@@ -201,6 +202,7 @@ _LAZY: dict[str, str] = {
     "ResourceServer": ".auth.server",
     "ResourceTemplate": ".types",
     "Root": ".types",
+    "RouteMap": ".routes",
     "RunAsTask": ".tasks",
     "SamplingMessage": ".types",
     "Server": ".facade",
@@ -325,6 +327,7 @@ __all__ = [
     "ResourceServer",
     "ResourceTemplate",
     "Root",
+    "RouteMap",
     "RunAsTask",
     "SamplingMessage",
     "Server",

@@ -108,5 +108,29 @@ class Server(ServerCore):
 
         serve(self, host, port, **options)
 
+    # -- routes as tools (docs/routes.md) --------------------------------------------------
+
+    @classmethod
+    def from_openapi(cls, spec: Any, *, name: str | None = None, **options: Any) -> Server:
+        """A server whose tools are ``spec``'s operations, called over HTTP with
+        ``requests``; see :func:`mcpsync.routes.fill_from_openapi` for the options."""
+        from .routes import fill_from_openapi, load_document
+
+        document = load_document(spec, session=options.get("session"),
+                                 limits=options.get("limits"))
+        server = cls(name or document.title)
+        fill_from_openapi(server, document, **options)
+        return server
+
+    @classmethod
+    def from_wsgi(cls, app: Any, *, name: str | None = None, **options: Any) -> Server:
+        """A server whose tools are ``app``'s routes, each called into the WSGI app in
+        process; see :func:`mcpsync.routes.fill_from_wsgi` for the options."""
+        from .routes import fill_from_wsgi
+
+        server = cls(name or str(getattr(app, "name", None) or "app"))
+        fill_from_wsgi(server, app, **options)
+        return server
+
 
 __all__ = ["Server"]
