@@ -27,12 +27,13 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
+from ..protocol.methods import VIEWS
 from ..protocol.versions import uri_covers
 
-CACHEABLE: Final = frozenset({
-    "server/discover", "tools/list", "prompts/list", "resources/list",
-    "resources/templates/list", "resources/read",
-})
+#: The methods whose results are cached (the method table's cacheable rows).
+CACHEABLE: Final = VIEWS.cacheable
+#: What each one's cache key takes from its params (``None``: one entry per method).
+_KEY_PARAM: Final = VIEWS.cache_key
 
 #: Which cached methods each list_changed notification makes stale.
 _INVALIDATES: Final = {
@@ -55,13 +56,13 @@ def cache_key(method: str, params: dict[str, Any] | None) -> Key | None:
     params = params or {}
     if "inputResponses" in params or "requestState" in params:
         return None  # an MRTR retry
-    if method == "resources/read":
-        uri = params.get("uri")
-        return (method, uri) if isinstance(uri, str) else None
-    if method == "server/discover":
+    param = _KEY_PARAM.get(method)
+    if param is None:  # server/discover: one answer
         return (method, None)
-    cursor = params.get("cursor")
-    return (method, cursor if isinstance(cursor, str) else None)
+    value = params.get(param)
+    if param == "cursor":  # a list: one entry per page
+        return (method, value if isinstance(value, str) else None)
+    return (method, value) if isinstance(value, str) else None  # its target (a URI)
 
 
 def ttl_of(result: dict[str, Any]) -> float:

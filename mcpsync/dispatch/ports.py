@@ -53,6 +53,7 @@ from ..errors import (
     RequestCancelledError,
 )
 from ..protocol.jsonrpc import RequestId
+from ..protocol.methods import VIEWS
 from ..protocol.request_state import InvalidRequestState, RequestState, unseal
 from ..transports.base import StreamControl
 from .inbound import Inbound, current_transport
@@ -344,8 +345,9 @@ class SessionOutlet:
 
 # -- the answers of a 2026-07-28 retry (multi round-trip requests) --
 
-#: The methods whose results may be ``input_required`` (and retried with answers).
-MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: The methods whose results may be ``input_required`` (and retried with answers): the
+#: method table's rows that may ask questions.
+MRTR_METHODS: Final = VIEWS.asks
 
 
 class QuestionKeys:

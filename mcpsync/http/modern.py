@@ -29,6 +29,7 @@ from ..errors import (
 from ..protocol import jsonrpc
 from ..protocol.http_headers import mismatch
 from ..protocol.jsonrpc import Message, Notification, Request
+from ..protocol.methods import VIEWS
 from ..protocol.versions import META_CAPABILITIES, META_VERSION
 from ..server import stateless
 from ..server.host import RequestServer
@@ -39,9 +40,11 @@ from .replies import Environ, StartResponse, _HttpError, respond
 from .services import Services
 from .streams import ResponseStream
 
-#: Methods whose handlers run on a handler thread, so their progress streams live.
-_THREADED: Final = frozenset({"tools/call", "prompts/get", "resources/read",
-                              "subscriptions/listen", "completion/complete"})
+#: Methods whose handlers run on a handler thread, so their progress streams live (the
+#: method table's 2026-07-28 rows that may stream or block).
+_THREADED: Final = VIEWS.threaded_modern
+#: Methods whose handler is a registered tool's.
+_TOOL_METHODS: Final = VIEWS.tool_methods
 
 
 class _RequestChannel:
@@ -177,7 +180,7 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
 
 def _tool_headers(services: Services,
                   message: Request) -> dict[str, tuple[str, ...]] | None:
-    if message.method != "tools/call":
+    if message.method not in _TOOL_METHODS:
         return None
     server = services.server
     name = str((message.params or {}).get("name"))
@@ -193,7 +196,7 @@ def _tool_headers(services: Services,
 def _inline_tool(server: ServerCore, message: Request) -> bool:
     # A tool without a context parameter can neither report progress nor see
     # cancellation: it runs on this thread, saving a hand-off.
-    if message.method != "tools/call":
+    if message.method not in _TOOL_METHODS:
         return False
     tool = server.tools.get(str((message.params or {}).get("name")))
     binding = getattr(tool, "binding", None)

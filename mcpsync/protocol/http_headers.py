@@ -18,17 +18,20 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Final
 
+from .methods import VIEWS
+
 PROTOCOL_VERSION: Final = "MCP-Protocol-Version"
 METHOD: Final = "Mcp-Method"
 NAME: Final = "Mcp-Name"
 PARAM_PREFIX: Final = "Mcp-Param-"
 SESSION_ID: Final = "Mcp-Session-Id"
 
-#: Methods whose target travels in ``Mcp-Name``, and the params field it comes from.
-NAME_SOURCES: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
-                       # The tasks extension (SEP-2663) routes by task id.
-                       "tasks/get": "taskId", "tasks/update": "taskId",
-                       "tasks/cancel": "taskId"}
+#: Methods whose target travels in ``Mcp-Name``, and the params field it comes from (the
+#: method table's 2026-07-28 requests with a target: tools, prompts, resources, and the
+#: tasks extension's task ids).
+NAME_SOURCES: Final = VIEWS.name_sources
+#: Methods whose ``Mcp-Param-*`` headers come from a tool's ``x-mcp-header`` arguments.
+_TOOL_METHODS: Final = VIEWS.tool_methods
 
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _SAFE = re.compile(r"^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$")
@@ -133,7 +136,7 @@ def request_headers(message: dict[str, Any], protocol_version: str,
     source = NAME_SOURCES.get(method)
     if source is not None and isinstance(params.get(source), str):
         headers[NAME] = encode_value(params[source])
-    if method == "tools/call" and tool_headers:
+    if method in _TOOL_METHODS and tool_headers:
         arguments = params.get("arguments") or {}
         for name, path in tool_headers.items():
             value = _lookup(arguments, path)
@@ -170,7 +173,7 @@ def mismatch(headers: dict[str, str], message: dict[str, Any],
             return str(exc)
         if name != params.get(source):
             return f"{NAME} header value {name!r} does not match body value {params.get(source)!r}"
-    if method == "tools/call" and tool_headers:
+    if method in _TOOL_METHODS and tool_headers:
         return param_mismatch(headers, params.get("arguments"), tool_headers)
     return None
 

@@ -32,6 +32,7 @@ from ..errors import (
     RequestTimeoutError,
     TransportError,
 )
+from ..protocol.methods import VIEWS
 from ..protocol.versions import META_SERVER_INFO
 from ..types import Progress
 from .call_table import CallTable, ForwardedCall
@@ -41,9 +42,8 @@ from .param_headers import lister
 if TYPE_CHECKING:
     from .host import Handler, ProxyHost
 
-#: The methods a proxy forwards.
-FORWARDED: Final = ("tools/list", "tools/call", "resources/list", "resources/templates/list",
-                    "resources/read", "prompts/list", "prompts/get", "completion/complete")
+#: The methods a proxy forwards (the method table's forwarded rows).
+FORWARDED: Final = VIEWS.forwarded
 #: Request params that belong to the hop from the caller to the proxy.
 _HOP_PARAMS: Final = frozenset({"_meta", "inputResponses", "requestState", "task"})
 #: Result fields that belong to the hop from the proxy to the remote.

@@ -56,6 +56,7 @@ from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.registry import SERVES_EVERY_NAME
 from ..errors import MCPError, MethodNotFoundError
+from ..protocol.methods import VIEWS
 from ..protocol.prefixes import PREFIX, content_out, name_in, name_out, uri_in, uri_out
 from .handlers import MethodHandler
 from .lifespan import Lifespan, Named
@@ -70,10 +71,11 @@ _GRAPH = threading.Lock()
 #: Pages read of one list before giving up on a server whose cursors never end.
 MAX_PAGES = 1000
 
-#: The list methods: the key of their items and the field that names an item.
-_LISTS = {"tools/list": ("tools", "name"), "prompts/list": ("prompts", "name"),
-          "resources/list": ("resources", "uri"),
-          "resources/templates/list": ("resourceTemplates", "uriTemplate")}
+#: The list methods: the key of their items and the field that names an item (the method
+#: table's merged lists).
+_LISTS = VIEWS.mount_lists
+#: The methods a mount routes to the server their target names.
+_ROUTED = VIEWS.mount_routed
 class Mountable(MountedServer, Protocol):
     """What mounting needs of a parent and of the server mounted into it (each a
     ``ServerCore``): besides serving a request handed across, its registries and list
@@ -193,8 +195,7 @@ class Mounts:
         self._parent = parent
         self.mounts: tuple[Mount, ...] = ()
         self._own: dict[str, MethodHandler | None] = {}
-        for method in (*_LISTS, "tools/call", "prompts/get", "resources/read",
-                       "completion/complete"):
+        for method in (*_LISTS, *_ROUTED):
             self._install(method)
         #: The parent's subscribed URIs passed on to a mount: its server and its URI.
         self._passed: dict[str, tuple[Mountable, str]] = {}

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..errors import INVALID_REQUEST, MCPError
+from ..protocol.methods import VIEWS
 
 if TYPE_CHECKING:
     from ..dispatch.context import HandlerContext
@@ -92,12 +93,12 @@ def required_scopes(server: Catalog, method: str, params: Any) -> Requirement | 
     Malformed params need nothing here; the handler refuses them as it always does."""
     if not isinstance(params, dict):
         return None
-    if method == "tools/call":
-        return _tool(server, params.get("name"))
-    if method in ("resources/read", "resources/subscribe"):
-        return _resource(server, params.get("uri"))
-    if method == "prompts/get":
-        return _prompt(server, params.get("name"))
+    target = _SCOPED.get(method)
+    if target is not None:  # the item the method's target param names
+        named = params.get(_TARGET_PARAM[method])
+        if target == "tool":
+            return _tool(server, named)
+        return _prompt(server, named) if target == "prompt" else _resource(server, named)
     if method == "completion/complete":
         ref = params.get("ref")
         if not isinstance(ref, dict):
@@ -123,10 +124,17 @@ def required_scopes(server: Catalog, method: str, params: Any) -> Requirement | 
     return None
 
 
+#: The methods per-item scopes guard, by the kind of item their target is (the method
+#: table's scoped rows), and the param that names the item.
+_SCOPED: Final = VIEWS.scoped
+_TARGET_PARAM: Final = VIEWS.target_param
+_TOOL_METHODS: Final = VIEWS.tool_methods
+
+
 def check(server: Catalog, ctx: HandlerContext, method: str, params: Any) -> None:
     """Refuse a request whose principal (``ctx.auth``) lacks the scopes it needs: a
     JSON-RPC error whose data names them (``insufficient_scope``), as the 403 does."""
-    if method == "tools/call" and isinstance(params, dict):
+    if method in _TOOL_METHODS and isinstance(params, dict):
         # The hot path, decided in place: a tool registered without scopes (or no tool of
         # that name) needs nothing, as required_scopes would say.
         name = params.get("name")

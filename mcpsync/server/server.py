@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .._moved import fold, reject_unknown
@@ -29,6 +30,7 @@ from ..dispatch.context import HandlerContext
 from ..engine.connection import Middleware
 from ..engine.pool import WorkerPool
 from ..protocol.bus import Bus
+from ..protocol.methods import VIEWS
 from ..protocol.versions import features
 from ..telemetry.config import Telemetry
 from ..telemetry.instrumentation import Instrumentation
@@ -272,6 +274,10 @@ class ServerCore(ServerDefinition):
         from ..proxy import build_proxy
 
         client_options.setdefault("protocol_version", "auto")
+        # The tool and prompt names its client sends are its callers': telemetry records
+        # only those the remote listed (a made-up one is _OTHER, not a metric series).
+        client_options["telemetry"] = replace(
+            Telemetry.of(client_options.get("telemetry", True)), listed_names_only=True)
         return build_proxy(cls, target, name=name, client_options=client_options,
                            server_options=server_options or {})
 
@@ -321,7 +327,8 @@ class ServerCore(ServerDefinition):
                       "completions": len(self._completions)}[kind]
         return bool(registered) or any(
             self.methods.request_handler(m) is not None and not self.methods.is_default(m)
-            for m in _DERIVED[kind]) or (self._mounts is not None and self._mounts.provides(kind))
+            for m in VIEWS.by_capability.get(kind, ())) or (
+                self._mounts is not None and self._mounts.provides(kind))
 
     def capabilities_for(self, version: str) -> dict[str, Any]:
         """Capabilities as ``version`` can honour them.
@@ -456,11 +463,7 @@ class ServerCore(ServerDefinition):
                 f"tools={len(self.tools)})")
 
 
-#: The capabilities derived from registrations, and the methods that serve each.
-_DERIVED: dict[str, tuple[str, ...]] = {
-    "resources": ("resources/list", "resources/templates/list", "resources/read",
-                  "resources/subscribe", "resources/unsubscribe"),
-    "prompts": ("prompts/list", "prompts/get"),
-    "completions": ("completion/complete",),
-}
+#: The capabilities derived from registrations; the methods that serve each are the
+#: method table's rows that need it (``VIEWS.by_capability``).
+_DERIVED: tuple[str, ...] = ("resources", "prompts", "completions")
 

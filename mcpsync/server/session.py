@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from ..dispatch.context import HandlerContext
 from ..dispatch.inbound import TransportContext
@@ -31,6 +31,7 @@ from ..errors import (
 )
 from ..protocol import levels, lifecycle
 from ..protocol.jsonrpc import Notification
+from ..protocol.methods import VIEWS
 from ..protocol.versions import LEGACY_VERSIONS, is_stateless, negotiate_legacy
 from ..telemetry.instrumentation import Instrumentation
 from ..transports.base import Transport
@@ -308,7 +309,9 @@ class ServerSession:
 
 
 #: Methods that wait by design (for a task, for events): never run on the reader thread.
-_NEVER_INLINE = frozenset({"subscriptions/listen", "tasks/result"})
+_NEVER_INLINE: Final = VIEWS.never_inline
+#: Methods whose target is a peer-chosen name (a tool, a prompt), and its param.
+_NAMED: Final = VIEWS.named
 
 
 def inline_key(method: str, params: dict[str, Any]) -> Hashable | None:
@@ -316,8 +319,9 @@ def inline_key(method: str, params: dict[str, Any]) -> Hashable | None:
     :mod:`mcpsync.engine.inline`): one key per tool and per prompt (one slow tool must not
     send the quick ones to the pool), one per other method (resources share one: their
     URIs are unbounded); ``None``: always on the pool."""
-    if method == "tools/call" or method == "prompts/get":
-        name = params.get("name")
+    param = _NAMED.get(method)
+    if param is not None:
+        name = params.get(param)
         return (method, name) if isinstance(name, str) else method
     if method in _NEVER_INLINE:
         return None

@@ -38,6 +38,7 @@ from ..errors import (
 )
 from ..protocol import levels
 from ..protocol.jsonrpc import RequestId
+from ..protocol.methods import VIEWS
 from ..protocol.request_state import seal
 from ..protocol.versions import (
     META_CAPABILITIES,
@@ -64,18 +65,9 @@ class StatelessHost(Protocol):
 
 
 #: Methods that exist only in the handshake era (answered -32601 here).
-REMOVED_METHODS: Final = frozenset({
-    "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
-    "tasks/result", "tasks/list",
-})
+REMOVED_METHODS: Final = VIEWS.removed_modern
 #: Results that carry caching hints.
-CACHEABLE_METHODS: Final = frozenset({
-    "server/discover", "tools/list", "prompts/list", "resources/list",
-    "resources/templates/list", "resources/read",
-})
-
-
-#: The only methods whose result may be an InputRequiredResult.
+CACHEABLE_METHODS: Final = VIEWS.cacheable
 
 
 class _Rounds:

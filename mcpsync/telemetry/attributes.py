@@ -1,9 +1,11 @@
 """Span names and attributes of the MCP semantic conventions, from a message (pure).
 
 Every value that comes from the peer is bounded in length, and names that the peer
-chooses (a tool or prompt name) are only used as span names and metric attributes when
-the server knows them: otherwise a client calling made-up tool names would make one
-metric stream per name (``_OTHER`` stands for all of them, as the conventions say).
+chooses are only used as span names and metric attributes when this side knows them: a
+method name when the method table (:mod:`mcpsync.protocol.methods`) has a row for it, a
+tool or prompt name when the server has it registered (or, for a client that asks, when
+its server listed it). Otherwise a peer sending made-up names would make one metric
+stream per name; ``_OTHER`` stands for all of them, as the conventions say.
 """
 
 from __future__ import annotations
@@ -11,14 +13,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol
 
+from ..protocol.methods import VIEWS
 from ..protocol.versions import META_VERSION
 
 #: Longest attribute value taken from a message (a tool name, a URI, a request id).
 MAX_VALUE: Final = 256
 OTHER: Final = "_OTHER"
 
-URI_METHODS: Final = frozenset({"resources/read", "resources/subscribe",
-                                "resources/unsubscribe", "notifications/resources/updated"})
+#: Every method name the table has: any other is recorded as ``_OTHER``.
+_KNOWN_METHODS: Final = VIEWS.known
+#: The methods with a target: the attribute it goes in, and the param that names it.
+_TARGETS: Final = VIEWS.telemetry_target
+#: The targets that are peer-chosen names (tools, prompts): span name and metric
+#: attribute, vetted by ``known``. Others (URIs, task ids) are span attributes only.
+_NAMED_KINDS: Final = {"gen_ai.tool.name": "tool", "gen_ai.prompt.name": "prompt"}
+_URI: Final = "mcp.resource.uri"
 
 class Peer(Protocol):
     """What a message's transport says of the peer (``dispatch.TransportContext``)."""
@@ -83,16 +92,19 @@ def describe(method: str, params: Mapping[str, Any] | None, request_id: object, 
     """The conventions' attributes of ``method`` with ``params``. ``request_id`` is
     ``None`` for a notification. ``known`` (server side) vets peer-chosen names;
     a client passes ``None``: the names it sends are its own."""
-    method = _text(method)
+    if method not in _KNOWN_METHODS:
+        method = OTHER  # a name the peer made up (or a custom method without a row)
     common: dict[str, Any] = {"mcp.method.name": method}
     params = params if isinstance(params, Mapping) else None
     target: str | None = None
-    if method == "tools/call" or method == "prompts/get":
-        kind = "tool" if method == "tools/call" else "prompt"
-        name = params.get("name") if params is not None else None
+    found = _TARGETS.get(method)
+    kind = _NAMED_KINDS.get(found[0]) if found is not None else None
+    if found is not None and kind is not None:
+        attribute, param = found
+        name = params.get(param) if params is not None else None
         if isinstance(name, str):
             target = _text(name) if known is None or known(kind, name) else OTHER
-            common["gen_ai.tool.name" if kind == "tool" else "gen_ai.prompt.name"] = target
+            common[attribute] = target
         if kind == "tool":
             common["gen_ai.operation.name"] = "execute_tool"
     version = protocol_version
@@ -111,15 +123,13 @@ def describe(method: str, params: Mapping[str, Any] | None, request_id: object, 
     span = dict(common)
     if request_id is not None:
         span["jsonrpc.request.id"] = _text(request_id)
-    task_id = params.get("taskId") if params is not None and method.startswith("tasks/") \
-        else None
-    if isinstance(task_id, str):
-        span["mcpsync.task.id"] = _text(task_id)
-    uri = params.get("uri") if params is not None and method in URI_METHODS else None
-    if isinstance(uri, str):
-        span["mcp.resource.uri"] = _text(uri)
-        if uri_in_name:
-            target = _text(uri)
+    if found is not None and kind is None and params is not None:  # a URI, a task id
+        attribute, param = found
+        value = params.get(param)
+        if isinstance(value, str):
+            span[attribute] = _text(value)
+            if uri_in_name and attribute == _URI:
+                target = _text(value)
     if transport is not None:
         if transport.session_id:
             span["mcp.session.id"] = _text(transport.session_id)

@@ -30,6 +30,10 @@ class Telemetry:
     ``resources/read`` spans after the URI (opt-in: one span name per URI is high
     cardinality). ``max_span_events``: how many progress and log notifications one span
     records as events (the rest are counted in ``mcpsync.events.dropped``).
+    ``listed_names_only`` (a client): record a tool or prompt name only once the server
+    listed it, else ``_OTHER``. Off by default, since a client's names are its own; a
+    proxy's client turns it on, since the names it sends are its callers' (a server
+    always records only the names it has registered).
     """
 
     enabled: bool = True
@@ -38,6 +42,7 @@ class Telemetry:
     record_arguments: bool = False
     resource_uri_in_span_name: bool = False
     max_span_events: int = 32
+    listed_names_only: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_span_events, int) or self.max_span_events < 0:

@@ -15,11 +15,13 @@ tracers and instruments by name).
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from .._version import __version__
+from ..protocol.methods import VIEWS
 from . import api
 from .attributes import Known, Peer, describe
 from .config import DURATION_BUCKETS, Telemetry
@@ -28,6 +30,39 @@ from .operation import Operation
 from .operation import current as current_operation
 
 Side = Literal["server", "client"]
+
+#: The lists whose items a ``listed_names_only`` client learns names from.
+_LISTS_NAMED: Final = VIEWS.lists_named
+#: The most names of one kind such a client keeps (past it, new names are ``_OTHER``).
+MAX_LISTED_NAMES: Final = 4096
+
+
+class ListedNames:
+    """The tool and prompt names a client's server listed, bounded: what a client with
+    ``listed_names_only`` records verbatim. Thread-safe (sets changed under a lock,
+    read without one: a name is in or out)."""
+
+    __slots__ = ("_lock", "_names")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._names: dict[str, set[str]] = {}
+
+    def learn(self, method: str, result: Mapping[str, Any]) -> None:
+        kind, key, field = _LISTS_NAMED[method]
+        items = result.get(key)
+        if not isinstance(items, list):
+            return
+        with self._lock:
+            names = self._names.setdefault(kind, set())
+            for item in items:
+                name = item.get(field) if isinstance(item, dict) else None
+                if isinstance(name, str) and len(names) < MAX_LISTED_NAMES:
+                    names.add(name)
+
+    def knows(self, kind: str, name: str) -> bool:
+        names = self._names.get(kind)
+        return names is not None and name in names
 
 #: W3C Trace Context and Baggage keys, the only ``_meta`` keys read or written here
 #: (unprefixed, as SEP-414 and the conventions say).
@@ -40,14 +75,17 @@ SCOPE = "mcpsync"
 class Instrumentation:
     """The tracer and instruments of one Server or Client (``side``). Thread-safe."""
 
-    __slots__ = ("_config", "_context", "_duration", "_known", "_meter", "_next_check",
-                 "_propagate", "_resolved", "_sessions", "_side", "_trace", "_tracer",
-                 "gauges")
+    __slots__ = ("_config", "_context", "_duration", "_known", "_listed", "_meter",
+                 "_next_check", "_propagate", "_resolved", "_sessions", "_side", "_trace",
+                 "_tracer", "gauges")
 
     def __init__(self, config: Telemetry, side: Side, *, known: Known | None = None) -> None:
         self._config = config
         self._side = side
-        self._known = known
+        #: The names a client learnt from its server's lists (``listed_names_only``).
+        self._listed = ListedNames() if (
+            side == "client" and config.listed_names_only and known is None) else None
+        self._known = known if self._listed is None else self._listed.knows
         self._tracer: Any = None
         self._meter: Any = None
         self._duration: Any = None
@@ -169,7 +207,7 @@ class Instrumentation:
             return None
         tracer = self._tracer
         described = describe(method, params, request_id, protocol_version=protocol_version,
-                             transport=transport)
+                             transport=transport, known=self._known)
         span = None
         if tracer is not None:
             trace = self._trace
@@ -183,8 +221,13 @@ class Instrumentation:
                 carrier = dict(meta) if isinstance(meta, dict) else {}
                 self._propagate.inject(carrier, context=trace.set_span_in_context(span))
                 params["_meta"] = carrier
-        return Operation(span, None, self._duration, described.metric_attributes,
-                         self._config.max_span_events, _status(self._trace), self._context)
+        operation = Operation(span, None, self._duration, described.metric_attributes,
+                              self._config.max_span_events, _status(self._trace),
+                              self._context)
+        listed = self._listed
+        if listed is not None and method in _LISTS_NAMED:
+            operation.on_result = lambda result: listed.learn(method, result)
+        return operation
 
     def traced_task(self, body: Callable[[Any], Any], tool: str,
                     task_id: str) -> Callable[[Any], Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import INTERNAL_ERROR, MCPError, RequestTimeoutError
@@ -22,7 +22,7 @@ class Operation:
     """A request or notification in flight, on either side (or a task's run)."""
 
     __slots__ = ("_attributes", "_context_api", "_duration", "_ended", "_events",
-                 "_max_events", "_span", "_start", "_status", "_token")
+                 "_max_events", "_span", "_start", "_status", "_token", "on_result")
 
     def __init__(self, span: Any, token: object, duration: Any,
                  metric_attributes: dict[str, Any], max_events: int,
@@ -37,6 +37,8 @@ class Operation:
         self._context_api = context_api
         self._start = time.perf_counter()
         self._ended = False
+        #: Called with a successful result before the operation ends (or ``None``).
+        self.on_result: Callable[[Mapping[str, Any]], None] | None = None
 
     @property
     def span(self) -> Any:
@@ -69,6 +71,8 @@ class Operation:
     def succeeded(self, result: Mapping[str, Any] | None = None) -> None:
         """A result. A ``tools/call`` result with ``isError`` is an error
         (``error.type = tool_error``), as the conventions say."""
+        if self.on_result is not None and isinstance(result, Mapping):
+            self.on_result(result)
         if isinstance(result, Mapping) and result.get("isError") is True \
                 and self._attributes.get("mcp.method.name") == "tools/call":
             self._end({"error.type": "tool_error"}, None)

@@ -1,0 +1,82 @@
+"""Metric series are chosen by this side, never by a peer (issue 40): a method name that
+is not in the method table is recorded as ``_OTHER`` on both sides, and a proxy's client
+records its callers' tool names only when its remote listed them. On every transport and
+era, through the real SDK (``sdk`` fixture)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+from mcpsync import Client, Server
+from mcpsync.errors import MCPError
+from tests.helpers import WAIT
+from tests.serving import RunningServer
+
+TRANSPORTS = ["memory:2025-11-25", "memory:2026-07-28", "http:2025-11-25", "http:2026-07-28"]
+
+
+def _client(transport: str, server: Server, stack: contextlib.ExitStack, telemetry) -> Client:
+    kind, version = transport.split(":")
+    if kind == "memory":
+        return stack.enter_context(Client.memory(server, protocol_version=version,
+                                                 telemetry=telemetry, timeout=WAIT))
+    app = server.wsgi_app(path="/mcp")
+    running = stack.enter_context(RunningServer(app, on_stop=app.close))
+    return stack.enter_context(Client.http(running.base + "/mcp", protocol_version=version,
+                                           telemetry=telemetry, timeout=WAIT))
+
+
+def _methods(sdk, side: str) -> set[str]:
+    return {point.attributes["mcp.method.name"]
+            for point in sdk.points(f"mcp.{side}.operation.duration")}
+
+
+def _tool_names(sdk, side: str) -> set[str]:
+    return {point.attributes["gen_ai.tool.name"]
+            for point in sdk.points(f"mcp.{side}.operation.duration")
+            if "gen_ai.tool.name" in point.attributes}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_an_unknown_method_is_other_on_both_sides(sdk, transport):
+    server = Server("cardinality", telemetry=sdk.telemetry)
+    with contextlib.ExitStack() as stack:
+        client = _client(transport, server, stack, sdk.telemetry)
+        for n in range(5):
+            with pytest.raises(MCPError) as caught:
+                client.request(f"made/up-{n}", {})
+            assert caught.value.code == -32601
+        client.list_tools()
+    for side in ("server", "client"):
+        methods = _methods(sdk, side)
+        assert "_OTHER" in methods, (side, methods)
+        assert not any(m.startswith("made/") for m in methods), (side, methods)
+        assert "tools/list" in methods  # a known method keeps its name
+    spans = [s for s in sdk.finished() if "made/" in s.name
+             or "made/" in str(s.attributes.get("mcp.method.name"))]
+    assert spans == []
+
+
+def _remote() -> Server:
+    remote = Server("remote")
+
+    @remote.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    return remote
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_proxys_client_records_only_the_tool_names_its_remote_listed(sdk, version):
+    proxy = Server.proxy(_remote(), telemetry=sdk.telemetry)
+    with Client.memory(proxy, protocol_version=version, timeout=WAIT) as caller:
+        for n in range(5):
+            with pytest.raises(MCPError):
+                caller.call_tool(f"secret-{n}", {})
+        assert [t.name for t in caller.list_tools()] == ["add"]
+        assert caller.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
+    names = _tool_names(sdk, "client")
+    assert names == {"_OTHER", "add"}, names
