@@ -89,7 +89,8 @@ def sanitize(text: str) -> str:
 
 def fallback_name(operation: Operation) -> str:
     """``get_pets_id`` for ``GET /pets/{id}``."""
-    return sanitize(f"{operation.method.lower()}_{operation.path.replace('/', '_')}")
+    name = sanitize(f"{operation.method.lower()}_{operation.path.replace('/', '_')}")
+    return re.sub(r"_{2,}", "_", name)
 
 
 def tool_names(operations: Iterable[Operation]) -> list[str]:
