@@ -18,23 +18,23 @@ The task store is the one meeting point (status, progress messages, cancellation
 requests and answers, results), exactly as with threads, so ``tasks/get``,
 ``tasks/cancel``, ``tasks/update`` and ``tasks/result`` work on any web worker. The broker
 carries only what a worker needs to start a task (see :func:`mcpsync.tasks.remote.payload`:
-no headers, no tokens). What a task run on Celery can and cannot do, and what happens on
-each failure, is in docs/celery.md.
+no headers, no tokens), signed with the server's ``request_state_key`` (which web and
+worker processes must share); a worker runs nothing whose signature or record disagrees.
+What a task run on Celery can and cannot do, and what happens on each failure, is in
+docs/celery.md.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 from typing import Any, Final
 
 from celery import Celery
 from kombu.exceptions import ChannelError, KombuError, OperationalError
 
 from .errors import INTERNAL_ERROR, MCPError, StoreUnavailableError
-from .tasks.executor import QUEUED_PREFIX, Execute, TaskLaunch
-from .tasks.remote import payload
+from .tasks.executor import QUEUED_PREFIX, Execute, RemoteTasks, TaskLaunch
 
 __all__ = ["QUEUED_MESSAGE", "CeleryExecutor"]
 
@@ -80,7 +80,7 @@ class CeleryExecutor:
         self.publish_timeout = publish_timeout
         self.name = name
         self._lock = threading.Lock()
-        self._run: Callable[[dict[str, Any]], str] | None = None
+        self._tasks: RemoteTasks | None = None
 
         def deliver(task: Any, data: dict[str, Any]) -> str:  # Celery binds ``task`` first
             return self._deliver(task, data)
@@ -92,22 +92,30 @@ class CeleryExecutor:
 
     # -- the worker side --------------------------------------------------------------------
 
-    def bind(self, run: Callable[[dict[str, Any]], str]) -> None:
+    def bind(self, tasks: RemoteTasks) -> None:
         with self._lock:
-            if self._run is not None and self._run != run:
+            if self._tasks is not None and self._tasks is not tasks:
                 raise ValueError("a CeleryExecutor serves one server: make one per server "
                                  "(with its own name=)")
-            self._run = run
+            self._tasks = tasks
 
-    def _deliver(self, task: Any, data: dict[str, Any]) -> str:
-        """The Celery task: run the mcpsync task ``data`` describes, here."""
+    def _bound(self) -> RemoteTasks:
         with self._lock:
-            run = self._run
-        if run is None:
+            tasks = self._tasks
+        if tasks is None:
             raise RuntimeError(f"{self.name}: no mcpsync server uses this executor in this "
-                               "worker (the module Celery imports must build the server)")
+                               "process (the module Celery imports must build the server)")
+        return tasks
+
+    def _deliver(self, task: Any, data: Any) -> str:
+        """The Celery task: run the mcpsync task ``data`` describes, here (once its
+        signature and its record agree: :mod:`mcpsync.tasks.remote`)."""
+        tasks = self._bound()
+        if not isinstance(data, dict):
+            log.warning("%s: a message that is not an object was refused", self.name)
+            return "refused"
         try:
-            return run(data)
+            return tasks.run_payload(data)
         except (StoreUnavailableError, OSError) as exc:
             # Nothing ran yet, or the outcome could not be written: try the delivery again
             # once the store is back (claiming is idempotent; a finished task is skipped).
@@ -158,10 +166,11 @@ class CeleryExecutor:
 
     def submit(self, launch: TaskLaunch, execute: Execute) -> None:
         task = self._retry_safe if launch.retry_safe else self._once
+        message = self._bound().payload(launch)  # signed; MCPError without a shared key
         part = self.publish_timeout / 3
         try:
             with self._connection() as connection:
-                task.apply_async(args=(payload(launch),), queue=self.queue_name,
+                task.apply_async(args=(message,), queue=self.queue_name,
                                  producer=connection.Producer(), retry=True,
                                  retry_policy={"max_retries": 2, "interval_start": 0,
                                                "interval_step": min(0.5, part),

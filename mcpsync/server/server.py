@@ -57,7 +57,7 @@ from .options import (
 from .owners import owner_of
 from .scopes import reader
 from .session import ServerSession
-from .state_key import resolve_state_key
+from .state_key import configured_state_key, resolve_state_key
 from .stdio import serve_stdio
 from .subscribers import ResourceSubscribers
 
@@ -148,6 +148,7 @@ class ServerCore(ServerDefinition):
         #: same clients (from configuration or ``MCPSYNC_REQUEST_STATE_KEY``).
         self._request_state_key = request_state_key
         self._state_key_lock = threading.Lock()
+        self._state_key_shared = isinstance(request_state_key, bytes)
         self.request_state_ttl = limits.request_state_ttl
         #: Middleware on every message this server sends / receives; outermost first. A
         #: session takes a copy when it connects: change these before serving.
@@ -206,12 +207,21 @@ class ServerCore(ServerDefinition):
     @property
     def request_state_key(self) -> bytes:
         """The HMAC key of MRTR ``requestState``: from ``Server(request_state_key=...)``,
-        else ``MCPSYNC_REQUEST_STATE_KEY``, else (with a warning, on first use) a random
-        per-process key that only works while every retry reaches this process."""
+        else ``MCPSYNC_REQUEST_STATE_KEY``, else a random per-process key that only works
+        while every retry reaches this process (an HTTP app warns when served by several
+        processes: :func:`~mcpsync.server.state_key.warn_unshared_key`)."""
         with self._state_key_lock:
             if not isinstance(self._request_state_key, bytes):
+                self._state_key_shared = configured_state_key(self._request_state_key) is not None
                 self._request_state_key = resolve_state_key(self._request_state_key)
             return self._request_state_key
+
+    @property
+    def request_state_key_shared(self) -> bool:
+        """Whether :attr:`request_state_key` was configured (so several processes can share
+        it) rather than made up for this process alone."""
+        self.request_state_key  # noqa: B018  (resolves it once)
+        return self._state_key_shared
 
     # -- lifespan ------------------------------------------------------------------------
 

@@ -71,6 +71,20 @@ class TaskLaunch:
     portable: bool = True
 
 
+class RemoteTasks(Protocol):
+    """What an executor that runs tasks in another process is bound to: the server's
+    tasks extension (:class:`mcpsync.tasks.Tasks`), on the web side and on the worker."""
+
+    def payload(self, launch: TaskLaunch) -> dict[str, Any]:
+        """``launch`` as the signed JSON message another process runs (raises
+        :class:`~mcpsync.errors.MCPError` when this server has no key to share)."""
+        ...
+
+    def run_payload(self, data: dict[str, Any]) -> str:
+        """Run the task a message describes, here (see :mod:`mcpsync.tasks.remote`)."""
+        ...
+
+
 @runtime_checkable
 class TaskExecutor(Protocol):
     """Where tasks run. An implementation must be thread-safe."""
@@ -80,10 +94,10 @@ class TaskExecutor(Protocol):
     @property
     def queued_message(self) -> str | None: ...
 
-    def bind(self, run: Callable[[dict[str, Any]], str]) -> None:
-        """Learn how to run a task queued elsewhere (:meth:`Tasks.run_payload
-        <mcpsync.tasks.Tasks.run_payload>`), for an executor whose workers run tasks in
-        another process. Called when the server's tasks extension is installed."""
+    def bind(self, tasks: RemoteTasks) -> None:
+        """Learn how to describe a task to another process and run one queued elsewhere
+        (``tasks``: the server's tasks extension), for an executor whose workers run tasks
+        in another process. Called when the server's tasks extension is installed."""
         ...
 
     def admit(self) -> None:
@@ -132,7 +146,7 @@ class ThreadExecutor:
         self._running: dict[str, tuple[threading.Thread, TaskContext]] = {}
         self._stop = threading.Event()
 
-    def bind(self, run: Callable[[dict[str, Any]], str]) -> None:
+    def bind(self, tasks: RemoteTasks) -> None:
         """Nothing to learn: a thread runs the closures it is handed."""
 
     def admit(self) -> None:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..server.server import ServerCore
     from ..server.tools import RegisteredTool
     from ..stores.tasks import TaskStore
-    from .executor import TaskExecutor
+    from .executor import TaskExecutor, TaskLaunch
     from .surface import TaskSurfaces
 
 Handler = Callable[["HandlerContext", dict[str, Any]], dict[str, Any]]
@@ -76,7 +76,7 @@ class Tasks:
         # An executor that runs tasks in another process finds them through this
         # extension: the server's, and each a tool names (now and when added later).
         if self._executor is not None:
-            self._executor.bind(self.run_payload)
+            self._executor.bind(self)
         server.tools.watchers.append(self._bind_tool)
         for tool in server.tools.all():
             self._bind_tool(tool)
@@ -152,7 +152,24 @@ class Tasks:
 
         executor = executor_of(tool)
         if executor is not None:
-            executor.bind(self.run_payload)
+            executor.bind(self)
+
+    def payload(self, launch: TaskLaunch) -> dict[str, Any]:
+        """``launch`` as the message a :class:`mcpsync.celery.CeleryExecutor` queues,
+        signed with this server's ``request_state_key``. That key must be configured: a
+        key made up by this process would verify on no worker, so the call is refused at
+        once (-32603, saying what to set) rather than every task failing later."""
+        from ..errors import INTERNAL_ERROR, MCPError
+        from .remote import payload
+
+        server = self._server
+        assert server is not None
+        if not server.request_state_key_shared:
+            raise MCPError("this server cannot queue tasks for other processes: it has no "
+                           "request_state_key to sign them with (set "
+                           "Server(request_state_key=...) or MCPSYNC_REQUEST_STATE_KEY, the "
+                           "same in the web and worker processes)", code=INTERNAL_ERROR)
+        return payload(launch, server.request_state_key)
 
     def run_payload(self, data: dict[str, Any]) -> str:
         """Run a task queued by another process of this server (its record is in the

@@ -17,6 +17,13 @@ What a task can do from there:
   session lives in another process): its questions are refused with a clear
   :class:`~mcpsync.errors.ProtocolStateError`.
 
+**Trust.** The broker is not trusted: whoever can write to it could otherwise name any
+tool and arguments in a live task's name. So :func:`payload` signs the message (HMAC-SHA256
+under a key derived from the server's ``request_state_key``, which web and worker
+processes share), and :func:`run_payload` runs nothing whose signature is missing or wrong,
+or whose tool, owner or surface differ from the task's record: the task then ends
+``failed``, saying why, and the tool never runs.
+
 **Claiming.** A task runs only once it is claimed: its record must still be live. A task
 cancelled while queued is never run. A tool that is not ``retry_safe`` is claimed with
 this process as its ``runner`` (so a store that watches runners fails it when this
@@ -28,6 +35,10 @@ runs again, keeping its earlier progress.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import json
 import logging
 import socket
 import threading
@@ -50,17 +61,44 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcpsync.tasks.remote")
 
-__all__ = ["lost_runner_message", "payload", "run_payload"]
+__all__ = ["lost_runner_message", "payload", "run_payload", "sign_payload"]
+
+#: What the server's key is turned into for task messages, so that a signature made for
+#: one use (a ``requestState``) can never pass for another (a task message).
+_PURPOSE = b"mcpsync task message v1"
+#: The field of a task message that holds its signature.
+SIGNATURE = "signature"
 
 _LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO,
                "warning": logging.WARNING, "error": logging.ERROR, "critical": logging.CRITICAL,
                "alert": logging.CRITICAL, "emergency": logging.CRITICAL}
 
 
-def payload(launch: TaskLaunch) -> dict[str, Any]:
-    """What another process needs to run ``launch``: JSON only (no headers, no tokens)."""
+def _signature(key: bytes, body: dict[str, Any]) -> str:
+    task_key = hmac.new(key, _PURPOSE, hashlib.sha256).digest()
+    canonical = json.dumps({k: v for k, v in body.items() if k != SIGNATURE}, sort_keys=True,
+                           separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    digest = hmac.new(task_key, canonical, hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+
+
+def sign_payload(key: bytes, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` (a task message) with its signature under ``key`` (the server's
+    ``request_state_key``): what :func:`run_payload` checks before running anything."""
+    return {**body, SIGNATURE: _signature(key, body)}
+
+
+def signed(key: bytes, data: dict[str, Any]) -> bool:
+    """Whether ``data`` carries the signature ``key`` gives it (compared in constant time)."""
+    given = data.get(SIGNATURE)
+    return isinstance(given, str) and hmac.compare_digest(given, _signature(key, data))
+
+
+def payload(launch: TaskLaunch, key: bytes) -> dict[str, Any]:
+    """What another process needs to run ``launch``: JSON only (no headers, no tokens),
+    signed with ``key`` (the server's ``request_state_key``)."""
     info = launch.info
-    return {
+    return sign_payload(key, {
         "task_id": launch.task_id, "tool": launch.tool, "surface": launch.surface,
         "owner": launch.owner, "params": launch.params,
         "info": {"protocol_version": info.protocol_version, "client_info": info.client_info,
@@ -68,7 +106,7 @@ def payload(launch: TaskLaunch) -> dict[str, Any]:
                  "session_id": info.session_id},
         "transport": launch.transport, "v1_failed_on_error": launch.v1_failed_on_error,
         "retry_safe": launch.retry_safe,
-    }
+    })
 
 
 def lost_runner_message(runner: str) -> str:
@@ -151,14 +189,53 @@ def _claim(surfaces: TaskSurfaces, task_id: str, retry_safe: bool) -> TaskRecord
                         status_message=f"running on {socket.gethostname()}")
 
 
+def _refusal(surfaces: TaskSurfaces, task_id: str, data: dict[str, Any]) -> str | None:
+    """Why the message ``data`` must not run (the task's ``statusMessage`` then), or None.
+
+    The signature first (a forged message is refused whatever it names), then the record:
+    a signed message made for another task cannot run in this one's name either."""
+    server = surfaces.server
+    if not signed(server.request_state_key, data):
+        why = ("carries no signature" if SIGNATURE not in data
+               else "does not carry this server's signature")
+        return (f"refused: the task's queued message {why}, so its tool was not run (the "
+                "web and worker processes need the same request_state_key: "
+                "Server(request_state_key=...) or MCPSYNC_REQUEST_STATE_KEY)")
+    record = surfaces.store.get(task_id)
+    if record is None:
+        return None  # expired or gone: claiming skips it
+    expected = {"tool": record.tool, "owner": record.owner, "surface": record.surface}
+    for field, value in expected.items():
+        if data.get(field) != value:
+            return (f"refused: the task's queued message names the {field} "
+                    f"{data.get(field)!r}, not the task's, so its tool was not run")
+    params = data.get("params")
+    if not isinstance(params, dict) or params.get("name") != record.tool:
+        return ("refused: the task's queued message calls another tool than the task's, "
+                "so its tool was not run")
+    return None
+
+
 def run_payload(surfaces: TaskSurfaces, data: dict[str, Any],
                 stop: threading.Event | None = None) -> str:
     """Run the task ``data`` describes (made by :func:`payload`) on this thread, through
     ``surfaces`` (those of the same server definition, on the same store); what happened:
-    ``"ran"``, or ``"skipped"`` when the task was not to run (see the module's claiming)."""
+    ``"ran"``, ``"skipped"`` when the task was not to run (see the module's claiming), or
+    ``"refused"`` when the message is not one this server queued for that task (see the
+    module's trust; the task is then failed)."""
     from .surface import _call_plain, _scoped
 
-    task_id = str(data["task_id"])
+    task_id = str(data.get("task_id"))
+    refusal = _refusal(surfaces, task_id, data)
+    if refusal is not None:
+        log.warning("task %s: message refused, nothing run: %s", task_id, refusal)
+        store = surfaces.store
+        record = store.get(task_id)
+        if record is not None and not record.terminal:
+            store.update(task_id, status="failed", status_message=refusal,
+                         input_requests=None, error={"code": INTERNAL_ERROR,
+                                                     "message": refusal})
+        return "refused"
     retry_safe = bool(data.get("retry_safe"))
     if _claim(surfaces, task_id, retry_safe) is None:
         return "skipped"
