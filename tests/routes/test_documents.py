@@ -222,7 +222,7 @@ def test_huge_and_deep_schemas_fail_naming_the_bound():
 
 
 def test_documents_that_are_not_openapi_3_and_bad_files_are_clear_errors(tmp_path: Path):
-    with pytest.raises(OpenAPIError, match="Swagger 2.0"):
+    with pytest.raises(OpenAPIError, match=r"Swagger 2\.0"):
         Document({"swagger": "2.0", "paths": {}})
     with pytest.raises(OpenAPIError, match="not an OpenAPI 3"):
         Document({"openapi": "4.0"})

@@ -173,7 +173,7 @@ def test_calls_run_side_by_side():
             try:
                 result = client.call_tool("get_book", {"book_id": book_id})
                 assert result.structured_content["id"] == book_id
-            except BaseException as exc:  # noqa: BLE001 - reported below
+            except BaseException as exc:
                 errors.append(exc)
 
         threads = [threading.Thread(target=one, args=(1 + i % 2,), name=f"caller-{i}")
