@@ -36,11 +36,7 @@ CACHEABLE: Final = VIEWS.cacheable
 _KEY_PARAM: Final = VIEWS.cache_key
 
 #: Which cached methods each list_changed notification makes stale.
-_INVALIDATES: Final = {
-    "notifications/tools/list_changed": ("tools/list",),
-    "notifications/prompts/list_changed": ("prompts/list",),
-    "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
-}
+_INVALIDATES: Final = VIEWS.invalidates
 
 Key = tuple[str, Any]
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from ..protocol.methods import VIEWS
+
 #: What an ``InputRequest`` may be (the 2026-07-28 schema): no other method, custom ones
 #: included, can be asked of a client in that era.
-INPUT_REQUEST_METHODS: Final = ("elicitation/create", "sampling/createMessage", "roots/list")
+#: (The method table's 2026-07-28 requests from a server to a client.)
+INPUT_REQUEST_METHODS: Final = VIEWS.questions
 
 
 class InputRequired(BaseException):

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from ..errors import (
     ConnectionClosedError,
@@ -33,6 +33,7 @@ from ..errors import (
 )
 from ..protocol.deadline import Deadline, DeadlineExceeded
 from ..protocol.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
+from ..protocol.methods import VIEWS
 from ..transports.base import CallControl
 from .inline import Readers
 from .writer import Closing
@@ -40,7 +41,7 @@ from .writer import Closing
 logger = logging.getLogger("mcpsync.engine")
 
 #: Methods whose timeout must not send ``notifications/cancelled`` (the spec forbids it).
-_NOT_CANCELLABLE = frozenset({"initialize"})
+_NOT_CANCELLABLE: Final = VIEWS.not_cancellable
 #: How long the ``notifications/cancelled`` for a call given up on may wait to be written
 #: (its turn, and room in a stdio pipe); past that it is not sent and the caller returns.
 CANCEL_GRACE = 1.0

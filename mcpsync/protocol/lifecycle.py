@@ -9,6 +9,8 @@ from __future__ import annotations
 import enum
 from typing import Final
 
+from .methods import VIEWS
+
 
 class State(enum.Enum):
     """Where a handshake-era session is."""
@@ -41,7 +43,7 @@ TRANSITIONS: Final[dict[tuple[State, Event], State]] = {
 }
 
 #: Methods a server accepts before the handshake has completed.
-PRE_INIT_METHODS: Final = frozenset({"initialize", "ping"})
+PRE_INIT_METHODS: Final = VIEWS.before_init
 
 
 class LifecycleError(Exception):

@@ -76,6 +76,12 @@ class Method:
     scoped: bool = False
     #: The telemetry attribute its target goes in (the conventions' name for the kind).
     telemetry: str | None = field(default=None)
+    #: It may be sent before the handshake ends (``initialize`` itself, ``ping``).
+    before_init: bool = False
+    #: ``notifications/cancelled`` may name it (never ``initialize``).
+    cancellable: bool = True
+    #: A notification that makes these cached results stale (a ``list_changed``).
+    invalidates: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.target is None) != (self.target_param is None):
@@ -97,15 +103,16 @@ def _request(name: str, eras: frozenset[Era], sender: Sender = "client", **facts
     return Method(name, eras, sender, **facts)  # type: ignore[arg-type]
 
 
-def _notification(name: str, eras: frozenset[Era], sender: Sender) -> Method:
-    return Method(name, eras, sender, notification=True)
+def _notification(name: str, eras: frozenset[Era], sender: Sender,
+                  invalidates: tuple[str, ...] = ()) -> Method:
+    return Method(name, eras, sender, notification=True, invalidates=invalidates)
 
 
 #: The built-in rows, in the spec's order of features.
 BUILTIN: Final[tuple[Method, ...]] = (
     # lifecycle
-    _request("initialize", LEGACY_ONLY),
-    _request("ping", LEGACY_ONLY, "both"),
+    _request("initialize", LEGACY_ONLY, before_init=True, cancellable=False),
+    _request("ping", LEGACY_ONLY, "both", before_init=True),
     _request("server/discover", MODERN_ONLY, cacheable=True),
     # tools
     _request("tools/list", BOTH_ERAS, capability="tools", cacheable=True, mount="list",
@@ -146,17 +153,20 @@ BUILTIN: Final[tuple[Method, ...]] = (
              capability="tasks", blocks=True),
     _request("tasks/list", LEGACY_ONLY, capability="tasks"),
     # what a server asks a client (in 2026-07-28: only as an MRTR question)
-    _request("sampling/createMessage", BOTH_ERAS, "server", capability="sampling"),
     _request("elicitation/create", BOTH_ERAS, "server", capability="elicitation"),
+    _request("sampling/createMessage", BOTH_ERAS, "server", capability="sampling"),
     _request("roots/list", BOTH_ERAS, "server", capability="roots"),
     # notifications
     _notification("notifications/initialized", LEGACY_ONLY, "client"),
     _notification("notifications/cancelled", BOTH_ERAS, "both"),
     _notification("notifications/progress", BOTH_ERAS, "both"),
     _notification("notifications/message", BOTH_ERAS, "server"),
-    _notification("notifications/tools/list_changed", BOTH_ERAS, "server"),
-    _notification("notifications/prompts/list_changed", BOTH_ERAS, "server"),
-    _notification("notifications/resources/list_changed", BOTH_ERAS, "server"),
+    _notification("notifications/tools/list_changed", BOTH_ERAS, "server",
+                  invalidates=("tools/list",)),
+    _notification("notifications/prompts/list_changed", BOTH_ERAS, "server",
+                  invalidates=("prompts/list",)),
+    _notification("notifications/resources/list_changed", BOTH_ERAS, "server",
+                  invalidates=("resources/list", "resources/templates/list")),
     Method("notifications/resources/updated", BOTH_ERAS, "server", notification=True,
            target="resource", target_param="uri"),
     _notification("notifications/roots/list_changed", LEGACY_ONLY, "client"),
@@ -210,6 +220,16 @@ class Views:
         self.by_capability: dict[str, tuple[str, ...]] = {}
         #: Requests a client sends that 2026-07-28 removed (answered -32601 there).
         self.removed_modern: set[str] = set()
+        #: What a server may ask a client (2026-07-28: as an MRTR question), in table
+        #: order, and the client capability each needs.
+        self.questions: list[str] = []
+        self.question_needs: dict[str, str] = {}
+        #: Requests that may come before the handshake ends.
+        self.before_init: set[str] = set()
+        #: Requests ``notifications/cancelled`` may not name.
+        self.not_cancellable: set[str] = set()
+        #: The cached results each notification makes stale.
+        self.invalidates: dict[str, tuple[str, ...]] = {}
 
     def fill(self, rows: Iterable[Method]) -> None:
         """Rebuild every view from ``rows``, in place: each container keeps its identity,
@@ -268,6 +288,16 @@ class Views:
             if row.removed_in == "modern" and row.sender in ("client", "both") \
                     and not row.notification:
                 self.removed_modern.add(name)
+            if row.sender == "server" and not row.notification and "modern" in row.eras:
+                self.questions.append(name)
+                if row.capability is not None:
+                    self.question_needs[name] = row.capability
+            if row.before_init:
+                self.before_init.add(name)
+            if not row.cancellable:
+                self.not_cancellable.add(name)
+            if row.invalidates:
+                self.invalidates[name] = row.invalidates
         self.by_capability.update((k, tuple(v)) for k, v in capability.items())
         named_by_capability = {row.capability: row.target for row in rows
                                if row.name in self.named and row.capability is not None}

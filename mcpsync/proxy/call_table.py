@@ -38,11 +38,11 @@ from ..errors import (
     MethodNotFoundError,
     RequestCancelledError,
 )
+from ..protocol.methods import VIEWS
 from ..protocol.versions import features
 
 #: The capability a client declares to be asked each question.
-NEEDS: Final = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling",
-                "roots/list": "roots"}
+NEEDS: Final = VIEWS.question_needs
 
 
 def is_modern(ctx: HandlerContext) -> bool:

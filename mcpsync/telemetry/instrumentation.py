@@ -33,6 +33,8 @@ Side = Literal["server", "client"]
 
 #: The lists whose items a ``listed_names_only`` client learns names from.
 _LISTS_NAMED: Final = VIEWS.lists_named
+#: The methods whose arguments ``record_arguments`` puts on spans.
+_TOOL_METHODS: Final = VIEWS.tool_methods
 #: The most names of one kind such a client keeps (past it, new names are ``_OTHER``).
 MAX_LISTED_NAMES: Final = 4096
 
@@ -183,7 +185,7 @@ class Instrumentation:
                 ambient_span = trace.get_current_span(ambient).get_span_context()
                 if ambient_span.is_valid:
                     links = [trace.Link(ambient_span)]
-            if self._config.record_arguments and method == "tools/call" and params:
+            if self._config.record_arguments and method in _TOOL_METHODS and params:
                 arguments = params.get("arguments")
                 if arguments is not None:
                     described.span_attributes["gen_ai.tool.call.arguments"] = _json(arguments)

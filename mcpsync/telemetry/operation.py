@@ -12,10 +12,14 @@ from __future__ import annotations
 import contextvars
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from ..errors import INTERNAL_ERROR, MCPError, RequestTimeoutError
+from ..protocol.methods import VIEWS
 from .attributes import error_attributes
+
+#: The methods whose result may be a tool error (``isError``).
+_TOOL_METHODS: Final = VIEWS.tool_methods
 
 
 class Operation:
@@ -74,7 +78,7 @@ class Operation:
         if self.on_result is not None and isinstance(result, Mapping):
             self.on_result(result)
         if isinstance(result, Mapping) and result.get("isError") is True \
-                and self._attributes.get("mcp.method.name") == "tools/call":
+                and self._attributes.get("mcp.method.name") in _TOOL_METHODS:
             self._end({"error.type": "tool_error"}, None)
         else:
             self._end(None, None)

@@ -8,8 +8,8 @@ import pytest
 
 from mcpsync import Client, HostHandlers, Server
 from mcpsync.client import cache
-from mcpsync.dispatch import ports
-from mcpsync.protocol import http_headers, methods
+from mcpsync.dispatch import ports, questions
+from mcpsync.protocol import http_headers, lifecycle, methods
 from mcpsync.protocol.methods import BUILTIN, TABLE, VIEWS, Method
 from mcpsync.proxy import forward
 from mcpsync.server import stateless
@@ -68,6 +68,8 @@ def test_the_modules_read_the_views_themselves():
     assert ports.MRTR_METHODS is VIEWS.asks
     assert http_headers.NAME_SOURCES is VIEWS.name_sources
     assert forward.FORWARDED is VIEWS.forwarded
+    assert questions.INPUT_REQUEST_METHODS is VIEWS.questions
+    assert lifecycle.PRE_INIT_METHODS is VIEWS.before_init
 
 
 def test_the_views_say_what_the_sets_they_replaced_said():
@@ -97,6 +99,16 @@ def test_the_views_say_what_the_sets_they_replaced_said():
                                        "completion/complete"}
     assert VIEWS.scoped == {"tools/call": "tool", "prompts/get": "prompt",
                             "resources/read": "resource", "resources/subscribe": "resource"}
+    assert VIEWS.questions == ["elicitation/create", "sampling/createMessage", "roots/list"]
+    assert VIEWS.question_needs == {"elicitation/create": "elicitation",
+                                    "sampling/createMessage": "sampling", "roots/list": "roots"}
+    assert VIEWS.before_init == {"initialize", "ping"}
+    assert VIEWS.not_cancellable == {"initialize"}
+    assert VIEWS.invalidates == {
+        "notifications/tools/list_changed": ("tools/list",),
+        "notifications/prompts/list_changed": ("prompts/list",),
+        "notifications/resources/list_changed": ("resources/list",
+                                                 "resources/templates/list")}
     assert VIEWS.by_capability["resources"] == (
         "resources/list", "resources/templates/list", "resources/read",
         "resources/subscribe", "resources/unsubscribe")
