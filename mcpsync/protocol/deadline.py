@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from typing import Final
 
-__all__ = ["Deadline", "DeadlineExceeded", "current"]
+__all__ = ["Deadline", "DeadlineExceeded", "budget_text", "current"]
 
 
 class DeadlineExceeded(TimeoutError):
@@ -126,6 +126,15 @@ class Deadline:
         left = self.remaining()
         shown = "never" if left == math.inf else f"{left:.3f}s left"
         return f"<Deadline {self.what!r} {shown}>"
+
+
+def budget_text(seconds: float | None) -> str:
+    """A time budget as a message shows it: ``"5 s"``, ``"0.5 s"``, ``"no limit"``;
+    rounded to the millisecond (a budget handed down as what was left of a larger one is
+    4.999806030000059 seconds, which says nothing more than 5)."""
+    if seconds is None or seconds == _INF:
+        return "no limit"
+    return f"{round(seconds, 3):g} s"
 
 
 _CURRENT: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar(

@@ -9,13 +9,15 @@ untouched: a page of the proxy's list is a page of the remote's.
 
 What the remote says comes back as it said it: an error keeps its code, message and data
 (a -32602 stays -32602), a tool result with ``isError`` is a result. Failures of the hop
-itself are -32603 naming the remote: unreachable, dead, silent past the timeout.
+itself are -32603 saying what failed (unreachable, dead, silent past the timeout), never
+where the remote is: its command line or URL is logged, for the operator.
 Progress is passed on to the caller (when it asked for progress); cancelling the request
 cancels the remote call.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -32,12 +34,15 @@ from ..errors import (
     RequestTimeoutError,
     TransportError,
 )
+from ..protocol.deadline import budget_text
 from ..protocol.methods import VIEWS
 from ..protocol.versions import META_SERVER_INFO
 from ..types import Progress
 from .call_table import CallTable, ForwardedCall
 from .link import RemoteLink
 from .param_headers import lister
+
+logger = logging.getLogger("mcpsync.proxy")
 
 if TYPE_CHECKING:
     from .host import Handler, ProxyHost
@@ -88,8 +93,9 @@ def _forward(method: str, ctx: HandlerContext, params: dict[str, Any], link: Rem
                 result = client.request(method, _outbound(params),
                                         on_progress=_progress_to(ctx), cache=False)
             except RequestTimeoutError as exc:
-                raise MCPError(f"the proxied server {link.target} did not answer {method} in "
-                               f"time: {exc}", code=INTERNAL_ERROR) from None
+                logger.warning("proxy of %s: %s: %s", link.target, method, exc)
+                raise MCPError(f"the proxied server did not answer {method} in time ("
+                               f"{budget_text(client.timeout)})", code=INTERNAL_ERROR) from None
             except RequestCancelledError:
                 _after_cancel(call, method, link)
                 raise
@@ -97,11 +103,13 @@ def _forward(method: str, ctx: HandlerContext, params: dict[str, Any], link: Rem
                 raise  # the remote's own error: its code, message and data
             except TransportError as exc:
                 link.lost(client)
-                raise MCPError(f"the proxied server {link.target} is unreachable: {exc}",
+                logger.warning("proxy of %s: %s: unreachable: %s", link.target, method, exc)
+                raise MCPError("the proxied server is unreachable",
                                code=INTERNAL_ERROR) from None
             except MCPSyncError as exc:  # a protocol breach (e.g. endless input rounds)
-                raise MCPError(f"the proxied server {link.target}: {exc}",
-                               code=INTERNAL_ERROR) from None
+                logger.warning("proxy of %s: %s: %s", link.target, method, exc)
+                raise MCPError(f"the proxied server failed to answer {method}: "
+                               f"{link.scrub(str(exc))}", code=INTERNAL_ERROR) from None
     if method == "tools/list":
         link.param_headers.record(result.get("tools"))
     return _inbound(result)
@@ -114,8 +122,8 @@ def _after_cancel(call: ForwardedCall, method: str, link: RemoteLink) -> None:
         raise InputRequired(call.question) from None
     if call.ctx.cancelled.is_set():
         return
-    raise MCPError(f"the proxied server {link.target} cancelled {method}",
-                   code=INTERNAL_ERROR) from None
+    logger.warning("proxy of %s: the remote cancelled %s", link.target, method)
+    raise MCPError(f"the proxied server cancelled {method}", code=INTERNAL_ERROR) from None
 
 
 def _progress_to(ctx: HandlerContext) -> Callable[[Progress], None]:

@@ -9,8 +9,9 @@ about, and one caller must not read another's); list changes are announced to th
 proxy's own clients.
 
 A remote that dies fails the requests in flight (and the next one, which finds it gone)
-with a -32603 naming it; the request after that connects again. Nothing is retried: a
-forwarded ``tools/call`` may have had effects.
+with a -32603 saying what failed (where the remote is goes to the log only); the request
+after that connects again. Nothing is retried: a forwarded ``tools/call`` may have had
+effects.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import shlex
 import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..client.client import Client
 from ..client.host import HostRequest
@@ -54,6 +56,19 @@ def describe(target: Any) -> str:
     return redact(target)[:200] if isinstance(target, str) else repr(target)
 
 
+def _secrets(target: Any, described: str) -> list[str]:
+    """What :meth:`RemoteLink.scrub` takes out of a message, longest first."""
+    parts: list[str] = [described]
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        url = urlsplit(target)
+        parts += [target, url.netloc, url.hostname or "", url.path]
+    elif isinstance(target, (str, list, tuple)):
+        command = shlex.split(target) if isinstance(target, str) else list(target)
+        parts += [shlex.join(command), *command]
+    return sorted({p for p in parts if isinstance(p, str) and len(p) > 2 and p != "/"},
+                  key=len, reverse=True)
+
+
 class RemoteLink:
     """The proxy's connection to its remote server. Thread-safe."""
 
@@ -62,6 +77,7 @@ class RemoteLink:
         self._server = server
         self._connect = _connector(target)
         self.target = describe(target)
+        self._secrets = _secrets(target, self.target)
         self._calls = calls
         self._tracker = tracker
         self._options = dict(options)
@@ -78,6 +94,13 @@ class RemoteLink:
         #: The remote tools' ``Mcp-Param-*`` maps (forgotten when its tools change).
         self.param_headers = RemoteParamHeaders()
 
+    def scrub(self, text: str) -> str:
+        """``text`` (an error of the hop) without where the remote is: its command line
+        and each of its parts, or its URL, host and path, become ``<remote>``."""
+        for secret in self._secrets:
+            text = text.replace(secret, "<remote>")
+        return text
+
     def client(self) -> Client:
         """The connected client, connecting first if there is none (or it was lost).
         Raises :class:`~mcpsync.errors.MCPError` (-32603) when the remote can't be reached."""
@@ -88,7 +111,7 @@ class RemoteLink:
         with self._connecting:
             with self._lock:
                 if self._closed:
-                    raise MCPError(f"the proxy of {self.target} is shut down")
+                    raise MCPError("the proxy is shut down")
                 client = self._client
             if client is not None and not client.closed:
                 return client  # another thread connected meanwhile
@@ -108,11 +131,15 @@ class RemoteLink:
                     extra_capabilities={"elicitation": {"form": {}, "url": {}},
                                         "sampling": {}, "roots": {"listChanged": True}}),
                 **self._options)
+        # Where the remote is (a command line, an internal URL) is the operator's to
+        # know: the log says it, the proxy's callers are told only what failed.
         except MCPSyncError as exc:
-            raise MCPError(f"the proxied server {self.target} can not be reached: {exc}",
+            logger.warning("proxy of %s: can not be reached: %s", self.target, exc)
+            raise MCPError("the proxied server can not be reached",
                            code=INTERNAL_ERROR) from exc
         except OSError as exc:  # a command that does not exist, say
-            raise MCPError(f"the proxied server {self.target} can not be started: {exc}",
+            logger.warning("proxy of %s: can not be started: %s", self.target, exc)
+            raise MCPError("the proxied server can not be started",
                            code=INTERNAL_ERROR) from exc
         caps = dict(client.server_capabilities)
         self._declare(client, caps)

@@ -13,7 +13,7 @@ era.
 
 A caller's subscription is answered only after the remote's is in place, so no update
 after the answer is missed. If the remote refuses or can't be reached, the caller's
-subscription fails with that error (-32603 naming the remote). When the proxy connects to
+subscription fails with that error (-32603). When the proxy connects to
 the remote again (after losing it), the subscriptions still wanted are opened again on
 the new connection. At most :data:`MAX_FOLLOWED` URIs are followed at once: each one is a
 subscription on the remote and a delivery thread here.
@@ -80,7 +80,7 @@ class Upstream:
                         return
                     if held is None and len(self._held) + len(self._opening) >= self._limit:
                         raise MCPError(f"the proxy follows at most {self._limit} resources "
-                                       f"of {self._link.target} at once; unsubscribe from "
+                                       "of the proxied server at once; unsubscribe from "
                                        "one first", code=INTERNAL_ERROR)
                     mine = self._opening[uri] = threading.Event()
                 elif not subscribers.watched(uri) and held is not None:
@@ -90,9 +90,8 @@ class Upstream:
                     return
             if opening is not None:
                 if not opening.wait(OPEN_WAIT):
-                    raise MCPError(f"the proxy's subscription to {uri} on "
-                                   f"{self._link.target} is still being opened",
-                                   code=INTERNAL_ERROR)
+                    raise MCPError(f"the proxy's subscription to {uri} on the proxied "
+                                   "server is still being opened", code=INTERNAL_ERROR)
                 continue
             if stale is not None:
                 stale.close()  # the remote's unsubscribe, with no lock held
@@ -162,18 +161,19 @@ class Upstream:
 
     def _open(self, client: Client, uri: str) -> Subscription:
         if not self._server.subscribers.offered:
-            raise MCPError(f"the proxied server {self._link.target} offers no resource "
-                           "subscriptions", code=INTERNAL_ERROR)
+            raise MCPError("the proxied server offers no resource subscriptions",
+                           code=INTERNAL_ERROR)
         try:
             return client.listen(tools=False, prompts=False, resources=False,
                                  resource_uris=[uri], on_notification=self._updated)
-        except MCPError as exc:
-            raise MCPError(f"the proxied server {self._link.target} refused a subscription "
-                           f"to {uri}: {exc.message}", code=INTERNAL_ERROR,
-                           data=exc.data) from None
-        except MCPSyncError as exc:
-            raise MCPError(f"the proxied server {self._link.target} did not subscribe to "
-                           f"{uri}: {exc}", code=INTERNAL_ERROR) from None
+        except MCPError as exc:  # the remote's own answer: passed on as it said it
+            raise MCPError(f"the proxied server refused a subscription to {uri}: "
+                           f"{exc.message}", code=INTERNAL_ERROR, data=exc.data) from None
+        except MCPSyncError as exc:  # the hop: where the remote is stays in the log
+            logger.warning("proxy of %s: subscribing to %s failed: %s", self._link.target,
+                           uri, exc)
+            raise MCPError(f"the proxied server did not subscribe to {uri}",
+                           code=INTERNAL_ERROR) from None
 
     def _updated(self, note: SubscriptionNotification) -> None:
         uri = note.uri

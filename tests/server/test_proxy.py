@@ -185,7 +185,8 @@ def test_a_remote_that_dies_fails_the_call_and_is_started_again(inner: str) -> N
         with pytest.raises(MCPError) as died:
             client.call_tool("die")
         assert died.value.code == -32603
-        assert "tests.server.proxy_remote" in died.value.message
+        # Where the remote is (its command line) is not the caller's to know.
+        assert "tests.server.proxy_remote" not in died.value.message
         # The next call finds the remote gone (or connects again): never a hang.
         second: Any = None
         for _ in range(2):
@@ -203,7 +204,9 @@ def test_a_remote_that_can_not_be_started_fails_startup_clearly() -> None:
     proxy = Server.proxy(["/nonexistent/mcp-server-binary"], timeout=5)
     with pytest.raises(StartupError) as failed:
         proxy.start()
-    assert "/nonexistent/mcp-server-binary" in str(failed.value.__cause__ or failed.value)
+    # The operator's exception chain and log name the command; the message does not.
+    cause = failed.value.__cause__
+    assert cause is not None and "/nonexistent/mcp-server-binary" in str(cause.__cause__)
 
 
 def test_concurrent_calls_share_one_remote() -> None:
