@@ -158,8 +158,20 @@ _STOP: Final = frozenset(
 
 def tokens(text: str) -> list[str]:
     """Lower-case words of ``text``: split at anything not a letter or digit and at
-    camelCase humps; a few English function words dropped."""
-    return [w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if w not in _STOP]
+    camelCase humps; a few English function words dropped; plurals made singular (the
+    first step of Porter's stemmer: ``refunds`` finds ``refund``)."""
+    return [_singular(w) for w in (m.group(0).lower() for m in _WORD.finditer(text))
+            if w not in _STOP]
+
+
+def _singular(word: str) -> str:
+    if word.endswith("sses"):
+        return word[:-2]
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith(("ss", "us")) and len(word) > 3:
+        return word[:-1]
+    return word
 
 
 class BM25:
