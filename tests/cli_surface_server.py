@@ -28,9 +28,10 @@ def typed(count: int = 0, ratio: float = 0.0, flag: bool = False, name: str = ""
     return json.dumps({k: [v, type(v).__name__] for k, v in received.items()}, sort_keys=True)
 
 
-@server.tool(input_schema={"type": "object", "properties": {"text": {"type": "string"}}})
+@server.tool(input_schema={"type": "object", "properties": {"text": {"type": "string"}},
+                           "additionalProperties": True})
 def loose(**anything: Any) -> str:
-    """Whatever arrives, as JSON (a schema that names only ``text``)."""
+    """Whatever arrives, as JSON (a schema that names only ``text`` and allows others)."""
     return json.dumps(anything, sort_keys=True)
 
 

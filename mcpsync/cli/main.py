@@ -65,9 +65,10 @@ JSON in the wire's shape, for scripts.
 
 Arguments of call are KEY=VALUE words, each value typed by the tool's input schema (a=1 is
 a number for an integer or number parameter but the text "1" for a string one; true/false
-for a boolean; JSON for an object or array; null for a nullable one; a key the schema does
-not name is JSON when it parses, else text), or one JSON object. A value that does not fit
-its parameter is a usage error. Arguments of prompt are KEY=VALUE words, always text.
+for a boolean; JSON for an object or array; null for a nullable one), or one JSON object.
+A key the schema does not name is a usage error unless the schema allows other keys
+(additionalProperties), where it is JSON when it parses, else text. A value that does not
+fit its parameter is a usage error. Arguments of prompt are KEY=VALUE words, always text.
 
 --task-store PATH keeps the server's tasks in the SQLite file PATH (created if absent)
 instead of in memory: they survive a restart, and processes sharing the file share them.
@@ -168,7 +169,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                           "head, a JSON answer whole) within it, else the host gets an "
                           "error; a streamed answer then lasts until the host cancels "
                           "(default 80)")
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    if not words:  # the command alone: what it can do, not an error about what is missing
+        parser.print_help()
+        return 0
+    args = parser.parse_args(words)
     try:
         return _run(args)
     except UsageError as exc:

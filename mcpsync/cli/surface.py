@@ -47,7 +47,8 @@ def add_parsers(sub: Any) -> list[argparse.ArgumentParser]:
     call = sub.add_parser("call", help="call a tool")
     call.add_argument("target", help=_TARGET_HELP)
     call.add_argument("tool", help="the name of the tool to call")
-    call.add_argument("arguments", nargs="*", metavar="ARGS",
+    # default=[]: else argparse counts a "*" positional as required in its error message.
+    call.add_argument("arguments", nargs="*", default=[], metavar="ARGS",
                       help="the tool's arguments: KEY=VALUE words (each value typed by the "
                            "tool's input schema: a=1 is a number for a number parameter, "
                            "text for a string one), or one JSON object (default: none)")
@@ -69,7 +70,7 @@ def add_parsers(sub: Any) -> list[argparse.ArgumentParser]:
     prompt = sub.add_parser("prompt", help="get a prompt and print its messages")
     prompt.add_argument("target", help=_TARGET_HELP)
     prompt.add_argument("name", help="the name of the prompt")
-    prompt.add_argument("arguments", nargs="*", metavar="ARGS",
+    prompt.add_argument("arguments", nargs="*", default=[], metavar="ARGS",
                         help="the prompt's arguments as KEY=VALUE words (strings), or one "
                              "JSON object of strings")
     parsers.append(prompt)
@@ -141,7 +142,7 @@ def _call(args: argparse.Namespace) -> int:
             # KEY=VALUE texts are typed by the tool's schema: list the tools to find it.
             schema = next((tool.input_schema for tool in client.list_tools()
                            if tool.name == args.tool), None) if pairs else None
-            arguments = cli_values.tool_arguments(pairs, schema)
+            arguments = cli_values.tool_arguments(pairs, schema, args.tool)
         try:
             return client.call_tool(args.tool, arguments, on_progress=reporter.progress)
         finally:

@@ -54,7 +54,8 @@ def _looks_like_file(target: str) -> bool:
 
 
 def load_server(spec: str) -> Server:
-    """Import ``module:attr`` or ``path/to/file.py:attr`` (attr defaults to ``server``).
+    """Import ``module:attr`` or ``path/to/file.py:attr`` (attr defaults to ``server``,
+    else to the module's one ``Server`` whatever its name).
 
     Raises :class:`TargetError` (one line, no traceback) when that is not a ``Server``: a
     missing file or module, an import that fails, a missing attribute, another kind of
@@ -63,8 +64,8 @@ def load_server(spec: str) -> Server:
     if not spec.strip() or any(c.isspace() for c in spec):
         raise TargetError(f"{spec!r} is not MODULE_OR_FILE[:OBJ] (a command line such as "
                           f"'python server.py' is a TARGET for tools and call, not a SERVER)")
-    target, _, attr = spec.partition(":")
-    attr = attr or "server"
+    target, _, named = spec.partition(":")
+    attr = named or "server"
     if not target:
         raise TargetError(f"{spec!r} names no module or file before the colon")
     path: Path | None = None
@@ -99,6 +100,10 @@ def load_server(spec: str) -> Server:
             obj = getattr(obj, part)
         except AttributeError:
             servers = sorted(n for n, v in vars(module).items() if isinstance(v, Server))
+            if not named and len(servers) == 1:
+                # No OBJ said, and the one Server is not called ``server``: it is the one.
+                obj = getattr(module, servers[0])
+                break
             hint = f" (it has: {', '.join(servers)})" if servers else " (it has no Server)"
             raise TargetError(f"{target} has no attribute {attr!r}{hint}") from None
     if callable(obj) and not isinstance(obj, Server):

@@ -4,10 +4,12 @@ Typing ``'{"a": 1, "name": "Ada"}'`` in a shell is error-prone; ``a=1 name=Ada``
 word's value is text, so for a tool it is typed by the tool's ``inputSchema``: ``a=1`` is the
 number 1 for an ``integer`` or ``number`` parameter, but stays the string ``"1"`` for a
 ``string`` one (a string is never parsed). ``true``/``false`` for a ``boolean``, JSON for an
-``object`` or ``array``, ``null`` for a nullable parameter. A key the schema does not name,
-or a schema that says nothing of its type, gets the JSON value when the text is JSON and
-the text otherwise. A value that fits none of the parameter's types is a usage error naming
-the parameter and what it expects. Prompt arguments are strings on the wire, always.
+``object`` or ``array``, ``null`` for a nullable parameter. A key the schema does not name
+is a usage error, unless the schema allows other keys (``additionalProperties``) or names
+none at all; such a key, or a parameter whose schema says nothing of its type, gets the
+JSON value when the text is JSON and the text otherwise. A value that fits none of the
+parameter's types is a usage error naming the parameter and what it expects. Prompt
+arguments are strings on the wire, always.
 """
 
 from __future__ import annotations
@@ -61,9 +63,24 @@ def json_object(text: str) -> dict[str, Any]:
     return value
 
 
-def tool_arguments(pairs: dict[str, str], schema: object) -> dict[str, Any]:
-    """``key=value`` texts typed by a tool's input schema (see the module's docstring)."""
+def tool_arguments(pairs: dict[str, str], schema: object, tool: str = "") -> dict[str, Any]:
+    """``key=value`` texts typed by a tool's input schema (see the module's docstring).
+
+    A key the schema's ``properties`` do not name, where it does not allow others
+    (``additionalProperties`` absent or false), is a usage error naming the parameters:
+    a misspelt ``nmae=Ada`` (or ``x=y=z``) would otherwise be sent, ignored, and the tool
+    run without it. A schema without ``properties`` says nothing: every key is sent."""
     props = schema.get("properties") if isinstance(schema, dict) else None
+    if isinstance(props, dict) and isinstance(schema, dict) and \
+            schema.get("additionalProperties") in (None, False):
+        the_tool = f"the tool {tool!r}" if tool else "the tool"
+        for key, text in pairs.items():
+            if key in props:
+                continue
+            if not props:
+                raise UsageError(f"{key}={text}: {the_tool} takes no arguments")
+            raise UsageError(f"{key}={text}: {the_tool} has no parameter {key!r} (its "
+                             f"parameters: {', '.join(props)})")
     props = props if isinstance(props, dict) else {}
     return {key: typed(key, text, props.get(key)) for key, text in pairs.items()}
 
