@@ -52,8 +52,6 @@ def fill_from_openapi(server: ServerCore, spec: Spec | Document, *,
     document = spec if isinstance(spec, Document) else load_document(
         spec, session=session, limits=limits)
     base = base_url or document.server_url()
-    if base and isinstance(spec, str) and spec.startswith(("http://", "https://")):
-        base = urllib.parse.urljoin(spec, base)  # a relative server URL: from the document's
     if not base or not base.startswith(("http://", "https://")):
         raise OpenAPIError("no base URL: the document names no absolute server URL, so pass "
                            "base_url='https://...'")

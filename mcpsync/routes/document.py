@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import os
 import re
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -65,7 +66,9 @@ def load_document(spec: Mapping[str, Any] | str | os.PathLike[str], *,
     text = os.fspath(spec)
     if text.startswith(("http://", "https://")):
         raw = _fetch(text, session, limits)
-        return Document(_parse(raw, text), limits)
+        document = Document(_parse(raw, text), limits)
+        document.source = text
+        return document
     path = Path(text)
     try:
         size = path.stat().st_size
@@ -139,6 +142,8 @@ class Document:
         self.limits = limits or RouteLimits()
         #: OpenAPI 3.0 schemas need converting (nullable, boolean exclusive bounds).
         self.legacy = version.startswith("3.0")
+        #: The URL it was fetched from: a relative server URL is relative to it.
+        self.source: str | None = None
 
     @property
     def title(self) -> str:
@@ -147,7 +152,8 @@ class Document:
         return title if isinstance(title, str) and title else "openapi"
 
     def server_url(self) -> str | None:
-        """The first ``servers`` entry, its variables set to their defaults."""
+        """The first ``servers`` entry, its variables set to their defaults (made absolute
+        against the document's own URL when it is relative and the document was fetched)."""
         servers = self.data.get("servers")
         if not isinstance(servers, list) or not servers or not isinstance(servers[0], Mapping):
             return None
@@ -159,6 +165,8 @@ class Document:
             for name, variable in variables.items():
                 if isinstance(variable, Mapping) and isinstance(variable.get("default"), str):
                     url = url.replace("{" + str(name) + "}", variable["default"])
+        if self.source is not None:
+            url = urllib.parse.urljoin(self.source, url)
         return url
 
     # -- references ------------------------------------------------------------------------

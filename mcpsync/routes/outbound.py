@@ -8,7 +8,8 @@ Both read at most ``max_response_bytes`` of an answer and end by a deadline: the
 exchange at once on mcpsync's own session (its sockets are tracked and shut down); on a
 session of the caller's, which mcpsync never changes (no adapter is mounted on it: its
 auth, retries and proxies stay as they are), each read waits at most what is left of the
-deadline and the answer being read is shut down when the request is cancelled.
+deadline, and a cancel shuts the answer down once its head has come: before that, the
+socket is inside the caller's adapter, out of reach, and the wait ends by the deadline.
 
 In process there is no socket to shut: the application's own code runs on the handler's
 thread as any tool's code does, and the deadline is checked between the chunks of its

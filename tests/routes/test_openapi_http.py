@@ -6,6 +6,7 @@ maps say; structured answers valid against their output schemas; the caller's ow
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 import requests
-from flask import Flask, jsonify, request
+from flask import Flask, Response, jsonify, request
 
 from mcpsync import Client, Server
 from mcpsync.routes import OpenAPIError, RouteMap
@@ -44,6 +45,14 @@ class StandIn:
         def fields(dataset: str, version: str) -> Any:
             if dataset == "slow":
                 self.release.wait(10)  # until the test ends; the call gives up before
+            if dataset == "trickle":  # the head at once, then the body held back
+
+                def body() -> Iterator[bytes]:
+                    yield b'"'
+                    self.release.wait(10)
+                    yield b'"'
+
+                return Response(body(), mimetype="application/json")
             if dataset != "oa_citations":
                 return jsonify("no such data set: " + dataset), 404
             return jsonify(f"{dataset} {version}: patent_number, filing_date")
@@ -57,6 +66,10 @@ class StandIn:
         @app.get("/openapi.json")
         def document() -> Any:
             return USPTO.read_bytes(), 200, {"Content-Type": "application/json"}
+
+        @app.get("/relative.json")
+        def relative() -> Any:
+            return jsonify({**json.loads(USPTO.read_text()), "servers": [{"url": "/"}]})
 
         self.http = RunningServer(app)
 
@@ -145,3 +158,40 @@ def test_no_base_url_and_a_bad_document_url_are_clear_errors(api: StandIn):
         Server.from_openapi(f"{api.http.base}/nothing.json")
     with pytest.raises(OpenAPIError, match=r"connection refused|cannot connect"):
         Server.from_openapi("http://127.0.0.1:9/openapi.json")
+
+
+def test_a_relative_server_url_is_relative_to_the_documents_url(api: StandIn):
+    server = Server.from_openapi(f"{api.http.base}/relative.json")
+    with Client.memory(server) as client:
+        result = client.call_tool("list-data-sets")
+    assert not result.is_error and result.structured_content["total"] == 1
+
+
+@pytest.mark.parametrize(("own_session", "dataset"), [
+    (True, "slow"), (True, "trickle"), (False, "trickle")],
+    ids=["own-session-no-head", "own-session-trickle", "callers-session-trickle"])
+def test_cancelling_the_mcp_request_ends_the_http_exchange(api: StandIn, own_session: bool,
+                                                           dataset: str):
+    """On mcpsync's own session at any point; on the caller's (which gets no adapter) once
+    the answer's head has come (before that, its reads wait at most the deadline)."""
+    from mcpsync import RequestTimeoutError
+    from mcpsync.routes import transform_tool
+
+    ended = threading.Event()
+
+    def noted(ctx: Any, arguments: dict[str, Any], call_next: Any) -> Any:
+        try:
+            return call_next(arguments)
+        finally:
+            ended.set()
+
+    session = None if own_session else requests.Session()
+    server = Server.from_openapi(USPTO, base_url=api.http.base, timeout=30, session=session)
+    transform_tool(server, "list-searchable-fields", wrap=noted)
+    began = time.monotonic()
+    with Client.memory(server) as client:
+        with pytest.raises(RequestTimeoutError):
+            client.call_tool("list-searchable-fields", {"dataset": dataset, "version": "v1"},
+                             timeout=0.5)
+        assert ended.wait(5), "the call went on after its request was cancelled"
+    assert time.monotonic() - began < 5  # the stand-in holds the answer for 10 s
