@@ -204,13 +204,21 @@ def parse_object(obj: Any) -> Message | Invalid:
         return Request(raw_id, method, params)  # type: ignore[arg-type]  # checked by _valid_id
     if "result" in obj:
         result = obj["result"]
-        if not id_ok or not isinstance(result, dict):
+        if not id_ok:
             return Invalid("malformed response", None)
+        if not isinstance(result, dict):
+            # The answer to one of our calls, unreadable: that call fails at once (a
+            # protocol error) rather than wait for an answer that will not come.
+            return Invalid('Invalid response: "result" must be an object', None,
+                           answer_to=reply_id)
         return Response(raw_id, result)  # type: ignore[arg-type]  # checked by _valid_id
     if "error" in obj:
         error = obj["error"]
-        if not isinstance(error, dict) or not (raw_id is None or id_ok):
+        if not (raw_id is None or id_ok):
             return Invalid("malformed error response", None)
+        if not isinstance(error, dict):
+            return Invalid('Invalid response: "error" must be an object', None,
+                           answer_to=reply_id)
         return ErrorResponse(reply_id, error)
     return _invalid('Invalid request: no "method", "result" or "error"', reply_id)
 

@@ -93,6 +93,11 @@ class SseStreams:
                         if request is not None and isinstance(
                                 item, (Response, ErrorResponse)) and item.id == request.id:
                             return True
+                    elif item.answer_to is not None:  # an answer we can not read
+                        self._fail_local(item.answer_to, TransportError(
+                            f"the server's answer could not be read: {item.reason}"))
+                        if request is not None and item.answer_to == request.id:
+                            return True
         return False
 
     def _resume(self, request: Request, response: requests.Response,
