@@ -15,11 +15,14 @@ from typing import NoReturn
 
 from .._version import __version__
 from ..facade import Server
+from ..hosts import is_host_target
 from . import args as cli_args
+from . import dev as cli_dev
+from . import hosts as cli_hosts
 from . import surface as cli_surface
 from .output import stdout_to_stderr
 from .session import USAGE, Exit
-from .target import TargetError, UsageError, load_server
+from .target import TargetError, UsageError, load_server, run_configured
 
 HELP = """\
   mcpsync run SERVER [--task-store PATH]    serve a Server over stdio
@@ -44,6 +47,16 @@ HELP = """\
                                             capabilities, instructions, tools (with
                                             their parameters), resources, templates,
                                             prompts
+  mcpsync install HOST TARGET [--name NAME] [--with PKG] [--env K=V] [--config PATH]
+                                            add a server to a host's configuration (HOST:
+                                            claude-desktop, claude-code, cursor, vscode;
+                                            mcp-json prints the entry instead)
+  mcpsync discover [HOST ...] [--json]      list the servers configured in those hosts,
+                                            as HOST:NAME targets
+  mcpsync dev TARGET [--port N] [--watch DIR]
+                                            serve it over HTTP and restart it whenever a
+                                            file under its folder changes; prints how to
+                                            open the MCP Inspector on it
 
 SERVER is MODULE_OR_FILE[:OBJ] (OBJ defaults to server): a Server in this process.
 
@@ -56,7 +69,9 @@ TARGET is one of
     it prints goes to stderr, as over stdio, so stdout is only this command's output);
   - one word without a colon: a program on PATH (or an executable file) to run, except a
     .py file without execute permission, which is loaded as FILE:server; either way the
-    command says which it did.
+    command says which it did;
+  - HOST:NAME, a server configured in a host (claude-desktop:calc, cursor:weather; see
+    mcpsync discover): its command or URL, with its env and headers.
 
 Every TARGET command takes --timeout S, --header K:V, --auth oauth, --json and
 --protocol-version, which picks the revision to speak (default: auto for a URL, probing
@@ -160,6 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                             "in memory: they survive a restart and are shared by the "
                             "processes using the file")
     cli_surface.add_parsers(sub)
+    cli_hosts.add_parsers(sub)
+    cli_dev.add_parser(sub)
     run.add_argument("--header", type=cli_args.header, action="append", default=None,
                      metavar="NAME:VALUE",
                      help="add this header to every HTTP request to the URL relayed "
@@ -185,6 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "run":
+        if is_host_target(args.server):
+            return run_configured(args.server, args.header, args.timeout)
         if args.server.startswith(("http://", "https://")):
             if args.task_store is not None:
                 raise TargetError("--task-store is for a SERVER run here, not a URL relayed")
@@ -202,6 +221,10 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "serve":
         return _serve(args)
+    if args.command in ("install", "discover"):
+        return cli_hosts.run(args)
+    if args.command == "dev":
+        return cli_dev.run(args)
     return cli_surface.run(args)
 
 

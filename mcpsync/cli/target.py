@@ -1,6 +1,7 @@
 """What a TARGET or SERVER argument of the ``mcpsync`` command names, and connecting to it.
 
-A TARGET is a URL, a command line, ``MODULE_OR_FILE:OBJ`` or one word (see ``mcpsync
+A TARGET is a URL, a command line, ``MODULE_OR_FILE:OBJ``, one word or ``HOST:NAME`` (a
+server configured in a host, :mod:`mcpsync.hosts`; see ``mcpsync
 --help``); every client subcommand (``tools``, ``call``, ``resources``, ``read``,
 ``prompts``, ``prompt``, ``inspect``) connects through :func:`connect`, so the forms and
 their errors are the same for all of them. Something that can not be used is a
@@ -23,6 +24,8 @@ from typing import Any
 
 from ..client import Client
 from ..facade import Server
+from ..hosts import HostError, find, is_host_target
+from ..hub.config import ServerEntry
 
 
 class UsageError(ValueError):
@@ -152,6 +155,40 @@ def _oauth() -> tuple[Any, Callable[[], None]]:
     return auth, loopback.close
 
 
+def configured(target: str) -> ServerEntry:
+    """The server ``HOST:NAME`` names in that host's configuration (see
+    :mod:`mcpsync.hosts`); what is configured there, in one line, when it names none."""
+    try:
+        return find(target)
+    except HostError as exc:
+        raise TargetError(str(exc)) from None
+
+
+def run_configured(target: str, header: list[tuple[str, str]] | None,
+                   timeout: float | None) -> int:
+    """``mcpsync run HOST:NAME``: a configured command runs here, its stdin and stdout
+    this process's (its exit status is the command's); a configured URL is relayed over
+    stdio as ``mcpsync run URL`` relays it, with its headers."""
+    import subprocess
+
+    entry = configured(target)
+    if entry.kind == "http":
+        from ..bridge import run_bridge
+
+        run_bridge(entry.url or "", headers={**entry.headers, **dict(header or ())} or None,
+                   head_timeout=timeout)
+        return 0
+    if header or timeout is not None:
+        raise TargetError(f"--header and --timeout apply to an HTTP server; {target} is a "
+                          f"command")
+    try:
+        return subprocess.call(list(entry.command), env={**os.environ, **entry.env},
+                               cwd=entry.cwd)
+    except OSError as exc:
+        raise TargetError(f"{target}: cannot run {entry.command[0]!r}: {exc.strerror or exc}"
+                          ) from None
+
+
 def connect(target: str, timeout: float, *, headers: dict[str, str] | None = None,
              auth: str | None = None, loaded: list[Server] | None = None,
              **options: Any) -> Client:
@@ -162,6 +199,15 @@ def connect(target: str, timeout: float, *, headers: dict[str, str] | None = Non
     loaded = loaded if loaded is not None else []
     options = {k: v for k, v in options.items() if v is not None}
     options["timeout"] = timeout
+    if is_host_target(target):
+        entry = configured(target)
+        if entry.kind == "stdio":
+            if headers or auth:
+                raise TargetError(f"--header and --auth apply to an HTTP server; {target} "
+                                  f"is a command")
+            return Client.stdio(list(entry.command), env=dict(entry.env) or None,
+                                cwd=entry.cwd, **options)
+        target, headers = entry.url or "", {**entry.headers, **(headers or {})} or None
     if target.startswith(("http://", "https://")):
         if auth != "oauth":
             return Client.http(target, headers=headers, **options)

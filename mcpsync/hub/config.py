@@ -69,13 +69,14 @@ class ServerEntry:
     warnings: tuple[str, ...] = ()
 
     def describe(self) -> str:
-        """The command line or URL, for listings (values of ``env`` and ``headers`` are
-        never shown: they are where secrets go)."""
-        if self.kind == "stdio":
-            import shlex
+        """The command line or URL, for listings: credentials in it redacted
+        (``--api-key=…``, ``user:password@``), and ``env`` and ``headers`` never shown
+        (they are where secrets go)."""
+        import shlex
 
-            return shlex.join(self.command)
-        return self.url or ""
+        from ..protocol.redact import redact
+
+        return redact(shlex.join(self.command) if self.kind == "stdio" else self.url or "")
 
 
 def strip_comments(text: str) -> str:
