@@ -263,7 +263,7 @@ def _object_properties(document: Document, schema: Any,
             needed.update(str(r) for r in node["required"])
         for member in reversed(node.get("allOf") or []):
             stack.append((member, depth + 1))
-        if "allOf" not in node and "properties" not in node:
+        if depth == 0 and "allOf" not in node and "properties" not in node:
             return None  # a free-form object: the body as one argument
     return props, needed
 

@@ -183,3 +183,36 @@ def test_calls_run_side_by_side():
         for thread in threads:
             thread.join(30)
     assert not errors
+
+
+def test_routes_without_documentation_are_listed_with_typed_path_converters():
+    from flask import Flask, jsonify
+
+    from mcpsync.routes import Document, operations_of
+    from mcpsync.routes.frameworks import flask_document
+
+    app = Flask("plain")
+
+    @app.route("/shelves/<int:shelf>/items/<uuid:item>", methods=["GET", "PUT"])
+    def item(shelf: int, item: Any) -> Any:
+        """An item on a shelf."""
+        return jsonify(shelf=shelf, item=str(item))
+
+    @app.get("/files/<path:name>")
+    def files(name: str) -> Any:
+        return jsonify(name=name)
+
+    ops = {(o.method, o.path): o for o in operations_of(Document(flask_document(app)))}
+    get = ops[("GET", "/shelves/{shelf}/items/{item}")]
+    assert get.operation_id == "item_get" and get.description == "An item on a shelf."
+    assert get.input_schema["properties"] == {"shelf": {"type": "integer"},
+                                              "item": {"type": "string", "format": "uuid"}}
+    put = ops[("PUT", "/shelves/{shelf}/items/{item}")]
+    assert put.input_schema["properties"]["body"] == {"type": "object"}  # any JSON object
+    server = Server.from_wsgi(app)
+    with Client.memory(server) as client:
+        got = client.call_tool("item_get", {"shelf": 3,
+                                            "item": "12345678-1234-5678-1234-567812345678"})
+        path = client.call_tool("files", {"name": "a b.txt"})
+    assert got.structured_content == {"shelf": 3, "item": "12345678-1234-5678-1234-567812345678"}
+    assert path.structured_content == {"name": "a b.txt"}
