@@ -104,6 +104,14 @@ def _flat(value: Any) -> str:
     return _text(value)
 
 
+def _segment(value: str) -> str:
+    """A path value percent-encoded, ``/`` included; a value of only dots encoded too, so
+    that no argument can climb out of its route (``/files/..`` is another resource)."""
+    if value and set(value) == {"."}:
+        return "%2E" * len(value)
+    return urllib.parse.quote(value, safe="")
+
+
 def build_request(operation: Operation, arguments: Mapping[str, Any]) -> HttpRequest:
     """The request ``arguments`` (already validated against the input schema) make."""
     path = operation.path
@@ -117,8 +125,7 @@ def build_request(operation: Operation, arguments: Mapping[str, Any]) -> HttpReq
         value = arguments[argument.name]
         where = argument.location
         if where == "path":
-            path = path.replace("{" + argument.wire_name + "}",
-                                urllib.parse.quote(_flat(value), safe=""))
+            path = path.replace("{" + argument.wire_name + "}", _segment(_flat(value)))
         elif where == "query":
             if value is not None:
                 request.query.extend(_query_pairs(argument.wire_name, value, argument.style,

@@ -221,6 +221,7 @@ class SchemaCopy:
         self.defs: dict[str, Any] = {}
         self._names: dict[str, str] = {}  # reference -> def name
         self._nodes = 0
+        self._checked = 0  # definitions checked for circles so far
         self.root: Any = {}
 
     def add_root(self, schema: Any) -> SchemaCopy:
@@ -238,7 +239,9 @@ class SchemaCopy:
             target = self.document.pointer(ref)
             self.defs[name] = {}  # taken, so a reference back to it is not queued again
             self.defs[name] = self._convert(target, 0, pending)
-        self._check_cycles()
+        if len(self.defs) != self._checked:
+            self._check_cycles()
+            self._checked = len(self.defs)
         return result
 
     def with_defs(self, root: Any) -> Any:

@@ -306,3 +306,13 @@ def test_resources_and_templates_read_through_the_route():
             client.read_resource("api://report/2")
     with pytest.raises(OpenAPIError, match="can be a 'template', not a 'resource'"):
         Server.from_wsgi(app, openapi=document, route_maps=[RouteMap(kind="resource")])
+
+
+def test_a_path_argument_cannot_climb_out_of_its_route():
+    document = Document(doc({"/files/{name}": {"get": {"operationId": "read", "parameters": [
+        {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
+        "responses": ok()}}}))
+    op = operations_of(document)[0]
+    assert build_request(op, {"name": ".."}).path == "/files/%2E%2E"
+    assert build_request(op, {"name": "../admin"}).path == "/files/..%2Fadmin"
+    assert build_request(op, {"name": "a b"}).path == "/files/a%20b"
