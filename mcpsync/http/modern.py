@@ -20,17 +20,15 @@ from ..dispatch.inbound import InboundExecutor, TransportContext
 from ..engine.pool import PoolFullError
 from ..engine.requests import InboundRequest
 from ..errors import (
-    HEADER_MISMATCH,
     INTERNAL_ERROR,
-    INVALID_PARAMS,
     ConnectionClosedError,
+    MCPError,
     ProtocolStateError,
 )
 from ..protocol import jsonrpc
-from ..protocol.http_headers import mismatch
+from ..protocol.envelope import check_envelope
 from ..protocol.jsonrpc import Message, Notification, Request
 from ..protocol.methods import VIEWS
-from ..protocol.versions import META_CAPABILITIES, META_VERSION
 from ..server import stateless
 from ..server.host import RequestServer
 from ..server.mount import mounted_tool
@@ -95,28 +93,14 @@ class _RequestHost:
 def serve(services: Services, message: Request, environ: Environ, headers: dict[str, str],
           start_response: StartResponse) -> Iterable[bytes]:
     """Check and serve one 2026-07-28 request; its answer is JSON or an SSE stream."""
-    params = message.params or {}
-    meta = params.get("_meta")
-    version = meta.get(META_VERSION) if isinstance(meta, dict) else None
-    if not isinstance(meta, dict) or not isinstance(version, str):
-        raise _HttpError(INVALID_PARAMS,
-                         f"Invalid params: _meta[{META_VERSION!r}] is required",
-                         message.id)
-    if not isinstance(meta.get(META_CAPABILITIES), dict):
-        raise _HttpError(INVALID_PARAMS,
-                         f"Invalid params: _meta[{META_CAPABILITIES!r}] is "
-                         "required and must be an object", message.id)
-    header_version = headers.get("mcp-protocol-version")
-    if header_version != version:
-        text = ("the MCP-Protocol-Version header is required" if header_version is None
-                else f"MCP-Protocol-Version header value {header_version!r} does not "
-                     f"match body value {version!r}")
-        raise _HttpError(HEADER_MISMATCH, f"Header mismatch: {text}",
-                         message.id)
-    problem = mismatch(headers, message.to_wire(), _tool_headers(services, message))
-    if problem is not None:
-        raise _HttpError(HEADER_MISMATCH, f"Header mismatch: {problem}",
-                         message.id)
+    # The envelope and its headers, checked once, here: a refused request costs no
+    # thread and runs no middleware (the stateless server takes the envelope as checked).
+    try:
+        envelope = check_envelope(message.method, message.params or {},
+                                  services.server.modern_versions, headers=headers,
+                                  tool_headers=_tool_headers(services, message))
+    except MCPError as exc:
+        raise _HttpError(exc.code, exc.message, message.id, exc.data) from None
     stream = ResponseStream(final_id=message.id)
     executor = services.executor()
     transport = transport_context(environ, headers, None)
@@ -150,8 +134,11 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
                              transport)
     host = _RequestHost(services.server, channel, stream)
 
+    # A receive middleware that put another request in its place gets it checked anew.
+    checked = envelope if request is message else None
+
     def run() -> None:
-        out = executor.answer(inbound, lambda: stateless.serve(host, inbound))
+        out = executor.answer(inbound, lambda: stateless.serve(host, inbound, checked))
         inbound.done = True
         try:
             if out is not None:

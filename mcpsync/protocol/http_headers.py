@@ -148,7 +148,7 @@ def request_headers(message: dict[str, Any], protocol_version: str,
     return headers
 
 
-def mismatch(headers: dict[str, str], message: dict[str, Any],
+def mismatch(headers: Mapping[str, str], message: Mapping[str, Any],
              tool_headers: dict[str, tuple[str, ...]] | None = None) -> str | None:
     """Why ``headers`` (lower-cased names) disagree with the body, or ``None`` if they agree.
 

@@ -30,23 +30,15 @@ from ..dispatch.ports import MRTR_METHODS, SessionInfo
 from ..dispatch.questions import INPUT_REQUEST_METHODS, InputRequired
 from ..engine.requests import InboundRequest
 from ..errors import (
-    UNSUPPORTED_PROTOCOL_VERSION,
-    InvalidParamsError,
-    MCPError,
     MethodNotFoundError,
     ProtocolStateError,
 )
 from ..protocol import levels
+from ..protocol.envelope import Envelope, check_envelope
 from ..protocol.jsonrpc import RequestId
 from ..protocol.methods import VIEWS
 from ..protocol.request_state import seal
-from ..protocol.versions import (
-    META_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_SERVER_INFO,
-    META_VERSION,
-)
+from ..protocol.versions import META_SERVER_INFO
 from .host import RequestServer
 
 
@@ -155,33 +147,22 @@ class RequestScope:
         return self._log_level is not None and levels.at_least(level, self._log_level)
 
 
-def serve(session: StatelessHost, inbound: InboundRequest) -> dict[str, Any]:
-    """Validate the envelope, run the handler, decorate the result."""
+def serve(session: StatelessHost, inbound: InboundRequest,
+          envelope: Envelope | None = None) -> dict[str, Any]:
+    """Run the handler and decorate the result. ``envelope``: the request's, checked
+    where it came in (HTTP); ``None``: check it here (stdio, memory), once either way."""
     server = session.server
     params = inbound.params
-    meta = params["_meta"]
-    version = meta.get(META_VERSION)
-    if not isinstance(version, str):
-        raise InvalidParamsError(f"Invalid params: _meta[{META_VERSION!r}] must be a string")
-    if version not in server.modern_versions:
-        raise MCPError(f"Unsupported protocol version: {version}",
-                       code=UNSUPPORTED_PROTOCOL_VERSION,
-                       data={"supported": list(server.modern_versions), "requested": version})
-    capabilities = meta.get(META_CAPABILITIES)
-    if not isinstance(capabilities, dict):
-        raise InvalidParamsError(
-            f"Invalid params: _meta[{META_CAPABILITIES!r}] is required and must be an object")
-    client_info = meta.get(META_CLIENT_INFO)
-    log_level = meta.get(META_LOG_LEVEL)
-    if log_level is not None and not levels.is_level(log_level):
-        raise InvalidParamsError(f"Invalid params: unknown log level {log_level!r}")
     method = inbound.method
+    if envelope is None:
+        envelope = check_envelope(method, params, server.modern_versions)
+    version = envelope.version
+    log_level = envelope.log_level
     if method in REMOVED_METHODS:
         raise MethodNotFoundError(f"Method not found: {method} does not exist in {version}",
                                   data={"method": method})
-    info = SessionInfo(protocol_version=version,
-                       client_info=client_info if isinstance(client_info, dict) else None,
-                       client_capabilities=capabilities)
+    info = SessionInfo(protocol_version=version, client_info=envelope.client_info,
+                       client_capabilities=envelope.capabilities)
     if method == "server/discover":
         result: dict[str, Any] = {
             "supportedVersions": list(server.modern_versions),
