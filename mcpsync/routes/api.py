@@ -105,6 +105,9 @@ def _app_document(app: Any, openapi: Any, limits: RouteLimits, base_url: str,
         return Document(_parse(answer.body, openapi.path), limits)
     if hasattr(openapi, "to_dict") and not isinstance(openapi, Mapping):  # an APISpec
         return Document(openapi.to_dict(), limits)
+    if isinstance(openapi, str) and openapi.startswith("/") and not os.path.exists(openapi):
+        raise OpenAPIError(f"no file {openapi}: for a document the app serves, pass "
+                           f"openapi=AppDocument({openapi!r})")
     return load_document(openapi, limits=limits)
 
 

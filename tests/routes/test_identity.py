@@ -74,3 +74,5 @@ def test_a_bad_identity_option_and_a_missing_served_document_are_clear_errors():
                          forward_identity="cookie")  # type: ignore[arg-type]
     with pytest.raises(OpenAPIError, match=r"answered GET /nothing\.json with 404"):
         Server.from_wsgi(whoami_app(), openapi=AppDocument("/nothing.json"))
+    with pytest.raises(OpenAPIError, match=r"AppDocument\('/openapi\.json'\)"):
+        Server.from_wsgi(whoami_app(), openapi="/openapi.json")
