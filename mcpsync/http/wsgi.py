@@ -46,6 +46,7 @@ from ..protocol.http_headers import HeaderMapCache
 from ..protocol.jsonrpc import Invalid, Message, Notification, Request
 from ..protocol.versions import META_VERSION, is_stateless
 from ..server.lifespan import StartupError
+from ..server.state_key import user_frame, warn_unshared_key
 from . import legacy, legacy_sse, modern
 from .events import InMemoryEventStore
 from .intake import AUTH_ENVIRON_KEY as AUTH_ENVIRON_KEY
@@ -68,6 +69,14 @@ if TYPE_CHECKING:
     from ..server.server import ServerCore
 
 logger = logging.getLogger("mcpsync.http")
+
+def _shared(session_store: object) -> bool:
+    """Whether ``session_store`` is shared with other processes (any store but the one in
+    this process's memory)."""
+    from .session_store import MemorySessionStore
+
+    return session_store is not None and not isinstance(session_store, MemorySessionStore)
+
 
 class McpWsgiApp:
     """The WSGI application of one :class:`~mcpsync.Server`. Thread-safe.
@@ -173,6 +182,15 @@ class McpWsgiApp:
         self._warn_lock = threading.Lock()
         self._warned_single = False
         self._warned_fork = False
+        # Several processes sharing this app's clients need one request_state_key: say so
+        # here when the stores say it, else at the first request a multi-process WSGI
+        # server serves (pointing back at the user's line that built the app).
+        self._built_at = user_frame()
+        self._checked_processes = False
+        if (bus is not None or _shared(session_store)) and not server.request_state_key_shared:
+            self._checked_processes = True
+            warn_unshared_key("This app shares its sessions with other processes "
+                              "(session_store=, bus=)", self._built_at)
 
     def start(self) -> Any:
         """Run the server's startup in this process now rather than at the first request
@@ -205,6 +223,8 @@ class McpWsgiApp:
             return self._serve(environ, start_response)
 
     def _serve(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        if not self._checked_processes:
+            self._check_processes(environ)
         headers = request_headers(environ)
         try:
             return self._route(environ, headers, start_response)
@@ -284,6 +304,17 @@ class McpWsgiApp:
         if method == "DELETE":
             return legacy.delete(self._services, headers, start_response)
         raise method_not_allowed()
+
+    def _check_processes(self, environ: Environ) -> None:
+        """Warn once when a multi-process WSGI server (``wsgi.multiprocess``: gunicorn with
+        several workers, say) serves this app with a key each process made up."""
+        with self._warn_lock:
+            if self._checked_processes:
+                return
+            self._checked_processes = True
+        if environ.get("wsgi.multiprocess") and not self.server.request_state_key_shared:
+            warn_unshared_key("This app is served by several processes (wsgi.multiprocess)",
+                              self._built_at)
 
     def _forked_relay(self) -> _HttpError:
         # The relay's thread and bus subscription stayed in the parent: serving here would
