@@ -39,12 +39,21 @@ class Registries(Protocol):
     @property
     def page_size(self) -> int: ...
 
+    @property
+    def modern_versions(self) -> tuple[str, ...]: ...
+
+    @property
+    def instructions(self) -> str | None: ...
+
+    def capabilities_for(self, version: str) -> dict[str, Any]: ...
+
 
 def core_methods(server: Registries, completions: Completions) -> dict[str, MethodHandler]:
     """The built-ins but ``subscriptions/listen`` (the server's own: it compares the
     registered handler with it), by method."""
     return {
         "ping": lambda ctx, params: {},
+        "server/discover": lambda ctx, params: discover(server, ctx),
         "tools/list": lambda ctx, params: server.tools.list(ctx, params, server.page_size),
         "tools/call": server.tools.call,
         "logging/setLevel": set_level,
@@ -59,6 +68,21 @@ def core_methods(server: Registries, completions: Completions) -> dict[str, Meth
         "prompts/get": server.prompts.render,
         "completion/complete": completions.complete,
     }
+
+
+def discover(server: Registries, ctx: HandlerContext) -> dict[str, Any]:
+    """``server/discover`` (2026-07-28): the revisions served, and the capabilities and
+    instructions as the request's revision sees them. A handshake-era session has no
+    such method (its client learnt all of it from ``initialize``)."""
+    version = ctx.session.protocol_version
+    if version is None or version not in server.modern_versions:
+        raise MethodNotFoundError("Method not found: server/discover",
+                                  data={"method": "server/discover"})
+    result: dict[str, Any] = {"supportedVersions": list(server.modern_versions),
+                              "capabilities": server.capabilities_for(version)}
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
 
 
 def _session_of(ctx: HandlerContext, method: str) -> ServerSession:

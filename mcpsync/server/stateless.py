@@ -163,32 +163,24 @@ def serve(session: StatelessHost, inbound: InboundRequest,
                                   data={"method": method})
     info = SessionInfo(protocol_version=version, client_info=envelope.client_info,
                        client_capabilities=envelope.capabilities)
-    if method == "server/discover":
-        result: dict[str, Any] = {
-            "supportedVersions": list(server.modern_versions),
-            "capabilities": server.capabilities_for(version),
-        }
-        if server.instructions:
-            result["instructions"] = server.instructions
-    else:
-        handler = server.method_handlers.get(method)
-        if handler is None:
-            raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
-        rounds = (_Rounds(ports.retry_answers(server.request_state_key, method, params))
-                  if method in MRTR_METHODS else None)
-        ctx = HandlerContext(inbound, RequestScope(session, info, log_level, rounds))
-        try:
-            result = dict(server.run_handler(handler, ctx, params))
-        except InputRequired as question:
-            assert rounds is not None
-            asked = {key: str(request.get("method"))
-                     for key, request in question.requests.items()}
-            state = seal(server.request_state_key, method, params, rounds.answers, asked,
-                         time.time() + server.request_state_ttl,
-                         principal=ports.request_principal())
-            return {"resultType": "input_required", "inputRequests": question.requests,
-                    "requestState": state,
-                    "_meta": {META_SERVER_INFO: server.info_for(version)}}
+    handler = server.method_handlers.get(method)
+    if handler is None:
+        raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
+    rounds = (_Rounds(ports.retry_answers(server.request_state_key, method, params))
+              if method in MRTR_METHODS else None)
+    ctx = HandlerContext(inbound, RequestScope(session, info, log_level, rounds))
+    try:
+        result = dict(server.run_handler(handler, ctx, params))
+    except InputRequired as question:
+        assert rounds is not None
+        asked = {key: str(request.get("method"))
+                 for key, request in question.requests.items()}
+        state = seal(server.request_state_key, method, params, rounds.answers, asked,
+                     time.time() + server.request_state_ttl,
+                     principal=ports.request_principal())
+        return {"resultType": "input_required", "inputRequests": question.requests,
+                "requestState": state,
+                "_meta": {META_SERVER_INFO: server.info_for(version)}}
     # A CreateTaskResult (the tasks extension) says "task"; everything else is complete.
     result["resultType"] = "task" if result.get("resultType") == "task" else "complete"
     result_meta = dict(result.get("_meta") or {})

@@ -9,16 +9,16 @@ import pytest
 from mcpsync import Client, HostHandlers, Server
 from mcpsync.client import cache
 from mcpsync.dispatch import ports, questions
+from mcpsync.errors import MCPError
 from mcpsync.protocol import http_headers, lifecycle, methods
 from mcpsync.protocol.methods import BUILTIN, TABLE, VIEWS, Method
 from mcpsync.proxy import forward
 from mcpsync.server import stateless
 from mcpsync.types import CreateMessageResult, ElicitResult, Root, TextContent
 
-#: The requests a server answers outside its method registry, by the session itself.
-#: ``initialize`` opens a handshake-era session (``server/session.py``); a 2026-07-28
-#: ``server/discover`` is answered from the envelope alone (``server/stateless.py``).
-OUTSIDE_THE_REGISTRY = {"initialize", "server/discover"}
+#: The requests a server answers outside its method registry, by the session itself:
+#: ``initialize`` opens a handshake-era session (``server/session.py``).
+OUTSIDE_THE_REGISTRY = {"initialize"}
 
 
 def _server_requests() -> set[str]:
@@ -146,3 +146,31 @@ def spec_methods():
         return found
 
     return named
+
+
+def test_server_discover_is_an_ordinary_registered_builtin():
+    server = Server("table", instructions="ask away")
+    assert server.methods.is_default("server/discover")
+    seen: list[str] = []
+
+    @server.request_scope
+    def scope(ctx):
+        seen.append(ctx.method)
+        yield
+
+    with Client.memory(server, protocol_version="2026-07-28") as client:
+        answer = client.request("server/discover", {}, cache=False)
+    assert answer["supportedVersions"] == ["2026-07-28"]
+    assert answer["instructions"] == "ask away" and "tools" in answer["capabilities"]
+    assert "server/discover" in seen  # it runs as every handler runs
+    with Client.memory(server, protocol_version="2025-11-25") as client, pytest.raises(
+            MCPError) as missing:  # no such method in the handshake era
+        client.request("server/discover", {})
+    assert missing.value.code == -32601
+
+    @server.method_handler("server/discover", replace=True)
+    def own(ctx, params):
+        return {"supportedVersions": ["2026-07-28"], "capabilities": {}}
+
+    with Client.memory(server, protocol_version="2026-07-28") as client:
+        assert client.request("server/discover", {}, cache=False)["capabilities"] == {}
