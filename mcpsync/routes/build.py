@@ -134,8 +134,10 @@ def _failure(text: str) -> Any:
 
 
 def _validator(schema: dict[str, Any], operation: Operation) -> SchemaValidator:
+    """The answer's check: compiled when the schema is in the fast checker's subset (which
+    only compiles what it understands), else jsonschema after a metaschema check."""
     try:
-        return SchemaValidator(schema, generated=False)
+        return SchemaValidator(schema, generated=True)
     except Exception as exc:  # jsonschema's SchemaError
         raise OpenAPIError(f"{operation.label}: its answer's schema is not valid JSON "
                            f"Schema: {str(exc).splitlines()[0]}") from None
