@@ -46,7 +46,10 @@ Thread-safe: mounting may happen while serving.
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -55,7 +58,7 @@ from typing import Any, Protocol
 from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.registry import SERVES_EVERY_NAME
-from ..errors import MCPError, MethodNotFoundError
+from ..errors import INTERNAL_ERROR, MCPError, MethodNotFoundError
 from ..protocol.methods import VIEWS
 from ..protocol.prefixes import PREFIX, content_out, name_in, name_out, uri_in, uri_out
 from .handlers import MethodHandler
@@ -70,6 +73,15 @@ from .tools import ToolRegistry
 _GRAPH = threading.Lock()
 #: Pages read of one list before giving up on a server whose cursors never end.
 MAX_PAGES = 1000
+#: The longest a subscription waits for another thread passing the same URI on to a mounted
+#: server (a mounted proxy's remote subscription, itself bounded by the proxy's timeout).
+PASS_WAIT = 300.0
+#: Items a parent's merged list reads from its mounts, at most, in all (its own items are
+#: in its registries already, and not counted).
+MAX_MERGED_ITEMS = 10_000
+#: Bytes (as JSON) of the items a parent's merged list reads from its mounts, at most.
+MAX_MERGED_BYTES = 16 * 1024 * 1024
+logger = logging.getLogger("mcpsync.server")
 
 #: The list methods: the key of their items and the field that names an item (the method
 #: table's merged lists).
@@ -199,7 +211,11 @@ class Mounts:
             self._install(method)
         #: The parent's subscribed URIs passed on to a mount: its server and its URI.
         self._passed: dict[str, tuple[Mountable, str]] = {}
-        self._passing = threading.Lock()  # held while a mounted server records one
+        #: Guards the two fields; never held while a mounted server records a
+        #: subscription (a mounted proxy subscribes on its remote: a network round trip).
+        self._passing = threading.Condition(threading.Lock())
+        #: The URIs a thread is passing on or taking back now (one thread per URI).
+        self._busy: set[str] = set()
         parent.subscribers.watchers.append(self.subscription_changed)
 
     def _install(self, method: str) -> None:
@@ -233,17 +249,32 @@ class Mounts:
         un-prefixed URI), so that a mounted proxy is subscribed on its remote. What that
         server's watchers raise fails the parent's subscription."""
         parent = self._parent
-        with self._passing:
+        deadline = time.monotonic() + PASS_WAIT
+        with self._passing:  # only one thread at a time works on one URI
+            while uri in self._busy:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise MCPError(f"the subscription to {uri} is still being passed on "
+                                   "to the mounted server", code=INTERNAL_ERROR)
+                self._passing.wait(left)
+            self._busy.add(uri)
             passed = self._passed.get(uri)
+        try:
             if parent.subscribers.watched(uri) and passed is None:
                 found = (None if _own(parent, "resource", uri)
                          else self.find("resources/read", "resource", uri))
                 if found is not None:
-                    found[0].server.subscribers.add(parent, (found[1],))
-                    self._passed[uri] = (found[0].server, found[1])
+                    found[0].server.subscribers.add(parent, (found[1],))  # may be I/O
+                    with self._passing:
+                        self._passed[uri] = (found[0].server, found[1])
             elif not parent.subscribers.watched(uri) and passed is not None:
-                del self._passed[uri]
-                passed[0].subscribers.remove(parent, (passed[1],))
+                with self._passing:
+                    del self._passed[uri]
+                passed[0].subscribers.remove(parent, (passed[1],))  # may be I/O
+        finally:
+            with self._passing:
+                self._busy.discard(uri)
+                self._passing.notify_all()
 
     # -- the merging handlers ------------------------------------------------------------
 
@@ -255,11 +286,19 @@ class Mounts:
         if own is not None:
             items, private = _all_pages(lambda p: own(ctx, p), key)
         seen = {item.get(field) for item in items if isinstance(item, dict)}
+        budget = _MergeBudget()  # a mounted proxy's remote may page without end
         for mount in self.mounts:
             if mount.server.methods.request_handler(method) is None:
                 continue
+            if budget.full:
+                break
             theirs, hidden = _all_pages(partial(call_mounted, mount.server, method, ctx=ctx),
-                                        key)
+                                        key, budget)
+            if budget.full:
+                logger.warning("server %r: its merged %s stops at mounted server %r: the "
+                               "mounts' items may fill at most %d items, %d bytes",
+                               self._parent.name, method, mount.server.name,
+                               MAX_MERGED_ITEMS, MAX_MERGED_BYTES)
             private = private or hidden
             for item in theirs:
                 item = mount.item_out(field, item)
@@ -303,9 +342,34 @@ def _bound(fn: Callable[..., dict[str, Any]], *front: Any) -> MethodHandler:
     return handler
 
 
-def _all_pages(call: Callable[[dict[str, Any]], dict[str, Any]],
-               key: str) -> tuple[list[Any], bool]:
-    """Every item of a paginated list, and whether a page was ``cacheScope: private``."""
+class _MergeBudget:
+    """What one merged list may still read from the mounts: :data:`MAX_MERGED_ITEMS`
+    items and :data:`MAX_MERGED_BYTES` bytes (each item measured as compact JSON). Used by
+    one request's thread only."""
+
+    def __init__(self) -> None:
+        self.items = MAX_MERGED_ITEMS
+        self.bytes = MAX_MERGED_BYTES
+        self.full = False
+
+    def take(self, page: list[Any]) -> list[Any]:
+        """The items of ``page`` that fit, in order; past the first that does not, none."""
+        kept: list[Any] = []
+        for item in page:
+            size = len(json.dumps(item, separators=(",", ":"), default=str))
+            if self.items < 1 or size > self.bytes:
+                self.full = True
+                break
+            self.items -= 1
+            self.bytes -= size
+            kept.append(item)
+        return kept
+
+
+def _all_pages(call: Callable[[dict[str, Any]], dict[str, Any]], key: str,
+               budget: _MergeBudget | None = None) -> tuple[list[Any], bool]:
+    """Every item of a paginated list (within ``budget``, when given), and whether a page
+    was ``cacheScope: private``."""
     items: list[Any] = []
     private = False
     cursors: set[str] = set()
@@ -314,10 +378,11 @@ def _all_pages(call: Callable[[dict[str, Any]], dict[str, Any]],
         result = call(params)
         page = result.get(key)
         if isinstance(page, list):
-            items.extend(page)
+            items.extend(page if budget is None else budget.take(page))
         private = private or result.get("cacheScope") == "private"
         cursor = result.get("nextCursor")
-        if not isinstance(cursor, str) or cursor in cursors:
+        if not isinstance(cursor, str) or cursor in cursors or (
+                budget is not None and budget.full):
             break
         cursors.add(cursor)
         params = {"cursor": cursor}
