@@ -7,6 +7,11 @@ Also the run-wide Redis (``redis_server``: one ``redis-server`` for the whole ru
 on first use and stopped by PID at the end; tests keep apart by key prefix, see
 ``tests/services.py``).
 
+And the skip policy's run-wide half (``tests/skip_policy.py``): under
+``MCPSYNC_REQUIRE_PEERS=1`` (CI) a skip not listed in ``tests/expected_skips.txt`` fails
+the run at its end, each one named (a missing dependency already fails its own test:
+``tests.helpers.require_module``). Other skips would quietly drop whole areas from CI.
+
 And one guard for every test: it leaves ``os.environ`` as it found it. A variable left
 behind reaches every subprocess a later test starts (a ``DJANGO_SETTINGS_MODULE`` left
 by a Django test once made each ``celery worker`` fail to start); use ``monkeypatch``.
@@ -17,11 +22,14 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests import spec
 from tests.services import RedisServer, require_redis_library, unique_prefix
+
+pytest_plugins = ["tests.skip_policy"]
 
 _ENVIRON_BEFORE = pytest.StashKey[dict[str, str]]()
 
@@ -67,6 +75,18 @@ def redis_url(redis_server: RedisServer) -> str:
 def redis_prefix(request: pytest.FixtureRequest) -> str:
     """A key prefix of this test's own (nothing is flushed between tests)."""
     return unique_prefix(request.node.name[:40])
+
+
+# The directories whose tests start a whole topology: marked ``slow`` (``-m "not slow"``).
+SLOW_DIRS = ("deploy", "on_celery", "interop")
+_TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slow = [_TESTS / name for name in SLOW_DIRS]
+    for item in items:
+        if any(item.path.is_relative_to(folder) for folder in slow):
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -15,12 +15,10 @@ import subprocess
 import tempfile
 from typing import Any
 
-import pytest
-
+from tests.helpers import REQUIRE_ENV, missing, require_module, slack
 from tests.serving import free_port, wait_for_port
 
-REQUIRE_ENV = "MCPSYNC_REQUIRE_PEERS"
-STOP_TIMEOUT = 10.0
+STOP_TIMEOUT = slack(10.0)
 
 
 def require_binary(name: str, *, also: tuple[str, ...] = ()) -> str:
@@ -30,22 +28,13 @@ def require_binary(name: str, *, also: tuple[str, ...] = ()) -> str:
     if found is None:
         found = next((p for p in also if os.access(p, os.X_OK)), None)
     if found is None:
-        message = f"{name!r} is not installed (run scripts/install-peers as root)"
-        if os.environ.get(REQUIRE_ENV) == "1":
-            pytest.fail(message)
-        pytest.skip(message)
+        missing(f"{name!r} is not installed (run scripts/install-peers as root)")
     return found
 
 
 def require_redis_library() -> None:
     """Skip (fail in CI) when the ``redis`` client library is missing (the ``redis`` extra)."""
-    try:
-        import redis  # noqa: F401
-    except ImportError:
-        message = "the 'redis' library is not installed: pip install -e '.[test]'"
-        if os.environ.get(REQUIRE_ENV) == "1":
-            pytest.fail(message)
-        pytest.skip(message)
+    require_module("redis")
 
 
 class RedisServer:
@@ -117,4 +106,4 @@ def unique_prefix(name: str) -> str:
     return f"mcpsync-test:{name}:{os.urandom(6).hex()}"
 
 
-__all__ = ["RedisServer", "require_binary", "require_redis_library", "unique_prefix"]
+__all__ = ["REQUIRE_ENV", "RedisServer", "require_binary", "require_redis_library", "unique_prefix"]

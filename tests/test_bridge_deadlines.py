@@ -22,10 +22,9 @@ from typing import Any
 import pytest
 
 from mcpsync.protocol.versions import META_VERSION
+from tests.helpers import WAIT
 from tests.serving import ROOT
 from tests.transports.hostile import LEGACY, MODERN, RawHttpServer, RawRequest, Script
-
-WAIT = 20.0
 
 
 class Trickle:

@@ -15,9 +15,8 @@ import threading
 import pytest
 
 from mcpsync import Server
+from tests.helpers import WAIT
 from tests.serving import ROOT, RunningServer
-
-WAIT = 20.0
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import LONG_WAIT as WAIT
+
 ROOT = Path(__file__).resolve().parents[1]
-WAIT = 60.0
 
 
 def mcpsync(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import require_module
+
 ROOT = Path(__file__).resolve().parents[1]
 _BLOCK = re.compile(r"<!-- runnable: ([\w-]+) -->\s*```python\n(.*?)```\s*<!-- /runnable -->",
                     re.S)
@@ -36,7 +38,7 @@ def test_the_server_guide_has_runnable_examples() -> None:
 @pytest.mark.parametrize(("name", "code"), EXAMPLES, ids=[n for n, _ in EXAMPLES])
 def test_example_runs(name: str, code: str) -> None:
     if "pydantic" in code:
-        pytest.importorskip("pydantic")
+        require_module("pydantic")
     with contextlib.ExitStack() as stack:
         env = dict(os.environ)
         if "REDIS_URL" in code:  # an example written as an app: its Redis comes from the env

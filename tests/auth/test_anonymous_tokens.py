@@ -16,6 +16,7 @@ import pytest
 import requests
 
 from mcpsync import IntrospectionVerifier, JwtVerifier, ResourceServer
+from tests.helpers import require_module
 from tests.serving import RunningServer
 from tests.tasks.peers import Peer
 from tests.tasks.task_server import make_server
@@ -23,7 +24,7 @@ from tests.tasks.task_server import make_server
 from .authserver import AuthServer, Issued
 from .test_resource_server import WAIT, _initialize, _session_headers, bearer, challenge_of
 
-pytest.importorskip("jwt")
+require_module("jwt")
 
 KINDS = ["jwt", "introspection"]
 #: The error_description of the refusal (mcpsync.auth.server.verify.NO_PRINCIPAL).

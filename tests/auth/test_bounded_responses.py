@@ -20,6 +20,7 @@ from mcpsync import (
     ResourceServer,
     TokenRequestError,
 )
+from tests.helpers import require_module
 from tests.http.raw import post_modern
 from tests.serving import RunningServer
 
@@ -27,7 +28,7 @@ from .authserver import AuthServer
 from .conftest import headless
 from .test_resource_server import WAIT, bearer, challenge_of, make_server
 
-pytest.importorskip("jwt")
+require_module("jwt")
 
 CHUNKED = [False, True]
 BIG = 300 * 1024  # past every default bound (256 KiB; 64 KiB for introspection)

@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from mcpsync import IntrospectionVerifier, JwtVerifier
+from tests.helpers import require_module
 
 from .authserver import AuthServer, Issued
 
-pytest.importorskip("jwt")
+require_module("jwt")
 
 AUDIENCE = "https://rs.example/mcp"
 LEEWAY = 60

@@ -14,10 +14,11 @@ from typing import Any
 
 import requests
 
+from tests.helpers import LONG_WAIT as WAIT
+
 from .authserver import AuthServer
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 60.0
 
 
 def _cli(url: str, cache: Path, browser: bool) -> tuple[int, str, str]:

@@ -24,12 +24,13 @@ from mcpsync import (
     OAuthLimits,
     UnauthorizedError,
 )
+from tests.helpers import require_module
 
 from .authserver import AuthServer, Issued
 from .conftest import headless
 from .test_resource_server import bearer
 
-pytest.importorskip("jwt")
+require_module("jwt")
 
 ERAS = ["2025-11-25", "2026-07-28"]
 ROOT = Path(__file__).resolve().parents[2]

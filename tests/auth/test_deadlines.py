@@ -25,11 +25,12 @@ from mcpsync import AuthorizationError, IntrospectionVerifier, JwtVerifier, OAut
 from mcpsync.auth import DiscoveryError, FollowRedirects, LoopbackRedirect, OAuth
 from mcpsync.auth.fetch import Fetcher
 from mcpsync.protocol.deadline import DeadlineExceeded
+from tests.helpers import require_module
 from tests.transports.hostile import RawHttpServer, RawRequest, trickle_body, trickle_head
 
 from .authserver import AuthServer
 
-pytest.importorskip("jwt")
+require_module("jwt")
 
 AUDIENCE = "https://rs.example/mcp"
 TRICKLE = 100  # bytes at 0.2 s each: 20 s when nothing but per-read timeouts ends it

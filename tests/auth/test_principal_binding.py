@@ -11,7 +11,7 @@ import pytest
 import requests
 
 from mcpsync import AccessToken
-from tests.helpers import wait_until
+from tests.helpers import require_module, wait_until
 from tests.http.raw import answer_of, envelope, modern_headers
 from tests.tasks.peers import WAIT, Peer
 from tests.tasks.task_server import make_server
@@ -19,7 +19,7 @@ from tests.tasks.task_server import make_server
 from .authserver import AuthServer
 from .test_resource_server import bearer
 
-pytest.importorskip("jwt")
+require_module("jwt")
 
 
 def _token(meta: dict[str, Any]) -> AccessToken:

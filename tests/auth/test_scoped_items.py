@@ -20,13 +20,14 @@ import requests
 
 from mcpsync import AccessToken, Client, MCPError, Server
 from mcpsync.dispatch.inbound import current_transport
+from tests.helpers import require_module
 from tests.http.raw import BOTH, SseReader, answer_of, envelope, modern_headers, post_modern
 
 from .authserver import AuthServer
 from .scoped_server import add_scoped_items
 from .test_resource_server import ERAS, WAIT, bearer, challenge_of
 
-pytest.importorskip("jwt")
+require_module("jwt")
 
 ROOT = Path(__file__).resolve().parents[2]
 

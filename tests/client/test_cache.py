@@ -7,10 +7,10 @@ import pytest
 from mcpsync import Client, HostHandlers, ProtocolOptions, Server, ServerLimits
 from mcpsync.client.cache import ResponseCache, cache_key
 from tests.client.scripted import Scripted
+from tests.helpers import WAIT
 from tests.wire import WireRecorder
 
 MODERN = "2026-07-28"
-WAIT = 5.0
 
 
 class Clock:

@@ -28,12 +28,12 @@ from mcpsync import (
 )
 from tests.client.custom_methods_server import server
 from tests.client.scripted import Scripted
+from tests.helpers import WAIT
 from tests.serving import client_over
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 10.0
 TRANSPORTS = ("memory", "stdio", "http")
 
 

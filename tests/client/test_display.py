@@ -14,6 +14,7 @@ import pytest
 
 from mcpsync import CallToolResult, Client, HandlerContext, ImageContent, MCPError, Server
 from mcpsync.display.notebook import TextBar, ToolList, progress_bar
+from tests.helpers import require_module
 from tests.server.fixture_server import server as fixture_server
 
 EVIL = '<script>alert("x")</script> & <img src=x onerror=alert(1)>'
@@ -159,7 +160,7 @@ def test_on_progress_bar_draws_a_text_bar_on_stderr(client, capsys, monkeypatch)
 
 
 def test_on_progress_bar_uses_tqdm_when_installed(client, capsys):
-    pytest.importorskip("tqdm")
+    require_module("tqdm")
     assert client.call_tool("steps", on_progress="bar").text == "done"
     err = capsys.readouterr().err
     assert "steps" in err and "4/4" in err

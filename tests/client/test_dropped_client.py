@@ -16,13 +16,12 @@ from pathlib import Path
 import pytest
 
 from mcpsync import Client
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 from tests.server.fixture_server import server as fixture_server
 from tests.serving import RunningServer
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "server" / "fixture_server.py"
-WAIT = 30.0
 
 
 def collect(ref: weakref.ref[Client]) -> None:

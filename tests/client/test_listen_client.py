@@ -9,9 +9,9 @@ import pytest
 
 from mcpsync import Client, MCPError, Server
 from mcpsync.client.listen import SubscriptionNotification
+from tests.helpers import WAIT
 
 MODERN = "2026-07-28"
-WAIT = 5.0
 
 
 def make_server() -> Server:

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from mcpsync import Client, ClientMiddleware, LogMessage, Server
+from tests.helpers import WAIT
 from tests.server.fixture_server import server as fixture_server
 from tests.serving import RunningServer
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "server" / "fixture_server.py"
-WAIT = 30.0
 ERAS = ["2026-07-28", "2025-11-25"]
 TRANSPORTS = ["memory", "stdio", "http"]
 

@@ -31,11 +31,11 @@ from mcpsync import (
 )
 from mcpsync.display.notebook import TextBar
 from mcpsync.types import GetPromptResult, ReadResourceResult
+from tests.helpers import WAIT
 from tests.http.conftest import serve  # noqa: F401  (the fixture: a real HTTP server)
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "server" / "fixture_server.py"
-WAIT = 30.0
 BREAKOUT = '</code></pre><script>alert("x")</script>'
 ERAS = ["2025-11-25", "2026-07-28"]
 

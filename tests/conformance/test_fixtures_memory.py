@@ -22,9 +22,9 @@ import pytest
 from mcpsync.protocol.jsonrpc import ErrorResponse, Notification, Request, Response
 from mcpsync.transports.memory import memory_pair
 from tests.conformance.everything import server
+from tests.helpers import WAIT
 from tests.spec import validate, validate_message
 
-WAIT = 5.0
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
 CLIENT_INFO = {"name": "conformance-test-client", "version": "1.0.0"}

@@ -13,8 +13,8 @@ import pytest
 
 from mcpsync import Client, DuplicateHandlerError, HandlerContext, MethodRegistry, Server
 from mcpsync.dispatch.registry import NotificationHandlers, RequestHandlers
+from tests.helpers import WAIT
 
-WAIT = 10.0
 Handler = Callable[..., Any]
 
 

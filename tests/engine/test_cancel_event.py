@@ -5,8 +5,7 @@ from __future__ import annotations
 import threading
 
 from mcpsync.engine.requests import CancelEvent
-
-WAIT = 10.0
+from tests.helpers import WAIT
 
 
 def test_it_is_an_event_that_runs_callbacks_once() -> None:

@@ -17,9 +17,7 @@ from mcpsync.errors import (
 )
 from mcpsync.protocol.jsonrpc import ErrorResponse, Request, Response
 from mcpsync.transports.memory import memory_pair
-from tests.helpers import run_threads, wait_until
-
-WAIT = 5.0  # generous bound for anything that should happen promptly
+from tests.helpers import WAIT, run_threads, wait_until
 
 
 class Pair:

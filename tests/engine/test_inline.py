@@ -17,9 +17,7 @@ from mcpsync.engine.inline import (
 )
 from mcpsync.engine.requests import InboundRequest
 from mcpsync.transports.memory import memory_pair
-from tests.helpers import wait_until
-
-WAIT = 10.0
+from tests.helpers import WAIT, wait_until
 
 
 def test_a_key_is_inline_until_slow_then_again_after_quick_pool_runs() -> None:

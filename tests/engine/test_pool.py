@@ -7,9 +7,7 @@ import threading
 import pytest
 
 from mcpsync.threads.pool import PoolFullError, WorkerPool
-from tests.helpers import wait_until
-
-WAIT = 5.0
+from tests.helpers import WAIT, wait_until
 
 
 def test_cap_backlog_and_busy():

@@ -5,9 +5,7 @@ from __future__ import annotations
 import threading
 
 from mcpsync.engine.pool import WorkerPool, release_current_slot
-from tests.helpers import wait_until
-
-WAIT = 5.0
+from tests.helpers import WAIT, wait_until
 
 
 def test_a_released_job_no_longer_counts_against_the_cap():

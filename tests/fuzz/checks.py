@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import mcpsync
+from tests.helpers import WAIT as WAIT  # every blocking wait of the fuzzer is bounded by it
 
 from .strategies import Case
 
@@ -31,8 +32,6 @@ FORBIDDEN: tuple[str, ...] = tuple(dict.fromkeys([
     "site-packages", sys.prefix, sys.base_prefix + "/lib",
 ]))
 INTERNAL_ERROR = -32603
-#: Every blocking wait of the fuzzer is bounded by this (seconds).
-WAIT = 10.0
 #: How long a request may still be unanswered once the probe sent after it was answered.
 GRACE = 3.0
 

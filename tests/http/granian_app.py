@@ -8,9 +8,10 @@ import os
 import time
 
 from mcpsync import HandlerContext, Server
+from tests.helpers import WAIT
 
 #: How long a tool waits for its gate (or its cancellation) before it gives up.
-GATE_WAIT = 20.0
+GATE_WAIT = WAIT
 
 server = Server("granian-test", version="1.0.0")
 

@@ -9,6 +9,8 @@ from typing import Any
 
 import requests
 
+from tests.helpers import WAIT
+
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 BOTH = "application/json, text/event-stream"
@@ -16,7 +18,6 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 META_INFO = "io.modelcontextprotocol/clientInfo"
 #: Every blocking wait in these tests is bounded by this (seconds).
-WAIT = 10.0
 
 # -- raw HTTP helpers ---------------------------------------------------------------------
 

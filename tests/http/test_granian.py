@@ -3,11 +3,10 @@ threads), the server docs/wsgi.md recommends for throughput: what must hold ther
 eras (streamed progress before the result, the standalone GET stream, cancellation), and
 what granian cannot tell the app (a JSON-only client that leaves), so the docs stay true.
 
-granian is in the ``test`` extra; without it these tests skip (and only then)."""
+granian is in the ``test`` extra; without it these tests skip (and fail in CI)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import socket
@@ -21,7 +20,7 @@ import pytest
 import requests
 
 from mcpsync import Client
-from tests.helpers import wait_until
+from tests.helpers import require_module, wait_until
 from tests.serving import free_port, serving_process
 
 from .raw import (
@@ -35,8 +34,7 @@ from .raw import (
     modern_request,
 )
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("granian") is None,
-                                reason="granian is not installed (pip install -e .[test])")
+require_module("granian")
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The app's keep-alive interval in these tests (GRANIAN_TEST_KEEPALIVE in granian_app.py):

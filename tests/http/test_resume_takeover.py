@@ -14,9 +14,8 @@ import threading
 from typing import Any
 
 from mcpsync import HandlerContext, Server
+from tests.helpers import WAIT
 from tests.http.raw import LegacySession, SseReader
-
-WAIT = 10.0
 
 
 def _data(event: dict[str, Any] | None) -> Any:

@@ -14,14 +14,14 @@ import pytest
 import requests
 
 from mcpsync import Client
+from tests.helpers import WAIT, require_module
 from tests.http.raw import BOTH, LEGACY
 from tests.serving import free_port, wait_for_port
 
-pytest.importorskip("gunicorn")
+require_module("gunicorn")
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="gunicorn is POSIX only")
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 30.0
 CALL_TIMEOUT = 10.0  # the hang was a client timeout: well below it, or it is back
 
 

@@ -18,12 +18,11 @@ from mcpsync import (
     Root,
     TextContent,
 )
-from tests.helpers import run_threads
+from tests.helpers import WAIT, run_threads
 from tests.interop import peers
 from tests.serving import free_port, wait_for_port
 
 pytestmark = pytest.mark.interop
-WAIT = 30.0
 SERVERS = Path(__file__).with_name("servers")
 
 

@@ -20,13 +20,12 @@ from pathlib import Path
 import pytest
 
 from mcpsync import Client, RequestTimeoutError
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 from tests.interop.peers import run_official_client
 from tests.server.fixture_server import server as fixture_server
 from tests.serving import RunningServer, free_port, wait_for_port
 
 pytestmark = pytest.mark.interop
-WAIT = 30.0
 ROOT = Path(__file__).resolve().parents[2]
 OFFICIAL_SERVER = Path(__file__).with_name("servers") / "official_server.py"
 ERAS = ["2025-11-25", "2026-07-28"]

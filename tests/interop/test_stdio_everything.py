@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from mcpsync import Client
-from tests.helpers import run_threads
+from tests.helpers import WAIT, run_threads
 
 pytestmark = pytest.mark.interop
-WAIT = 30.0
 
 
 @pytest.fixture

@@ -27,11 +27,11 @@ import pytest
 
 from mcpsync import Client, ElicitResult, HostHandlers, MCPError, RequestTimeoutError
 from mcpsync.client.tasks import TaskCancelledError, TaskHandle, TaskState
+from tests.helpers import WAIT
 from tests.interop import peers
 from tests.serving import free_port, wait_for_port
 
 pytestmark = pytest.mark.interop
-WAIT = 30.0
 SERVERS = Path(__file__).with_name("servers")
 SCRIPTS = {"v1": "tasks_v1_server.cjs", "v2": "tasks_v2_server.cjs"}
 #: The npm packages the two peers load (pinned in scripts/install-peers).

@@ -23,12 +23,12 @@ from mcpsync.celery import QUEUED_MESSAGE
 from mcpsync.client.options import HostHandlers
 from mcpsync.errors import MCPError
 from mcpsync.tasks.remote import lost_runner_message
-from tests.helpers import wait_until
+from tests.helpers import LONG_WAIT as WAIT
+from tests.helpers import require_module, wait_until
 from tests.http.raw import LegacySession
 from tests.on_celery.app import build
 from tests.serving import RunningServer, free_port, serving_process
 
-WAIT = 60.0
 ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = ["2026-07-28", "2025-11-25"]
 
@@ -42,7 +42,7 @@ def gunicorn(port: int) -> list[str]:
 @pytest.fixture
 def web(deployment_env: dict[str, str]) -> Iterator[str]:
     """The web side of the deployment: gunicorn with 2 workers; its URL."""
-    pytest.importorskip("gunicorn")
+    require_module("gunicorn")
     port = free_port()
     with serving_process(gunicorn(port), port, cwd=ROOT, env=deployment_env) as base:
         yield f"{base}/mcp"
@@ -246,7 +246,7 @@ def test_a_task_runs_on_after_every_web_worker_is_killed(workers, deployment_env
     """SIGKILL both gunicorn workers (the one that accepted the task among them) after
     ``tools/call`` was answered: the task completes on Celery, and a respawned web worker
     answers for it."""
-    pytest.importorskip("gunicorn")
+    require_module("gunicorn")
     workers()
     port = free_port()
     with serving_process(gunicorn(port), port, cwd=ROOT, env=deployment_env) as base:

@@ -16,8 +16,7 @@ import sys
 import threading
 
 from mcpsync.redis.bus import RedisBus
-
-WAIT = 60.0
+from tests.helpers import LONG_WAIT as WAIT
 
 
 def main(url: str, prefix: str, count: int) -> int:

@@ -23,11 +23,11 @@ import redis
 from mcpsync.errors import StoreUnavailableError
 from mcpsync.http.bus import Bus
 from mcpsync.redis.bus import RedisBus
+from tests.helpers import LONG_WAIT as WAIT
 from tests.helpers import wait_until
 from tests.services import RedisServer, require_redis_library
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 60.0
 
 
 class Inbox:

@@ -15,11 +15,9 @@ import pytest
 
 from mcpsync import HandlerContext, Server
 from mcpsync.errors import StoreUnavailableError
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 from tests.http.raw import LegacySession, SseReader
 from tests.services import RedisServer, require_redis_library
-
-WAIT = 15.0
 
 StoreFactory = Callable[..., Any]
 

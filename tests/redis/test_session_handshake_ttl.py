@@ -18,7 +18,7 @@ import pytest
 import requests
 
 from mcpsync.http import SessionStore
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 from tests.http.test_session_store import (
     call_who,
     session_headers,
@@ -27,7 +27,6 @@ from tests.http.test_session_store import (
 from tests.stores.backends import session_store_factory
 
 LEGACY = "2025-06-18"
-WAIT = 10.0
 #: Short enough to wait out in a test; the bound on each wait below is ten times it.
 HANDSHAKE = 0.5
 

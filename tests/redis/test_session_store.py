@@ -16,12 +16,11 @@ import pytest
 
 from mcpsync.errors import StoreUnavailableError
 from mcpsync.http import SessionRecord
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 from tests.services import RedisServer, require_redis_library
 from tests.stores.backends import session_store_factory
 
 LEGACY = "2025-06-18"
-WAIT = 15.0
 
 #: Ids a request header may carry: none may reach another session, key or file.
 HOSTILE_IDS = ["*", "?", "a:b", "a_b", "a_1", "../../etc/passwd", "s:*", "[a-z]*", "\\",

@@ -29,12 +29,12 @@ from mcpsync.errors import StoreUnavailableError
 from mcpsync.redis import task_waits
 from mcpsync.redis.tasks import EXPIRY_GRACE_MS, RedisTaskStore
 from mcpsync.tasks import RUNNER_EXITED, TaskRecord, runner_id
+from tests.helpers import LONG_WAIT as WAIT
 from tests.helpers import run_threads, wait_until
 from tests.services import RedisServer, require_redis_library
 from tests.stores.backends import make_record
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 60.0
 DOCS = ROOT / "docs"
 #: The runners' heartbeat ttl in these tests: short, yet long enough that a loaded machine
 #: (a refresh every third of it) does not let a live runner's heartbeat lapse.

@@ -18,12 +18,12 @@ import redis
 from mcpsync.errors import StoreUnavailableError
 from mcpsync.redis.tasks import RedisTaskStore
 from mcpsync.tasks import TaskResultTooLargeError, TaskStoreFullError
+from tests.helpers import LONG_WAIT as WAIT
 from tests.helpers import run_threads
 from tests.services import RedisServer, require_redis_library
 from tests.stores.backends import make_record
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 120.0  # several processes on a loaded two-core machine
 
 #: Ids and owners that are key syntax somewhere: separators, globs, hash tags, line
 #: breaks, NUL, path-looking, empty, and a megabyte.

@@ -29,11 +29,11 @@ from mcpsync.errors import StoreUnavailableError
 from mcpsync.protocol.deadline import Deadline, current
 from mcpsync.redis.tasks import WAIT_GRACE, RedisTaskStore
 from mcpsync.tasks import TaskRecord, runner_id
+from tests.helpers import LONG_WAIT as WAIT
 from tests.helpers import wait_until
 from tests.services import RedisServer, require_redis_library
 from tests.stores.backends import make_record
 
-WAIT = 60.0
 #: What a stopped Redis may add past a budget before the call gives up: the client's
 #: reaction, a loaded two-core machine. Generous: the defects were 10 s and more.
 SLACK = 2.5

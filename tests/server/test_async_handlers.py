@@ -29,6 +29,7 @@ from mcpsync import (
     Server,
 )
 from mcpsync.protocol.versions import MODERN_VERSIONS
+from tests.helpers import WAIT
 from tests.serving import RunningServer
 
 from . import types_server
@@ -36,7 +37,6 @@ from .types_server import PNG, WAV
 
 MODERN = MODERN_VERSIONS[0]
 HANDSHAKE = "2025-11-25"
-WAIT = 30.0
 ROOT = Path(__file__).resolve().parents[2]
 TRANSPORTS = ["memory", "stdio", "http"]
 ERAS = [HANDSHAKE, MODERN]

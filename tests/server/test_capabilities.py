@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 
 from mcpsync import Client, HostHandlers, ProtocolOptions, Server
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 
-WAIT = 20.0
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 VERSIONS = [LEGACY, MODERN]

@@ -18,10 +18,9 @@ from mcpsync import (
     ResourceNotFoundError,
     Server,
 )
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 from tests.serving import RunningServer
 
-WAIT = 20.0
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 VERSIONS = [LEGACY, MODERN]

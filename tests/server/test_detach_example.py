@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 
 from mcpsync import Client, HandlerContext, LogMessage, Server
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 20.0
 
 
 def example_source() -> str:

@@ -26,7 +26,7 @@ from mcpsync import Client, MCPError
 from mcpsync.protocol.jsonrpc import ErrorResponse, Notification, Request, Response
 from mcpsync.protocol.template_match import MAX_URI_CHARS
 from mcpsync.transports.memory import MemoryTransport
-from tests.helpers import stack_probe
+from tests.helpers import WAIT, stack_probe
 from tests.http.raw import LegacySession, modern_headers
 from tests.serving import RunningServer
 
@@ -35,7 +35,6 @@ from .hostile_server import server
 ROOT = Path(__file__).resolve().parents[2]
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
-WAIT = 30.0
 KINDS = ["memory", "stdio", "http-modern", "http-legacy"]
 
 #: A tools/call whose arguments nest 5000 levels deep.

@@ -26,6 +26,7 @@ from mcpsync import (
 from mcpsync.errors import INTERNAL_ERROR, INVALID_REQUEST
 from mcpsync.protocol.jsonrpc import Message, Request
 from mcpsync.protocol.versions import MODERN_VERSIONS
+from tests.helpers import WAIT
 from tests.http.raw import BOTH, envelope, modern_headers, post_modern
 from tests.serving import RunningServer
 
@@ -33,7 +34,6 @@ from .traffic_server import build
 
 MODERN = MODERN_VERSIONS[0]
 HANDSHAKE = "2025-11-25"
-WAIT = 30.0
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -15,8 +15,7 @@ import threading
 from mcpsync import Server
 from mcpsync.protocol.jsonrpc import Notification, Request, Response
 from mcpsync.transports.memory import memory_pair
-
-WAIT = 5.0
+from tests.helpers import WAIT
 
 
 def _receive(transport, timeout: float = WAIT):

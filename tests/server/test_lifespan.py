@@ -13,11 +13,10 @@ import pytest
 import requests
 
 from mcpsync import Client, HandlerContext, Server, ServerLimits, StartupError
-from tests.helpers import run_threads, wait_until
+from tests.helpers import WAIT, run_threads, wait_until
 from tests.http.raw import BOTH, LEGACY, MODERN, post_modern
 from tests.serving import RunningServer
 
-WAIT = 20.0
 VERSIONS = [LEGACY, MODERN]
 
 

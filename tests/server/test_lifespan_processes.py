@@ -15,13 +15,12 @@ from typing import Any
 import pytest
 
 from mcpsync import Client, MCPSyncError
-from tests.helpers import wait_until
+from tests.helpers import WAIT, require_module, wait_until
 from tests.http.raw import post_modern
 from tests.serving import free_port, serving_process
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "server" / "lifespan_server.py"
-WAIT = 30.0
 
 
 def events(log: Path) -> list[str]:
@@ -79,7 +78,7 @@ def test_stdio_startup_failure_exits_with_the_error(tmp_path: Path) -> None:
     assert events(log)[::2] == ["startup"]  # no hook, no shutdown of what never started
 
 
-pytest.importorskip("gunicorn")
+require_module("gunicorn")
 
 
 @pytest.fixture

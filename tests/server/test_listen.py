@@ -12,11 +12,11 @@ import pytest
 from mcpsync import Client, HandlerContext, Server
 from mcpsync.protocol.jsonrpc import Notification, Request
 from mcpsync.transports.memory import memory_pair
+from tests.helpers import WAIT
 from tests.spec import validate, validate_message
 
 MODERN = "2026-07-28"
 SUB = "io.modelcontextprotocol/subscriptionId"
-WAIT = 5.0
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from mcpsync import Client, MCPError, ServerLimits
+from tests.helpers import WAIT
 from tests.server import listen_slots_server
 from tests.server.listen_slots_server import MAX_SUBSCRIPTIONS, SLOTS
 
 MODERN = "2026-07-28"
-WAIT = 10.0
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -24,6 +24,7 @@ import pytest
 
 from mcpsync import Client, HandlerContext, HostHandlers, InvalidParamsError, MCPError, Server
 from mcpsync.errors import ResourceNotFoundError
+from tests.helpers import WAIT
 from tests.server.mount_server import build, build_weather
 from tests.serving import client_over
 
@@ -31,7 +32,6 @@ LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
 VERSIONS = (LEGACY, MODERN)
 TRANSPORTS = ("memory", "stdio", "http")
-WAIT = 10.0
 MODULE = "tests.server.mount_server"
 
 
@@ -356,7 +356,6 @@ def test_a_server_defined_by_method_handlers_mounts_like_any_other() -> None:
         remote.add_tool(lambda: "fresh", name="fresh")   # live, through the forwarder
         assert changed.wait(WAIT)
         assert text(client.call_tool("fw_fresh")) == "fresh"
-
 
 
 @pytest.mark.parametrize("version", VERSIONS)

@@ -19,8 +19,7 @@ from mcpsync import (
     Server,
     TaskContext,
 )
-
-WAIT = 10.0
+from tests.helpers import WAIT
 
 
 def test_a_detached_context_is_the_one_type_on_the_sessions_ports() -> None:

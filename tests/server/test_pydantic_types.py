@@ -14,16 +14,16 @@ from typing import Any
 import pytest
 
 from mcpsync import Client
+from tests.helpers import WAIT, require_module
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
-WAIT = 30.0
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextmanager
 def connect(transport: str, version: str) -> Iterator[Client]:
-    pytest.importorskip("pydantic")
+    require_module("pydantic")
     from . import pydantic_server
 
     if transport == "memory":
@@ -83,7 +83,7 @@ def test_constraints_are_enforced(arguments: dict[str, Any], why: str) -> None:
 def test_annotated_types_constraints_work_without_pydantic() -> None:
     """Run in a fresh interpreter where importing pydantic fails: annotated-types metadata
     still constrains, the new scalar types still work, and nothing imports pydantic."""
-    pytest.importorskip("annotated_types")
+    require_module("annotated_types")
     script = textwrap.dedent("""
         import sys
         sys.modules["pydantic"] = None          # import pydantic -> ImportError

@@ -33,12 +33,11 @@ from mcpsync.http.bus import Bus, BusMessage
 from mcpsync.server import event_relay
 from mcpsync.server.listen import Listener, ListenRegistry
 from mcpsync.tasks import MemoryTaskStore, SqliteTaskStore, TaskStore
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 from tests.http.raw import SseReader, envelope, modern_headers
 from tests.serving import RunningServer
 from tests.tasks.peers import V2_CAPS, Peer
 
-WAIT = 30.0  # generous: the machine running the tests may be loaded
 NOTE = "notes://a"
 SENTINEL = "notes://sentinel"
 ACK = "notifications/subscriptions/acknowledged"

@@ -19,11 +19,10 @@ from mcpsync import (
     MCPSyncError,
     Server,
 )
-from tests.helpers import run_threads
+from tests.helpers import WAIT, run_threads
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
-WAIT = 20.0
 VERSIONS = [LEGACY, MODERN]
 
 

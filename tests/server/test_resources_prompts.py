@@ -10,10 +10,9 @@ import pytest
 from mcpsync import Client, HandlerContext, ImageContent, InvalidParamsError, MCPError, Server
 from mcpsync.protocol.uritemplate import UriTemplate
 from mcpsync.types import PromptMessage, TextContent, TextResourceContents
+from tests.helpers import WAIT
 from tests.spec import validate
 from tests.wire import WireRecorder
-
-WAIT = 5.0
 
 server = Server("library")
 

@@ -19,10 +19,10 @@ from mcpsync import (
     Server,
     TextContent,
 )
+from tests.helpers import WAIT
 from tests.spec import validate
 from tests.wire import WireRecorder
 
-WAIT = 5.0
 server = Server("asker")
 
 

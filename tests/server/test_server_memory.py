@@ -21,11 +21,10 @@ from mcpsync import (
 )
 from mcpsync.protocol.jsonrpc import ErrorResponse, Notification, Request, Response
 from mcpsync.transports.memory import memory_pair
+from tests.helpers import WAIT
 from tests.server import fixture_server
 from tests.spec import validate_message
 from tests.wire import WireRecorder
-
-WAIT = 5.0
 
 
 @pytest.fixture

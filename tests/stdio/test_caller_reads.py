@@ -25,11 +25,10 @@ from mcpsync import (
 )
 from mcpsync.engine.reading import GRACE
 from mcpsync.transports.stream import StreamTransport
-from tests.helpers import run_threads, wait_until
+from tests.helpers import WAIT, run_threads, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = [sys.executable, str(Path(__file__).with_name("lending_server.py"))]
-WAIT = 10.0
 
 
 def lent(client: Client) -> int:

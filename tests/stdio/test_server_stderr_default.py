@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import LONG_WAIT as WAIT
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "server" / "fixture_server.py"
 ENV = {"PYTHONPATH": str(ROOT)}
-WAIT = 60.0
 PREFIX = f"[{os.path.basename(sys.executable)} fixture_server.py] "
 
 

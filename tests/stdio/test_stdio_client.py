@@ -14,11 +14,10 @@ from pathlib import Path
 import pytest
 
 from mcpsync import Client, RequestTimeoutError
-from tests.helpers import run_threads, wait_until
+from tests.helpers import WAIT, run_threads, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "server" / "fixture_server.py"
-WAIT = 10.0
 ENV = {"PYTHONPATH": str(ROOT)}
 
 

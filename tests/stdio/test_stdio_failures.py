@@ -22,11 +22,11 @@ import pytest
 
 from mcpsync import Client, ConnectionClosedError, ServerExitedError
 from mcpsync.transports.subprocess import STDERR_TAIL_BYTES, STDERR_TAIL_LINES
+from tests.helpers import WAIT
 
 ROOT = Path(__file__).resolve().parents[2]
 RAW = ROOT / "tests" / "stdio" / "raw_server.py"
 FIXTURE = ROOT / "tests" / "server" / "fixture_server.py"
-WAIT = 20.0
 ENV = {"PYTHONPATH": str(ROOT)}
 
 

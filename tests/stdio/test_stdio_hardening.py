@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from mcpsync.protocol.jsonrpc import MAX_DEPTH
+from tests.helpers import WAIT
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "tests" / "server" / "hardening_server.py"
-WAIT = 10.0
 
 
 class Child:

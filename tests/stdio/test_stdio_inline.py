@@ -18,11 +18,10 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = Path(__file__).resolve().parent / "inline_server.py"
-WAIT = 30.0
 WARM = 5  # quick calls before the tool misbehaves
 
 

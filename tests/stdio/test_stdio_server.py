@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import WAIT
 from tests.spec import validate_message
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "server" / "fixture_server.py"
-WAIT = 10.0
 
 
 class RawServer:

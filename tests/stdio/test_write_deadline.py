@@ -26,13 +26,13 @@ import pytest
 
 from mcpsync import Client, ConnectionClosedError, RequestTimeoutError
 from mcpsync.transports.subprocess import SubprocessTransport
+from tests.helpers import WAIT
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "set_blocking") or sys.platform == "win32",
                                 reason="write deadlines need poll() on a pipe")
 
 ROOT = Path(__file__).resolve().parents[2]
 DEAF = ROOT / "tests" / "stdio" / "deaf_server.py"
-WAIT = 20.0
 SLACK = 1.5  # thread start-up and a loaded CI machine
 BIG = "x" * 300_000  # far more than a pipe holds
 
@@ -189,7 +189,6 @@ def test_a_notification_to_a_server_that_stopped_reading_ends_the_connection_by_
         assert "stopped reading" in str(sent.error)
     finally:
         client.close()
-
 
 
 # -- the server side: a host that stops reading the server's stdout ----------------------

@@ -14,9 +14,7 @@ from typing import Any
 import pytest
 
 from mcpsync.stores import EventStore, EventStoreCapabilities, ForgetsStreams
-from tests.helpers import run_threads
-
-WAIT = 15.0
+from tests.helpers import WAIT, run_threads
 
 
 @pytest.fixture

@@ -17,10 +17,9 @@ from typing import Any
 import pytest
 
 from mcpsync.stores import SessionRecord, SessionStore, SessionStoreCapabilities
-from tests.helpers import run_threads, wait_until
+from tests.helpers import WAIT, run_threads, wait_until
 
 LEGACY = "2025-06-18"
-WAIT = 15.0
 
 #: Ids a request header may carry: none may reach another session, key or file.
 HOSTILE_IDS = ["*", "?", "a:b", "a_b", "a_1", "../../etc/passwd", "s:*", "[a-z]*", "\\",

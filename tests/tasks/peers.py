@@ -22,10 +22,10 @@ from mcpsync import Server
 from mcpsync.protocol.jsonrpc import ErrorResponse, Notification, Request, Response
 from mcpsync.transports.memory import memory_pair
 from mcpsync.transports.subprocess import SubprocessTransport
+from tests.helpers import WAIT
 from tests.http.raw import BOTH, answer_of, envelope
 from tests.serving import RunningServer
 
-WAIT = 30.0  # generous: the machine running the tests may be loaded
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 EXT = "io.modelcontextprotocol/tasks"

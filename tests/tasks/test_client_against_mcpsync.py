@@ -38,14 +38,13 @@ from mcpsync import (
     TaskState,
     TextContent,
 )
-from tests.helpers import run_threads, wait_until
+from tests.helpers import WAIT, run_threads, wait_until
 from tests.serving import RunningServer
 from tests.tasks.client_task_server import server
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 30.0
 COMBOS = [(kind, era) for kind in ("memory", "stdio", "http") for era in (MODERN, LEGACY)]
 
 Connect = Callable[..., contextlib.AbstractContextManager[Client]]
@@ -217,12 +216,13 @@ def test_reattach_by_id(connect: Connect) -> None:
         assert caught.value.code == -32602
 
 
+@pytest.mark.parametrize(  # a second stdio client is a second server process (another store)
+    "connect", [c for c in COMBOS if c[0] != "stdio"], indirect=True,
+    ids=[f"{kind}-{era}" for kind, era in COMBOS if kind != "stdio"])
 def test_reattach_from_a_new_client(connect: Connect) -> None:
     """A restarted kernel: a new Client re-attaches by id. Anonymous 2026-07-28 callers share
     one owner, so any client of the same server process sees the task; a handshake-era task
     belongs to its session, so another session gets "not found" (never someone's task)."""
-    if connect.kind == "stdio":  # type: ignore[attr-defined]
-        pytest.skip("a second stdio client is a second server process (another store)")
     label = _label()
     with connect() as first:
         task_id = first.start_task("slow", {"seconds": 0.3, "label": label}).id

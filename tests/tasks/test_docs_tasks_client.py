@@ -12,11 +12,11 @@ import threading
 from pathlib import Path
 
 from mcpsync import HandlerContext, Server
+from tests.helpers import LONG_WAIT as WAIT
 from tests.serving import RunningServer
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "tasks-client.md"
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 60.0
 
 
 def _cells() -> tuple[str, str]:

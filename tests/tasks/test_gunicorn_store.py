@@ -17,13 +17,13 @@ import pytest
 
 from mcpsync import Client
 from mcpsync.tasks.sqlite import RUNNER_EXITED
-from tests.helpers import wait_until
+from tests.helpers import LONG_WAIT as WAIT
+from tests.helpers import require_module, wait_until
 from tests.serving import free_port, serving_process
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 120.0
 
-pytest.importorskip("gunicorn")
+require_module("gunicorn")
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="gunicorn is POSIX only")
 
 

@@ -14,15 +14,14 @@ from typing import Any
 import pytest
 import requests
 
-from tests.helpers import run_threads, wait_until
+from tests.helpers import LONG_WAIT as WAIT
+from tests.helpers import require_module, run_threads, wait_until
 from tests.http.raw import BOTH, LegacySession, answer_of, envelope
 from tests.serving import free_port, serving_process
 
-pytest.importorskip("gunicorn")
-pytest.importorskip("tests.tasks.task_server", reason="needs the server side of tasks")
+require_module("gunicorn")
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 120.0
 EXT = "io.modelcontextprotocol/tasks"
 CAPS_V2 = {"extensions": {EXT: {}}}
 

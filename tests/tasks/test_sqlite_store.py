@@ -23,11 +23,11 @@ import pytest
 from mcpsync.tasks import SqliteTaskStore, runner_id
 from mcpsync.tasks.runners import process_identity, registration, runner_alive
 from mcpsync.tasks.sqlite import RUNNER_EXITED
+from tests.helpers import LONG_WAIT as WAIT
 from tests.helpers import run_threads, wait_until
 from tests.stores.backends import make_record
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 120.0  # generous: several processes on a loaded two-core machine
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and /proc")
 

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
+from tests.helpers import require_module
+
+sdk_trace = require_module("opentelemetry.sdk.trace")
 from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402

@@ -24,11 +24,10 @@ from opentelemetry.trace import SpanKind
 
 from mcpsync import Client, HostHandlers
 from mcpsync.types import ElicitResult
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 from tests.serving import RunningServer
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 30.0
 WSGI_SCOPE = "opentelemetry.instrumentation.wsgi"
 
 exporter = InMemorySpanExporter()

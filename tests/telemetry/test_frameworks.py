@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("opentelemetry.instrumentation.wsgi")
+from tests.helpers import require_module
+
+require_module("opentelemetry.instrumentation.wsgi")
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
 @pytest.mark.parametrize("framework", ["flask", "django"])
 def test_the_docs_framework_example_traces_http_to_tool_to_question(framework, version):
-    pytest.importorskip(framework)
+    require_module(framework)
     done = subprocess.run(
         [sys.executable, "-m", "tests.telemetry.framework_trace", framework, version],
         cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,

@@ -8,10 +8,8 @@ import threading
 import pytest
 
 from mcpsync import Client, HandlerContext, Server, ServerLimits
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 from tests.serving import RunningServer
-
-WAIT = 30.0
 
 
 def value(sdk, name):

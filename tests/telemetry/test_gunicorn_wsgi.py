@@ -13,16 +13,15 @@ import pytest
 from opentelemetry.trace import SpanKind
 
 from mcpsync import Client, Telemetry
-from tests.helpers import wait_until
+from tests.helpers import WAIT, require_module, wait_until
 from tests.interop import otel_file
 from tests.serving import free_port, wait_for_port
 
-pytest.importorskip("gunicorn")
-pytest.importorskip("opentelemetry.instrumentation.wsgi")
+require_module("gunicorn")
+require_module("opentelemetry.instrumentation.wsgi")
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="gunicorn is POSIX only")
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 30.0
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,8 @@ from opentelemetry.trace import SpanKind
 
 from mcpsync import Client, HandlerContext, Server
 from mcpsync.telemetry import Telemetry
+from tests.helpers import WAIT
 from tests.serving import RunningServer
-
-WAIT = 30.0
 
 
 def traced_wsgi(app, tracer):

@@ -9,9 +9,8 @@ from opentelemetry.trace import SpanKind
 from mcpsync import Client, HandlerContext, HostHandlers, Server
 from mcpsync.http.replies import OPEN_STREAMS
 from mcpsync.types import ElicitResult
+from tests.helpers import WAIT
 from tests.serving import RunningServer
-
-WAIT = 30.0
 
 
 def test_messages_posted_to_the_old_endpoint_are_spans_of_the_callers_trace(sdk):

@@ -14,6 +14,7 @@ import pytest
 from opentelemetry.trace import SpanKind
 
 from mcpsync import Client, Server
+from tests.helpers import WAIT
 from tests.interop import otel_file, peers
 from tests.serving import RunningServer
 
@@ -22,7 +23,6 @@ pytestmark = pytest.mark.interop
 ROOT = Path(__file__).resolve().parents[2]
 OUR_SERVER = ROOT / "tests" / "telemetry" / "traced_stdio_server.py"
 THEIR_SERVER = ROOT / "tests" / "interop" / "servers" / "official_server.py"
-WAIT = 30.0
 
 
 def _theirs(spans, name):

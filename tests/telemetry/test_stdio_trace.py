@@ -9,11 +9,11 @@ from pathlib import Path
 from opentelemetry.trace import SpanKind
 
 from mcpsync import Client
+from tests.helpers import WAIT
 from tests.interop import otel_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "tests" / "telemetry" / "traced_stdio_server.py"
-WAIT = 30.0
 
 
 def test_the_stdio_child_continues_the_clients_trace(sdk, tmp_path):

@@ -13,10 +13,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 from mcpsync import Client, HandlerContext, HostHandlers, Server
 from mcpsync.errors import MCPError
 from mcpsync.types import ElicitResult
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 from tests.serving import RunningServer
-
-WAIT = 30.0
 
 
 def make_server(telemetry) -> Server:

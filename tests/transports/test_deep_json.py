@@ -12,9 +12,9 @@ import pytest
 from mcpsync import Client, MCPError, TransportError
 from mcpsync.protocol import jsonrpc
 from mcpsync.protocol.jsonrpc import Invalid
+from tests.helpers import WAIT
 
 DEEP = '{"a":' * 100_000 + "1" + "}" * 100_000
-WAIT = 10.0
 
 
 def test_decode_reports_an_invalid_message_not_an_exception():

@@ -18,11 +18,10 @@ import pytest
 import requests
 
 from mcpsync import Client, ConnectionClosedError, RequestCancelledError, RequestTimeoutError
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 
 from .hostile import LEGACY, MODERN, RawHttpServer, RawRequest, modern_script
 
-WAIT = 10.0
 FREED = 2.0  # seconds after a call ends by which its thread must be back (it takes ~0)
 _POST_THREAD = re.compile(r"mcpsync-http-client-\d+")
 

@@ -17,10 +17,10 @@ import requests
 from werkzeug.serving import make_server
 
 from mcpsync import Client, ClientMiddleware, TransportError
+from tests.helpers import WAIT
 from tests.server.fixture_server import server as fixture_server
 from tests.serving import QuietHandler
 
-WAIT = 10.0
 VERSIONS = ["2026-07-28", "2025-11-25"]
 
 App = Callable[[dict[str, Any], Callable[..., Any]], Any]

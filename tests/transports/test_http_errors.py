@@ -16,10 +16,9 @@ from mcpsync import (
     TransportError,
     TransportTimeoutError,
 )
+from tests.helpers import WAIT
 from tests.server.fixture_server import server as fixture_server
 from tests.serving import RunningServer, free_port
-
-WAIT = 10.0
 
 
 @pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25", "auto"])

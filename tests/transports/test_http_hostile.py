@@ -19,11 +19,10 @@ from mcpsync import (
     TransportTimeoutError,
 )
 from mcpsync.transports.http.io import Backoff
-from tests.helpers import stack_probe
+from tests.helpers import WAIT, stack_probe
 
 from .hostile import LEGACY, MODERN, RawHttpServer, RawRequest, modern_script
 
-WAIT = 10.0
 MiB = 1024 * 1024
 
 

@@ -8,10 +8,8 @@ import pytest
 
 from mcpsync import Client, HandlerContext, ProtocolOptions, RequestTimeoutError, Server
 from mcpsync.protocol.versions import MODERN_VERSIONS
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 from tests.serving import RunningServer
-
-WAIT = 10.0
 
 
 def tables(client: Client) -> tuple[int, ...]:

@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 
 from mcpsync import Client
-from tests.helpers import run_threads
+from tests.helpers import WAIT, run_threads
 from tests.server.fixture_server import server as fixture_server
 from tests.serving import RunningServer
 
-WAIT = 10.0
 CALLERS = 8
 
 

@@ -13,10 +13,9 @@ from contextlib import contextmanager
 import pytest
 
 from mcpsync import Client, ClientLimits, HandlerContext, LogMessage, Server
-from tests.helpers import wait_until
+from tests.helpers import WAIT, wait_until
 from tests.serving import RunningServer
 
-WAIT = 10.0
 FLOOD = 3000
 
 

@@ -1,6 +1,11 @@
 """The write side of a stream transport over a real pipe: writes by a deadline, whole
 messages from concurrent writers (the bridge writes stdout from two threads), and a close
-that frees a write waiting for room."""
+that frees a write waiting for room.
+
+A time a test asserts is never within a second of what the bug would take: a deadline's
+lower bound is the deadline itself (a pass never ends before it); the upper bounds are
+half of ``WAIT`` where the bug is a wait of ``WAIT`` or more (the write bound raised to
+it where the bug would be to wait out the write bound)."""
 
 from __future__ import annotations
 
@@ -17,11 +22,10 @@ from mcpsync import ConnectionClosedError
 from mcpsync.protocol.deadline import Deadline, DeadlineExceeded
 from mcpsync.protocol.jsonrpc import Notification, Request
 from mcpsync.transports.stream import StreamTransport
+from tests.helpers import WAIT
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="pipe sizes and FIONREAD as on Linux")
-
-WAIT = 10.0
 
 
 @pytest.fixture
@@ -72,10 +76,11 @@ def test_a_call_nothing_of_which_fits_fails_by_its_deadline_and_the_stream_lives
             transport.send_call(filler, Deadline(0.2))
         except DeadlineExceeded:
             break
+    transport.write_timeout = 2 * WAIT  # not the bound of a call with a deadline
     started = time.monotonic()
     with pytest.raises(DeadlineExceeded):
-        transport.send_call(Request(1, "tools/call", {"pad": "q" * 500}), Deadline(0.5))
-    assert 0.4 < time.monotonic() - started < 0.5 + 1.0
+        transport.send_call(Request(1, "tools/call", {"pad": "q" * 500}), Deadline(1.0))
+    assert 0.95 < time.monotonic() - started < WAIT / 2
     assert transport.stalled is None
     data = os.read(read_end, 1 << 20)  # the peer reads again: the stream still works
     assert all(json.loads(line)["method"] == "notifications/pad"
@@ -100,7 +105,7 @@ def test_a_write_without_deadline_ends_the_stream_after_write_timeout(pipe):
     writer.start()
     writer.join(WAIT)
     assert not writer.is_alive(), "the write is still blocked"
-    assert time.monotonic() - started < 0.5 + 1.0
+    assert 0.45 < time.monotonic() - started < WAIT / 2
     assert len(outcome) == 1 and isinstance(outcome[0], ConnectionClosedError)
     assert "stopped reading" in str(outcome[0])
     assert transport.stalled is not None and "0.5 s" in transport.stalled
@@ -114,6 +119,7 @@ def test_a_write_without_deadline_ends_the_stream_after_write_timeout(pipe):
 def test_close_frees_a_write_waiting_for_room_and_gives_the_descriptor_back_blocking(pipe):
     transport, read_end, write_end = pipe
     assert not os.get_blocking(write_end)
+    transport.write_timeout = 2 * WAIT  # the bug: the write waits this out, not the close
     outcome: list[BaseException] = []
 
     def write() -> None:
@@ -128,8 +134,8 @@ def test_close_frees_a_write_waiting_for_room_and_gives_the_descriptor_back_bloc
     started = time.monotonic()
     transport.close()
     writer.join(WAIT)
-    assert not writer.is_alive()
-    assert time.monotonic() - started < 1.5
+    assert not writer.is_alive(), "the close did not free the write"
+    assert time.monotonic() - started < WAIT / 2
     assert len(outcome) == 1 and isinstance(outcome[0], ConnectionClosedError)
     assert os.get_blocking(write_end)
 
