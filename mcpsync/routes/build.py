@@ -25,11 +25,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..codec import from_wire
 from ..dispatch.context import HandlerContext
 from ..dispatch.fastcheck import SchemaValidator
 from ..dispatch.typed import ToolBinding
 from ..errors import INTERNAL_ERROR, MCPError, ResourceNotFoundError
 from ..server.tools import RegisteredTool, describe
+from ..types.tools import CallToolResult
 from .calls import HttpAnswer, build_request, error_text, result_of
 from .document import Document, OpenAPIError
 from .limits import RouteLimits
@@ -126,9 +128,6 @@ def _add_tool(server: ServerCore, operation: Operation, name: str, caller: Calle
 
 
 def _failure(text: str) -> Any:
-    from ..codec import from_wire
-    from ..types.tools import CallToolResult
-
     return from_wire(CallToolResult, {"content": [{"type": "text", "text": text}],
                                       "isError": True})
 
