@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from .auth.server import (
         AccessToken,
         IntrospectionVerifier,
+        InvalidTokenError,
         JwtVerifier,
         ResourceServer,
         TokenVerifier,
@@ -168,6 +169,7 @@ _LAZY: dict[str, str] = {
     "IntrospectionVerifier": ".auth.server",
     "InvalidParamsError": ".errors",
     "InvalidRequestError": ".errors",
+    "InvalidTokenError": ".auth.server",
     "IssuerMismatchError": ".auth",
     "JwtVerifier": ".auth.server",
     "LogMessage": ".types",
@@ -292,6 +294,7 @@ __all__ = [
     "IntrospectionVerifier",
     "InvalidParamsError",
     "InvalidRequestError",
+    "InvalidTokenError",
     "IssuerMismatchError",
     "JwtVerifier",
     "LogMessage",

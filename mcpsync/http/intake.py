@@ -35,10 +35,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-from ..auth.server.resource import Refusal
+from ..auth.server.resource import SERVER_ERROR, Refusal
 from ..dispatch.inbound import Headers, TransportContext
 from ..dispatch.principal import Principal
-from ..errors import INVALID_REQUEST
+from ..errors import INTERNAL_ERROR, INVALID_REQUEST
 from ..protocol.decoding import parse_decimal
 from ..protocol.jsonrpc import Request
 from ..server.scopes import Catalog, required_scopes
@@ -237,6 +237,9 @@ class AuthGate:
 
     def refuse(self, refusal: Refusal, msg_id: Any = None) -> _HttpError:
         """``refusal`` as the app's refusal to raise: its status and challenge kept."""
+        if refusal.error == SERVER_ERROR:  # the verifier failed: no challenge to answer
+            return _HttpError(INTERNAL_ERROR, "Internal error: the server could not check "
+                              "the access token", msg_id, status=refusal.status)
         message = {None: "Unauthorized: this server needs an OAuth bearer token",
                    "invalid_token": "Unauthorized: the access token is not valid here",
                    "invalid_request": "Unauthorized: send the token as Authorization: Bearer",

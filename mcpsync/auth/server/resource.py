@@ -25,14 +25,32 @@ WELL_KNOWN = "/.well-known/oauth-protected-resource"
 MAX_TOKEN_CHARS = 16 * 1024  # a header longer than this is refused unread by the verifier
 
 
+#: The error of a :class:`Refusal` for a verifier that raised: not the token's fault.
+SERVER_ERROR = "server_error"
+
+
 @dataclass(frozen=True)
 class Refusal:
     """Why a request is refused: the HTTP status, the OAuth error code (``None`` when no
-    token was sent, per RFC 6750 §3.1) and the ``WWW-Authenticate`` value."""
+    token was sent, per RFC 6750 §3.1; :data:`SERVER_ERROR` when the verifier failed)
+    and the ``WWW-Authenticate`` value (empty when there is no challenge to answer)."""
 
     status: str
     error: str | None
     challenge: str
+
+
+def _redacted(exc: BaseException, token: str) -> str:
+    """``exc``'s traceback and message with ``token`` replaced wherever it occurs, and so
+    is each of its dot-separated parts (a JWT's header, claims, signature) long enough
+    to be a secret, which a parser's message may quote alone."""
+    import traceback
+
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    parts = {part for part in token.split(".") if len(part) >= 8}
+    for secret in sorted({token, *parts} - {""}, key=len, reverse=True):
+        text = text.replace(secret, "[token redacted]")
+    return text
 
 
 def _quoted(value: str) -> str:
@@ -108,11 +126,16 @@ class ResourceServer:
         except InvalidTokenError as exc:  # a refusal the verifier explains to the client
             return self.refusal("401 Unauthorized", "invalid_token", self.required_scopes,
                                 exc.description)
-        except Exception as exc:  # a verifier's bug must not become a 500 carrying the token
-            # The type only: the message or a traceback could quote the token.
-            logger.error("mcpsync: the token verifier raised %s; the request was refused",
-                         type(exc).__name__)
-            verified = None
+        except Exception as exc:
+            # A bug in the verifier (or what it calls), not a bad token: a 500, as the
+            # official SDKs answer it. An invalid_token 401 would send the client off to
+            # get a new token and hide the bug; the log has the whole story, token
+            # redacted (an exception's message or a frame may quote it).
+            logger.error("mcpsync: the token verifier %s raised %s; the request was "
+                         "answered 500 (a bug in the verifier, not a bad token):\n%s",
+                         type(self.verifier).__name__, type(exc).__name__,
+                         _redacted(exc, token))
+            return Refusal("500 Internal Server Error", SERVER_ERROR, "")
         if verified is None or expired(verified):
             return self.refusal("401 Unauthorized", "invalid_token", self.required_scopes)
         if verified.names_nobody:  # whatever the verifier: its principal would be shared
