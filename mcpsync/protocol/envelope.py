@@ -16,8 +16,7 @@ already checked when there is one.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, InvalidParamsError, MCPError
 from . import levels
@@ -27,11 +26,11 @@ from .versions import META_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_
 _VERSION_HEADER = PROTOCOL_VERSION.lower()
 
 
-@dataclass(frozen=True)
-class Envelope:
+class Envelope(NamedTuple):
     """What a valid envelope says: the request's version, the capabilities the client
     declared on it, its client info (``None`` when absent or not an object) and the log
-    level it opted in to (``None``: no log messages)."""
+    level it opted in to (``None``: no log messages). Immutable; a tuple rather than a
+    frozen dataclass because one is made per request (a third of the cost)."""
 
     version: str
     capabilities: dict[str, Any]
