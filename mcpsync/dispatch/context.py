@@ -203,6 +203,14 @@ class HandlerContext:
         return self.transport.auth
 
     @property
+    def user(self) -> Any:
+        """The web framework's user making this request (Django's ``request.user``,
+        Flask-Login's ``current_user``), as the framework adapter stored it in
+        ``ctx.transport.user``; ``None`` when no adapter set one. A string ``permission=``
+        on a component is checked as ``ctx.user.has_perm(codename)``."""
+        return self.transport.user
+
+    @property
     def cancelled(self) -> threading.Event:
         """Set when the caller cancels, the session ends, or the server stops."""
         return self._lifetime.cancelled

@@ -110,12 +110,15 @@ class TransportContext:
     ``can_receive_requests``: whether the peer can be sent requests (elicitation, sampling,
     roots) on a live channel: true in the handshake era, false in 2026-07-28 (where a
     handler asks through ``InputRequiredResult`` instead). ``auth``: the authenticated
-    principal, ``None`` until an auth layer (a receive middleware, say) sets it; the only
-    field that can change, and only before the handler runs is it meaningful to.
+    principal, ``None`` until an auth layer (a receive middleware, say) sets it. ``user``:
+    the web framework's user for this request (Django's ``request.user``, Flask-Login's
+    ``current_user``), ``None`` until a framework adapter sets it; string permissions are
+    checked against it (``user.has_perm(codename)``). ``auth`` and ``user`` are the only
+    fields that can change, and only before the handler runs is it meaningful to.
     """
 
     __slots__ = ("ambient", "auth", "can_receive_requests", "headers", "kind", "remote_addr",
-                 "session_id")
+                 "session_id", "user")
 
     kind: TransportKind
     headers: Headers
@@ -123,11 +126,13 @@ class TransportContext:
     session_id: str | None
     can_receive_requests: bool
     auth: Any
+    user: Any
     ambient: Any
 
     def __init__(self, kind: TransportKind, *, headers: Mapping[str, str] | None = None,
                  remote_addr: str | None = None, session_id: str | None = None,
-                 can_receive_requests: bool = True, auth: Any = None) -> None:
+                 can_receive_requests: bool = True, auth: Any = None,
+                 user: Any = None) -> None:
         set_ = object.__setattr__
         set_(self, "kind", kind)
         set_(self, "headers", headers if isinstance(headers, Headers) else Headers(headers))
@@ -135,33 +140,36 @@ class TransportContext:
         set_(self, "session_id", session_id)
         set_(self, "can_receive_requests", can_receive_requests)
         set_(self, "auth", auth)
+        set_(self, "user", user)
         #: The OpenTelemetry context of the thread the message arrived on (an HTTP server
         #: span, say), kept for the handler's thread when telemetry is recording; else None.
         set_(self, "ambient", None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _FIXED:
-            raise AttributeError(f"TransportContext.{name} is read-only (only auth may be set)")
+            raise AttributeError(
+                f"TransportContext.{name} is read-only (only auth and user may be set)")
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"TransportContext.{name} cannot be deleted")
 
     def for_message(self, message: object) -> TransportContext:
-        """A fresh context for one inbound message (its own ``auth`` slot, starting from
-        this one's). A request or notification carrying the 2026-07-28 envelope is
+        """A fresh context for one inbound message (its own ``auth`` and ``user`` slots,
+        starting from this one's). A request or notification carrying the 2026-07-28 envelope is
         stateless: no session, no requests to the peer."""
         stateless = is_stateless(getattr(message, "params", None))
         return TransportContext(
             self.kind, headers=self.headers, remote_addr=self.remote_addr,
             session_id=None if stateless else self.session_id,
             can_receive_requests=False if stateless else self.can_receive_requests,
-            auth=self.auth)
+            auth=self.auth, user=self.user)
 
     def __repr__(self) -> str:
         return (f"TransportContext({self.kind!r}, remote_addr={self.remote_addr!r}, "
                 f"session_id={self.session_id!r}, "
-                f"can_receive_requests={self.can_receive_requests!r}, auth={self.auth!r})")
+                f"can_receive_requests={self.can_receive_requests!r}, auth={self.auth!r}, "
+                f"user={self.user!r})")
 
 
 def current_transport() -> TransportContext | None:
