@@ -31,14 +31,27 @@ closed and producers bound each write by the store's own per-call budget.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Final
 
+from ..errors import UnencodableMessageError
+from ..protocol import jsonrpc
 from ..protocol.budget import Budget, current_budget
 from ..protocol.decoding import parse_decimal
-from ..protocol.jsonrpc import ErrorResponse, Message, Response
+from ..protocol.jsonrpc import ErrorResponse, Message, Notification, Response
+
+logger = logging.getLogger("mcpsync.http")
+
+#: Bytes (encoded) of the messages one stream holds for its consumer, at most, the final
+#: answer not counted; see :meth:`ResponseStream.put` for what happens past it.
+MAX_QUEUED_BYTES: Final = 1024 * 1024
+#: Notifications a full stream drops first: the spec makes each advisory (progress MAY be
+#: sent, a log message is best effort), and a newer one says more than an older.
+DROPPABLE: Final = frozenset({"notifications/progress", "notifications/message"})
 
 #: One shared no-op context (``nullcontext`` holds no state, so any thread may enter it).
 _NOTHING: contextlib.nullcontext[None] = contextlib.nullcontext()
@@ -50,13 +63,21 @@ class ResponseStream:
     """Thread-safe. ``key`` names the stream in event ids (``None``: not resumable)."""
 
     def __init__(self, key: str | None = None, *, final_id: object = None,
-                 on_final: Callable[[ResponseStream], None] | None = None) -> None:
+                 on_final: Callable[[ResponseStream], None] | None = None,
+                 max_bytes: int = MAX_QUEUED_BYTES) -> None:
         self.key = key
         #: The request id whose response ends this stream (``None``: a standalone stream).
         self.final_id = final_id
         self._on_final = on_final
         self._cond = threading.Condition(threading.Lock())
         self._items: deque[Item] = deque()
+        self._sizes: deque[int] = deque()  # each item's encoded size, in step with _items
+        self._queued = 0              # the sum of _sizes
+        self._max_bytes = max_bytes
+        #: Advisory notifications dropped because the consumer fell behind.
+        self.dropped = 0
+        #: The stream was ended because a message that can not be dropped did not fit.
+        self.overflowed = False
         self._finished = False       # the final message was put
         self._ended = False          # no more messages will come (session over, closed)
         self._disconnect = False     # the server asks the consumer to drop the connection
@@ -79,20 +100,64 @@ class ResponseStream:
     # -- producers -----------------------------------------------------------------------
 
     def put(self, message: Message, event_id: str | None = None) -> None:
+        """Queue ``message`` for the consumer. Bounded by ``max_bytes`` of queued messages
+        (the final answer not counted, nor refused: it ends the stream): when one does
+        not fit, the oldest queued progress and log notifications are dropped to make
+        room; a progress or log notification that still does not fit is dropped itself;
+        any other message that does not fit ends the stream (the consumer sends what is
+        queued and stops: a 2026-07-28 client sees its stream end without the answer,
+        which cancels the request; a handshake-era one may resume from the event store)."""
         final = (isinstance(message, (Response, ErrorResponse))
                  and self.final_id is not None and message.id == self.final_id)
+        size = 0 if final else _size(message)
+        warn = ""
         with self._cond:
             if self._ended:
                 return
             # Stored before it was put, and already replayed from the store by a resume
             # that raced with it: not again.
             if not (event_id and _seq(event_id) <= self._skip_through):
-                self._items.append((event_id, message))
-            if final:
+                fits = True
+                if self._queued + size > self._max_bytes:
+                    fits, warn = self._make_room(message, size)
+                if fits:
+                    self._items.append((event_id, message))
+                    self._sizes.append(size)
+                    self._queued += size
+            if final and not self._ended:
                 self._finished = True
             self._cond.notify_all()
+        if warn:
+            logger.warning("a response stream's consumer fell behind: %s (at most %d bytes "
+                           "are queued)", warn, self._max_bytes)
         if final and self._on_final is not None:
             self._on_final(self)
+
+    def _make_room(self, message: Message, size: int) -> tuple[bool, str]:
+        """(Under the lock) Drop queued advisory notifications, oldest first, until
+        ``message`` fits; else drop it (advisory) or end the stream. Whether it fits now,
+        and what to log (the first drop of a stream, and its end; "" for nothing)."""
+        first = self.dropped == 0
+        while self._queued + size > self._max_bytes and self._items and _droppable(
+                self._items[0][1]):
+            self._items.popleft()
+            self._queued -= self._sizes.popleft()
+            self.dropped += 1
+        if self._queued + size > self._max_bytes and any(
+                _droppable(item[1]) for item in self._items):
+            kept = [(item, n) for item, n in zip(self._items, self._sizes, strict=True)
+                    if not _droppable(item[1])]
+            self.dropped += len(self._items) - len(kept)
+            self._items = deque(item for item, _ in kept)
+            self._sizes = deque(n for _, n in kept)
+            self._queued = sum(self._sizes)
+        if self._queued + size <= self._max_bytes:
+            return True, ("progress and log notifications dropped" if first else "")
+        if _droppable(message):
+            self.dropped += 1
+            return False, ("progress and log notifications dropped" if first else "")
+        self.overflowed = self._ended = True
+        return False, f"the stream is ended: {_name(message)} does not fit"
 
     @property
     def disconnect_requested(self) -> bool:
@@ -166,8 +231,11 @@ class ResponseStream:
         so never replayed: they stay."""
         with self._cond:
             self._skip_through = max(self._skip_through, seq)
-            self._items = deque(item for item in self._items
-                                if item[0] is None or _seq(item[0]) > self._skip_through)
+            kept = [(item, n) for item, n in zip(self._items, self._sizes, strict=True)
+                    if item[0] is None or _seq(item[0]) > self._skip_through]
+            self._items = deque(item for item, _ in kept)
+            self._sizes = deque(n for _, n in kept)
+            self._queued = sum(self._sizes)
 
     def current(self, consumer: int | None) -> bool:
         """Whether ``consumer`` (a token from :meth:`attach`; ``None``: whoever) still
@@ -236,8 +304,27 @@ class ResponseStream:
                     return [], True
                 items = list(self._items)
                 self._items.clear()
+                self._sizes.clear()
+                self._queued = 0
                 done = self._finished or self._ended or self._disconnect
                 return items, done and (not self._items)
+
+
+def _size(message: Message) -> int:
+    """``message``'s encoded size (kept on it: written later without encoding again)."""
+    try:
+        return len(jsonrpc.encode(message))
+    except UnencodableMessageError:
+        return 0  # the consumer answers it with an encodable stand-in
+
+
+def _droppable(message: Message | None) -> bool:
+    return isinstance(message, Notification) and message.method in DROPPABLE
+
+
+def _name(message: Message) -> str:
+    method = getattr(message, "method", None)
+    return method if isinstance(method, str) else type(message).__name__
 
 
 def _seq(event_id: str | None) -> int:
