@@ -282,12 +282,13 @@ class Hub:
                                  deadline, name=lambda item: item[0])
         merged: list[T] = []
         routes: dict[str, str] = {}
+        errors: dict[str, BaseException | None] = {}
         for server, outcome in outcomes.items():
             if isinstance(outcome, BaseException):
-                self.errors[server] = outcome
+                errors[server] = outcome
                 logger.warning("listing %ss of server %r failed: %s", kind, server, outcome)
                 continue
-            self.errors[server] = None
+            errors[server] = None
             for item in outcome:
                 renamed = rename(server, item)
                 if key(renamed) in routes:
@@ -296,6 +297,7 @@ class Hub:
                 merged.append(renamed)
         with self._lock:
             self._routes = {**self._routes, kind: routes}
+            self.errors = {**self.errors, **errors}
         return merged
 
     # -- routed calls ------------------------------------------------------------------
@@ -408,7 +410,14 @@ class Hub:
             future: concurrent.futures.Future[T] = concurrent.futures.Future()
             futures[name(item)] = future
             self._pool.submit(_job(job, item, future))
-        concurrent.futures.wait(list(futures.values()), timeout=deadline.remaining() + 1.0)
+        try:
+            concurrent.futures.wait(list(futures.values()),
+                                    timeout=deadline.remaining() + 1.0)
+        except BaseException:  # Ctrl-C: what arrives later is still cleaned up
+            for future in futures.values():
+                if late is not None:
+                    future.add_done_callback(partial(_arrived_late, late))
+            raise
         outcomes: dict[str, T | BaseException] = {}
         for key, future in futures.items():
             if not future.done():

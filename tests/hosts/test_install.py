@@ -227,3 +227,55 @@ def test_run_host_name_serves_the_configured_command_over_stdio(home: Path,
                       timeout=60) as client:
         assert client.call_tool("add", {"a": 20, "b": 22}).structured_content == {
             "result": 42}
+
+
+FAKE_CLAUDE = '''#!{python}
+"""A stand-in for Claude Code's ``claude`` program (not installed here): ``mcp add-json
+--scope user NAME JSON`` and ``mcp remove --scope user NAME`` change ~/.claude.json as
+the real one does, and every call is recorded."""
+import json, os, sys
+home = os.environ["HOME"]
+with open(os.path.join(home, "claude-calls.log"), "a") as log:
+    log.write(json.dumps(sys.argv[1:]) + "\\n")
+path = os.path.join(home, ".claude.json")
+data = json.load(open(path)) if os.path.exists(path) else {{}}
+words = sys.argv[1:]
+if words[:2] == ["mcp", "add-json"] and words[2:4] == ["--scope", "user"]:
+    if words[4] in data.get("mcpServers", {{}}):
+        sys.exit("MCP server " + words[4] + " already exists in user config")
+    data.setdefault("mcpServers", {{}})[words[4]] = json.loads(words[5])
+elif words[:2] == ["mcp", "remove"] and words[2:4] == ["--scope", "user"]:
+    del data["mcpServers"][words[4]]
+else:
+    sys.exit("unknown command")
+json.dump(data, open(path, "w"))
+'''
+
+
+def test_claude_code_is_configured_through_its_command(tmp_path: Path, monkeypatch,
+                                                         calc: Path, capsys) -> None:
+    """With ``claude`` on PATH (and the configuration not moved), the entry goes through
+    ``claude mcp add-json --scope user``; the same entry again runs nothing; a changed
+    one is removed, then added."""
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    claude = bin_dir / "claude"
+    claude.write_text(FAKE_CLAUDE.format(python=sys.executable))
+    claude.chmod(0o755)
+    monkeypatch.delenv(HOME_VARIABLE, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    assert main(["install", "claude-code", str(calc)]) == 0
+    assert main(["install", "claude-code", str(calc)]) == 0
+    assert main(["install", "claude-code", str(calc), "--env", "A=1"]) == 0
+    calls = [json.loads(line) for line in (home / "claude-calls.log").read_text().splitlines()]
+    assert [call[:5] for call in calls] == [
+        ["mcp", "add-json", "--scope", "user", "calc"],
+        ["mcp", "remove", "--scope", "user", "calc"],
+        ["mcp", "add-json", "--scope", "user", "calc"]]
+    entry = json.loads((home / ".claude.json").read_text())["mcpServers"]["calc"]
+    assert entry["type"] == "stdio" and entry["env"] == {"A": "1"}
+    err = capsys.readouterr().err
+    assert "nothing changed" in err and "updated 'calc'" in err
