@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol
 
 from ..protocol.methods import VIEWS
-from ..protocol.versions import META_VERSION
+from ..protocol.versions import ALL_VERSIONS, META_VERSION
 
 #: Longest attribute value taken from a message (a tool name, a URI, a request id).
 MAX_VALUE: Final = 256
@@ -28,6 +28,8 @@ _TARGETS: Final = VIEWS.telemetry_target
 #: attribute, vetted by ``known``. Others (URIs, task ids) are span attributes only.
 _NAMED_KINDS: Final = {"gen_ai.tool.name": "tool", "gen_ai.prompt.name": "prompt"}
 _URI: Final = "mcp.resource.uri"
+#: The revisions mcpsync speaks: a version a peer made up is ``_OTHER``.
+_VERSIONS: Final = frozenset(ALL_VERSIONS)
 
 class Peer(Protocol):
     """What a message's transport says of the peer (``dispatch.TransportContext``)."""
@@ -113,7 +115,7 @@ def describe(method: str, params: Mapping[str, Any] | None, request_id: object, 
         if isinstance(meta, Mapping) and isinstance(meta.get(META_VERSION), str):
             version = meta[META_VERSION]
     if version:
-        common["mcp.protocol.version"] = _text(version)
+        common["mcp.protocol.version"] = version if version in _VERSIONS else OTHER
     if transport is not None:
         if transport.kind == "stdio":
             common["network.transport"] = "pipe"

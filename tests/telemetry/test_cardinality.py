@@ -80,3 +80,21 @@ def test_a_proxys_client_records_only_the_tool_names_its_remote_listed(sdk, vers
         assert caller.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
     names = _tool_names(sdk, "client")
     assert names == {"_OTHER", "add"}, names
+
+
+@pytest.mark.parametrize("transport", ["memory:2026-07-28", "http:2026-07-28"])
+def test_a_made_up_protocol_version_is_other(sdk, transport):
+    # The same class of defect: mcp.protocol.version comes from the peer's _meta.
+    server = Server("cardinality", telemetry=sdk.telemetry)
+    with contextlib.ExitStack() as stack:
+        client = _client(transport, server, stack, sdk.telemetry)
+        for n in range(3):
+            with pytest.raises(MCPError) as caught:
+                client.request("tools/list", {"_meta": {
+                    "io.modelcontextprotocol/protocolVersion": f"1999-01-0{n}"}}, cache=False)
+            assert caught.value.code == -32022
+    versions = {point.attributes.get("mcp.protocol.version")
+                for side in ("server", "client")
+                for point in sdk.points(f"mcp.{side}.operation.duration")}
+    assert not any(str(v).startswith("1999") for v in versions), versions
+    assert "_OTHER" in versions
