@@ -279,3 +279,24 @@ def test_claude_code_is_configured_through_its_command(tmp_path: Path, monkeypat
     assert entry["type"] == "stdio" and entry["env"] == {"A": "1"}
     err = capsys.readouterr().err
     assert "nothing changed" in err and "updated 'calc'" in err
+
+
+def test_a_configured_url_is_reached_with_its_headers(home: Path, capsys) -> None:
+    """``HOST:NAME`` of an HTTP entry: its URL, with the entry's headers (variables
+    expanded) on every request."""
+    from tests.hub.servers import build_notes
+    from tests.serving import RunningServer
+
+    seen: list[str | None] = []
+    app = build_notes().wsgi_app(path="/mcp")
+
+    def recording(environ: dict, start_response):  # the WSGI app, seeing each request
+        seen.append(environ.get("HTTP_X_TEAM"))
+        return app(environ, start_response)
+
+    with RunningServer(recording, on_stop=app.close) as running:
+        (home / ".cursor/mcp.json").write_text(json.dumps({"mcpServers": {"notes": {
+            "url": running.base + "/mcp", "headers": {"X-Team": "${TEAM:-blue}"}}}}))
+        assert main(["tools", "cursor:notes"]) == 0
+    assert "add" in capsys.readouterr().out
+    assert seen and set(seen) == {"blue"}
