@@ -193,3 +193,16 @@ def test_the_notebook_display(hub: Hub) -> None:
     assert "X-Hub" not in html + markdown  # headers are never shown
     tools = hub.list_tools()
     assert "calc_add" in tools._repr_markdown_().replace("\\_", "_")
+
+
+def test_credentials_never_show(notes_url: str) -> None:
+    """A command line's ``--api-key=...`` and a URL's password are redacted wherever the
+    hub shows its servers; headers are not shown at all."""
+    with Client.from_config({"mcpServers": {
+            "secret": {"command": sys.executable,
+                       "args": ["-c", "raise SystemExit(1)", "--api-key=s3cret"]},
+            "notes": {"url": notes_url.replace("http://", "http://user:pa55@"),
+                      "headers": {"Authorization": "Bearer t0ken"}}}}, timeout=30) as hub:
+        shown = repr(hub) + hub._repr_html_() + hub._repr_markdown_()
+    assert "s3cret" not in shown and "pa55" not in shown and "t0ken" not in shown
+    assert "secret" in shown and "notes" in shown
