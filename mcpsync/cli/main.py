@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from .._version import __version__
+from ..errors import MCPSyncError
 from ..facade import Server
+from ..server.lifespan import StartupError
 from ..hosts import is_host_target
 from . import args as cli_args
 from . import dev as cli_dev
@@ -196,8 +198,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"mcpsync: {exc}", file=sys.stderr)
         return USAGE
+    except StartupError as exc:
+        _startup_failed(exc)
+        return 1
     except Exit as exc:
         return exc.status
+
+
+def _startup_failed(exc: StartupError) -> None:
+    """A server loaded here failed to start: one line, after the traceback of what raised
+    when that is the user's code (a bug to find), not when it is one of mcpsync's own
+    errors (a refused connection, say: its message says it all)."""
+    import traceback
+
+    cause: BaseException | None = exc
+    while isinstance(cause, StartupError):
+        cause = cause.__cause__
+    if cause is not None and not isinstance(cause, MCPSyncError):
+        traceback.print_exception(type(cause), cause, cause.__traceback__, file=sys.stderr)
+    print(f"mcpsync: {exc}", file=sys.stderr)
 
 
 def _run(args: argparse.Namespace) -> int:

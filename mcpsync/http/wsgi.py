@@ -186,6 +186,7 @@ class McpWsgiApp:
         # here when the stores say it, else at the first request a multi-process WSGI
         # server serves (pointing back at the user's line that built the app).
         self._built_at = user_frame()
+        self._startup_failure: StartupError | None = None  # the one logged
         self._checked_processes = False
         if (bus is not None or _shared(session_store)) and not server.request_state_key_shared:
             self._checked_processes = True
@@ -273,6 +274,13 @@ class McpWsgiApp:
             # the master that imported the app under --preload), unless start() ran it.
             self.server.start()
         except StartupError as exc:
+            # This app answers the failure rather than raising it: so it logs it, once
+            # (the same failure is met again by every request until a restart).
+            with self._warn_lock:
+                first, self._startup_failure = self._startup_failure is not exc, exc
+            if first:
+                logger.error("mcpsync: %s; every request is answered 503 until the "
+                             "process is restarted", exc, exc_info=exc)
             raise _HttpError(INTERNAL_ERROR, f"Service unavailable: {exc}") from None
         if environ.get("wsgi.multithread") is False:
             self._warn_single_threaded(environ)

@@ -141,7 +141,11 @@ class Lifespan(Generic[ServerT]):
             failure = StartupError(f"server {self._server.name!r} failed to start: "
                                    f"{type(exc).__name__}: {exc}")
             failure.__cause__ = exc
-            logger.error("server %r failed to start", self._server.name, exc_info=exc)
+            # Raised, not logged: whoever started the server reports it, once (a parent
+            # server that mounts this one wraps it in its own failure; the WSGI app, which
+            # answers it, logs it). Logging it here too printed it once per server it
+            # went through, and again where it was raised.
+            logger.debug("%s", failure)
             try:
                 stack.close()  # what did start is undone
             except Exception:
