@@ -16,8 +16,8 @@ from typing import NoReturn
 from .._version import __version__
 from ..errors import MCPSyncError
 from ..facade import Server
-from ..server.lifespan import StartupError
 from ..hosts import is_host_target
+from ..server.lifespan import StartupError
 from . import args as cli_args
 from . import dev as cli_dev
 from . import hosts as cli_hosts
