@@ -40,7 +40,7 @@ from ..codec import from_wire, to_wire
 from ..display.notebook import progress_bar
 from ..engine.connection import Connection
 from ..errors import InvalidParamsError, MCPSyncError, ProtocolStateError, RequestTimeoutError
-from ..protocol.deadline import Deadline
+from ..protocol.deadline import Deadline, budget_text
 from ..types import Progress
 from ..types.client_features import CreateMessageRequestParams, ElicitRequestParams
 from .cache import ResponseCache, cache_key
@@ -161,7 +161,12 @@ class Calls:
         deadline = budget(timeout, self._options.timeout, method)  # one budget, all pages
         for _ in range(_MAX_PAGES):
             params = {"cursor": cursor} if cursor is not None else None
-            result = self.send(method, params, left(deadline), None, None, True, raw)
+            try:
+                result = self.send(method, params, left(deadline), None, None, True, raw)
+            except RequestTimeoutError:
+                # The page had what was left; the caller gave the listing its budget.
+                raise RequestTimeoutError(f"{method} timed out after "
+                                          f"{budget_text(deadline.budget)}") from None
             page = result.get(key)
             if not isinstance(page, list):
                 raise MCPSyncError(f"{method}: result has no {key!r} list")
@@ -211,7 +216,7 @@ def left(deadline: Deadline, cap: float | None = None) -> float | None:
     :class:`RequestTimeoutError` once nothing is left."""
     if deadline.expired():
         raise RequestTimeoutError(f"{deadline.what}: its time budget of "
-                                  f"{deadline.budget:g} s ran out")
+                                  f"{budget_text(deadline.budget)} ran out")
     return deadline.cap(cap)
 
 
@@ -322,8 +327,14 @@ def resolve(method: str, params: dict[str, Any], result: dict[str, Any], *, send
                 method, result, questions, retries + 1,
                 _manual_retry(method, params, result, send, max_rounds, convert, retries))
         answers = {key: answer(q.method, q.params) for key, q in questions.items()}
-        result = send(_retry_params(params, result, answers),
-                      None if deadline is None else left(deadline))
+        try:
+            result = send(_retry_params(params, result, answers),
+                          None if deadline is None else left(deadline))
+        except RequestTimeoutError:
+            if deadline is None:
+                raise
+            raise RequestTimeoutError(f"{method} timed out after "
+                                      f"{budget_text(deadline.budget)}") from None
         retries += 1
 
 

@@ -31,7 +31,7 @@ from ..errors import (
     RequestTimeoutError,
     TransportError,
 )
-from ..protocol.deadline import Deadline, DeadlineExceeded
+from ..protocol.deadline import Deadline, DeadlineExceeded, budget_text
 from ..protocol.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from ..protocol.methods import VIEWS
 from ..transports.base import CallControl
@@ -236,7 +236,7 @@ class Outbound:
         except DeadlineExceeded:
             # Not a byte of it was written: the peer never saw it, and is not told.
             raise RequestTimeoutError(
-                f"{method} timed out after {wait} s: it could not be sent (the peer is "
+                f"{method} timed out after {budget_text(wait)}: it could not be sent (the peer is "
                 f"not reading what it is sent)") from None
         try:
             self._reads.read_own(request_id, budget.at)
@@ -245,8 +245,8 @@ class Outbound:
             if self.pending.pop(request_id) is None:
                 # Answered just as the deadline passed: the result is on its way.
                 return future.result(self.default_timeout)
-            self._tell_cancelled(request_id, method, f"timed out after {wait} s")
-            raise RequestTimeoutError(f"{method} timed out after {wait} s") from None
+            self._tell_cancelled(request_id, method, f"timed out after {budget_text(wait)}")
+            raise RequestTimeoutError(f"{method} timed out after {budget_text(wait)}") from None
         except KeyboardInterrupt:
             if self.pending.pop(request_id) is not None:
                 self._tell_cancelled(request_id, method, "interrupted by the user")
