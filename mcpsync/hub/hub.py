@@ -38,9 +38,11 @@ from ..display.notebook import ToolList
 from ..errors import ConnectionClosedError, InvalidParamsError, ResourceNotFoundError
 from ..protocol.deadline import Deadline
 from ..protocol.prefixes import name_in, name_out, uri_in, uri_out
+from ..protocol.uritemplate import is_template
 from ..threads.pool import WorkerPool
 from ..types import (
     CallToolResult,
+    Completion,
     EmbeddedResource,
     GetPromptResult,
     Prompt,
@@ -95,6 +97,10 @@ class ServerClient(Protocol):
                    timeout: float | None = None,
                    input_mode: str | None = None) -> GetPromptResult: ...
 
+    def complete(self, ref: str, argument: str, value: str, *,
+                 context: Mapping[str, str] | None = None,
+                 timeout: float | None = None) -> Completion: ...
+
     def ping(self, *, timeout: float | None = None) -> None: ...
 
     def close(self) -> None: ...
@@ -123,8 +129,8 @@ class Hub:
 
     ``hub.call_tool("calc_add", {...})`` calls the tool ``add`` of the server ``calc``;
     ``list_tools``, ``list_resources``, ``list_resource_templates`` and ``list_prompts``
-    merge every server's list (prefixed, in the configuration's order); ``read_resource``
-    and ``get_prompt`` route like ``call_tool``. ``hub.clients`` maps each connected
+    merge every server's list (prefixed, in the configuration's order); ``read_resource``,
+    ``get_prompt`` and ``complete`` route like ``call_tool``. ``hub.clients`` maps each connected
     server's name to its :class:`~mcpsync.Client`; ``hub.failures`` each server that
     could not start to why. Thread-safe. Close it (or use ``with``): every server is
     closed once, in parallel.
@@ -347,6 +353,20 @@ class Hub:
                         for c in result.contents]
             return dataclasses.replace(result, contents=contents)
         raise ResourceNotFoundError(f"Resource not found: {uri}", data={"uri": uri})
+
+    def complete(self, ref: str, argument: str, value: str, *,
+                 context: Mapping[str, str] | None = None,
+                 timeout: float | None = None) -> Completion:
+        """Suggestions for an argument of the prompt ``ref`` (``server_prompt``) or a
+        variable of the resource template ``ref`` (``scheme://server/...{var}``), from
+        its server."""
+        if is_template(ref):
+            routes = list(self._uri_routes(ref))
+            server, inner = routes[0]
+        else:
+            server, inner = self._route("prompt", ref)
+        return self._client(server).complete(inner, argument, value, context=context,
+                                             timeout=self._timeout(timeout))
 
     def _route(self, kind: str, name: str) -> tuple[str, str]:
         """The server a prefixed name belongs to, and the server's own name for it.

@@ -59,6 +59,14 @@ def build_calc() -> Server:
     def square(n: str) -> str:
         return str(int(n) ** 2)
 
+    @calc.completer("explain", "topic")
+    def topics(value: str, context: dict[str, str]) -> list[str]:
+        return [t for t in ("tides", "time", "tea") if t.startswith(value)]
+
+    @calc.completer("memo://square/{n}", "n")
+    def numbers(value: str, context: dict[str, str]) -> list[str]:
+        return [n for n in ("1", "10", "12") if n.startswith(value)]
+
     @calc.prompt()
     def explain(topic: str) -> str:
         """Explain a topic."""

@@ -206,3 +206,10 @@ def test_credentials_never_show(notes_url: str) -> None:
         shown = repr(hub) + hub._repr_html_() + hub._repr_markdown_()
     assert "s3cret" not in shown and "pa55" not in shown and "t0ken" not in shown
     assert "secret" in shown and "notes" in shown
+
+
+def test_completion_routes_like_the_rest(hub: Hub) -> None:
+    assert hub.complete("calc_explain", "topic", "t").values == ["tides", "time", "tea"]
+    assert hub.complete("memo://calc/square/{n}", "n", "1").values == ["1", "10", "12"]
+    with pytest.raises(InvalidParamsError, match="Unknown prompt"):
+        hub.complete("nothing", "topic", "t")
