@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-import shlex
 import shutil
 import sys
 import traceback
@@ -26,6 +25,7 @@ from ..client import Client
 from ..facade import Server
 from ..hosts import HostError, find, is_host_target
 from ..hub.config import ServerEntry
+from ..transports.subprocess import command_line
 
 
 class UsageError(ValueError):
@@ -227,9 +227,9 @@ def connect(target: str, timeout: float, *, headers: dict[str, str] | None = Non
         raise TargetError("TARGET is empty")
     if any(c.isspace() for c in target.strip()):
         try:
-            command = shlex.split(target)
+            command = command_line(target)  # as Client.stdio and Server.proxy split it
         except ValueError as exc:
-            raise TargetError(f"cannot split the command line {target!r}: {exc}") from None
+            raise TargetError(str(exc)) from None
         return Client.stdio(command, **options)
     if ":" in target:
         loaded.append(load_server(target))

@@ -205,7 +205,7 @@ class Client(ClientSurface):
     @classmethod
     def stdio(
         cls,
-        command: Sequence[str],
+        command: str | Sequence[str],
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
@@ -214,6 +214,10 @@ class Client(ClientSurface):
         **options: Any,
     ) -> Client:
         """Spawn a server process and connect to it over its stdin/stdout.
+
+        ``command``: its arguments (``[sys.executable, "server.py"]``), or one string split
+        as a shell splits it (``"python server.py"``; no shell runs it), as
+        :meth:`Server.proxy <mcpsync.Server.proxy>` and the ``mcpsync`` command take it.
 
         ``env`` adds to (or with ``inherit_env=False`` replaces) this process's environment.
         The server's stderr goes to ``stderr`` if given, else to the

@@ -15,7 +15,7 @@ from ..engine.connection import DEFAULT_TIMEOUT
 from ..transports.base import Transport
 
 
-def stdio_transport(command: Sequence[str], options: MutableMapping[str, Any], *,
+def stdio_transport(command: str | Sequence[str], options: MutableMapping[str, Any], *,
                     env: Mapping[str, str] | None, cwd: str | os.PathLike[str] | None,
                     stderr: IO[str] | None, inherit_env: bool) -> Transport:
     """A spawned server process; the client is named ``mcpsync-client-stdio`` unless

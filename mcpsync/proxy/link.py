@@ -31,6 +31,7 @@ from ..client.tracking import CallTracker
 from ..errors import INTERNAL_ERROR, MCPError, MCPSyncError
 from ..protocol.redact import redact
 from ..transports.memory import InProcessServer
+from ..transports.subprocess import command_line
 from ..types import LogMessage
 from .call_table import CallTable
 from .param_headers import RemoteParamHeaders
@@ -247,19 +248,15 @@ def _connector(target: ProxyTarget) -> Callable[..., Client]:
         if target.startswith(("http://", "https://")):
             url = target
             return lambda **options: Client.http(url, **options)
-        command = shlex.split(target)
+        command = command_line(target)
     elif isinstance(target, (list, tuple)):
-        if not all(isinstance(part, str) for part in target):
-            raise TypeError(f"a proxy target command line is a list of strings: {target!r}")
-        command = list(target)
+        command = command_line(target)
     elif callable(getattr(target, "connect", None)):
         server: InProcessServer = target  # a Server (see InProcessServer)
         return lambda **options: Client.memory(server, **options)
     else:
         raise TypeError("a proxy target is an http(s) URL, a command line (a list of "
                         f"strings or a string) or a Server, not {target!r}")
-    if not command:
-        raise ValueError("a proxy target command line is empty")
 
     def spawn(**options: Any) -> Client:
         for http_only in ("headers", "auth"):

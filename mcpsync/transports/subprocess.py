@@ -52,12 +52,38 @@ _STDERR_MAX_LINE = 65536
 _EXIT_WAIT = 2.0
 
 
+def command_line(command: str | Sequence[str]) -> list[str]:
+    """A stdio server's command as its argument list: a list (or tuple) of strings as it
+    is, a string split as a POSIX shell splits it (``"python 'my server.py'"``), without
+    a shell running it. The one reading of a command line for :meth:`Client.stdio
+    <mcpsync.Client.stdio>`, :meth:`Server.proxy <mcpsync.Server.proxy>` and the
+    ``mcpsync`` command, so a string any of them takes, all take. ``ValueError`` for one
+    that cannot be split or is empty, ``TypeError`` for a list of anything but strings."""
+    if isinstance(command, str):
+        import shlex  # here: a server that never spawns one does not import it
+
+        try:
+            words = shlex.split(command)
+        except ValueError as exc:
+            raise ValueError(f"cannot split the command line {command!r}: {exc}") from None
+        if not words:
+            raise ValueError("the command line is empty")
+        return words
+    words = list(command)
+    if not all(isinstance(word, (str, os.PathLike)) for word in words):
+        raise TypeError(f"a command line is a string or a list of strings, not {command!r}")
+    if not words:
+        raise ValueError("the command line is empty")
+    return [os.fspath(word) for word in words]
+
+
 class SubprocessTransport:
-    """Spawn ``command`` and talk to it over its stdin/stdout. Thread-safe ``close``."""
+    """Spawn ``command`` (a list of arguments, or a string split by :func:`command_line`)
+    and talk to it over its stdin/stdout. Thread-safe ``close``."""
 
     def __init__(
         self,
-        command: Sequence[str],
+        command: str | Sequence[str],
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
@@ -66,10 +92,7 @@ class SubprocessTransport:
         close_timeout: float = 2.0,
         max_message_bytes: int | None = None,
     ) -> None:
-        if isinstance(command, str):
-            raise TypeError("command must be a list of arguments, not a string")
-        if not command:
-            raise ValueError("command is empty")
+        command = command_line(command)
         child_env: dict[str, str] | None = None
         if env is not None or not inherit_env:
             child_env = dict(os.environ) if inherit_env else {}
@@ -300,6 +323,11 @@ def _check_executable(program: str, env: Mapping[str, str] | None,
     """Fail before spawning when ``program`` can not be run, saying why: Popen's own
     "[Errno 2] No such file or directory" does not say whether the program, the working
     directory or an interpreter named on a ``#!`` line is missing."""
+    if cwd is not None and not os.path.isdir(cwd):
+        # Checked first: Popen blames the program for a missing directory as well.
+        kind = NotADirectoryError if os.path.exists(cwd) else FileNotFoundError
+        why = "is not a directory" if kind is NotADirectoryError else "does not exist"
+        raise kind(f"the stdio server's working directory {os.fspath(cwd)!r} {why}")
     if os.path.dirname(program):
         path = program if cwd is None else os.path.join(cwd, program)
         if not os.path.isfile(path):
