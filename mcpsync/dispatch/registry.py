@@ -35,6 +35,9 @@ from typing import Any, Final, Generic, TypeVar
 #: registry holds (a proxy's forwarders): a server that mounts its server routes every name
 #: under the mount's prefix to it (see :mod:`mcpsync.server.mount`).
 SERVES_EVERY_NAME: Final = "serves_every_name"
+#: The attribute such a handler may set to ``knows(name) -> bool``: whether ``name`` is one
+#: it serves (a proxy: its remote listed it), so that telemetry names it (else ``_OTHER``).
+KNOWS_NAME: Final = "knows_name"
 
 logger = logging.getLogger("mcpsync.dispatch")
 

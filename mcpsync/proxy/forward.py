@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ..client.tracking import CallTracker
 from ..dispatch.context import HandlerContext
 from ..dispatch.questions import InputRequired
-from ..dispatch.registry import SERVES_EVERY_NAME
+from ..dispatch.registry import KNOWS_NAME, SERVES_EVERY_NAME
 from ..engine.requests import CancelEvent
 from ..errors import (
     INTERNAL_ERROR,
@@ -70,6 +70,8 @@ def _forwarder(method: str, link: RemoteLink, calls: CallTable,
 
     # Every name is the remote's to judge: a server that mounts the proxy routes them all.
     setattr(forward, SERVES_EVERY_NAME, True)
+    if method == "tools/call":  # telemetry names a tool the remote listed
+        setattr(forward, KNOWS_NAME, link.param_headers.knows)
     return forward
 
 

@@ -66,6 +66,10 @@ class RemoteParamHeaders:
                 if name in self._maps or len(self._maps) < self._limit:
                     self._maps[name] = value
 
+    def knows(self, name: str) -> bool:
+        """Whether the remote listed a tool ``name`` (as far as this proxy has seen)."""
+        return name in self._maps
+
     def forget(self) -> None:
         """The remote's tools changed: what was learned may be wrong now."""
         with self._lock:

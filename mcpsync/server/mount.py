@@ -57,7 +57,7 @@ from typing import Any, Protocol
 
 from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
-from ..dispatch.registry import SERVES_EVERY_NAME
+from ..dispatch.registry import KNOWS_NAME, SERVES_EVERY_NAME
 from ..errors import INTERNAL_ERROR, MCPError, MethodNotFoundError
 from ..protocol.methods import VIEWS
 from ..protocol.prefixes import PREFIX, content_out, name_in, name_out, uri_in, uri_out
@@ -199,6 +199,23 @@ def mounted_tool(server: Mountable, name: str) -> dict[str, Any] | None:
     return tool.description if tool is not None else mounted_tool(mount.server, inner)
 
 
+def known_name(server: Mountable, kind: str, name: str) -> bool:
+    """Whether a ``tools/call`` (``kind`` "tool") or ``prompts/get`` ("prompt") of ``name``
+    reaches an item that exists beyond ``server``'s own registry: in a mount's registry,
+    however deep, or known to the handler that serves it (a proxy's: its remote listed
+    it). Telemetry names such an item as the client called it, like an own one."""
+    method = "tools/call" if kind == "tool" else "prompts/get"
+    knows = getattr(server.methods.request_handler(method), KNOWS_NAME, None)
+    if callable(knows) and knows(name):
+        return True
+    mounts = server._mounts
+    found = mounts.find(method, kind, name) if mounts is not None else None
+    if found is None:
+        return False
+    mount, inner = found
+    return _own(mount.server, kind, inner) or known_name(mount.server, kind, inner)
+
+
 class Mounts:
     """The servers mounted into one parent, and its merging handlers. Thread-safe: the
     tuple of mounts is replaced, never changed, so requests read it without a lock."""
@@ -332,6 +349,8 @@ class Mounts:
             result = call_mounted(mount.server, method, _renamed(method, params, inner), ctx)
         except MCPError as exc:
             raise error_out(exc, field, inner, key) from None
+        if method == "tools/call" and result.get("isError") is True and inner != key:
+            result = _tool_error_out(result, inner, key)
         return _result_out(method, mount.prefix, result)
 
 
@@ -418,6 +437,27 @@ def _renamed(method: str, params: dict[str, Any], inner: str) -> dict[str, Any]:
     if method == "tools/call":
         renamed.pop("task", None)  # tasks are not routed across a mount
     return renamed
+
+
+def _tool_error_out(result: dict[str, Any], inner: str, outer: str) -> dict[str, Any]:
+    """A mounted tool's error result (its arguments refused, a call that failed) told about
+    ``outer``, the name the client called, where the mounted server named the tool
+    ``inner`` (``tool 'add'``, ``tool add:``), as an unknown name's error is."""
+    content = result.get("content")
+    if not isinstance(content, list):
+        return result
+    swaps = ((f"tool {inner!r}", f"tool {outer!r}"), (f"tool {inner}:", f"tool {outer}:"))
+
+    def renamed(block: Any) -> Any:
+        if not (isinstance(block, dict) and block.get("type") == "text"
+                and isinstance(block.get("text"), str)):
+            return block
+        text = block["text"]
+        for old, new in swaps:
+            text = text.replace(old, new)
+        return {**block, "text": text}
+
+    return {**result, "content": [renamed(block) for block in content]}
 
 
 def _result_out(method: str, prefix: str | None, result: dict[str, Any]) -> dict[str, Any]:

@@ -45,7 +45,7 @@ from .handlers import MethodHandler as MethodHandler
 from .handlers import ScopeFactory as ScopeFactory
 from .lifespan import Lifespan
 from .listen import ListenRegistry, serve_listen
-from .mount import Mounts, mount
+from .mount import Mounts, known_name, mount
 from .options import (
     DETAILS_SPELLINGS,
     LIMITS_SPELLINGS,
@@ -185,10 +185,11 @@ class ServerCore(ServerDefinition):
 
 
     def _knows(self, kind: str, name: str) -> bool:
-        """Whether ``name`` is a registered tool or prompt (telemetry names only those)."""
+        """Whether ``name`` is a registered tool or prompt (telemetry names only those), or
+        one a mounted server or a proxy's remote has (:func:`.mount.known_name`)."""
         if kind == "tool":
-            return name in self.tools
-        return self.prompts.get(name) is not None
+            return name in self.tools or known_name(self, kind, name)
+        return self.prompts.get(name) is not None or known_name(self, kind, name)
 
     def use(self, extension: E) -> E:
         """Plug ``extension`` in (see :class:`Extension`): it installs its methods now,
