@@ -12,8 +12,8 @@ first use, so a stdio server does not pay for it at start-up.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ._moved import fold
 from .server.options import ProtocolOptions, ServerDetails, ServerLimits
@@ -23,9 +23,14 @@ from .tasks.methods import Tasks
 from .telemetry.config import Telemetry
 
 if TYPE_CHECKING:
+    from .server.visibility import Permission
     from .stores.tasks import TaskStore
     from .tasks.executor import TaskExecutor
     from .tasks.surface import TaskSurfaces
+    from .tasks.tool_options import TaskSupport
+    from .types import Icon, ToolAnnotations
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Server(ServerCore):
@@ -68,6 +73,57 @@ class Server(ServerCore):
                                              ttl_ms=task_options.ttl_ms,
                                              poll_interval_ms=task_options.poll_interval_ms,
                                              executor=task_executor))
+
+    if TYPE_CHECKING:
+        # The registration decorators as a Server's extensions (tasks, visibility) type
+        # them: the core takes their keywords as **options and has them checked by the
+        # extension that declared each at registration (docs/architecture.md,
+        # "Extensions own their options"). Types only: at run time these are the core's.
+        @overload
+        def tool(self, fn: F, /) -> F: ...
+
+        @overload
+        def tool(
+            self, name: str | None = None, *, title: str | None = None,
+            description: str | None = None,
+            annotations: ToolAnnotations | dict[str, Any] | None = None,
+            icons: list[Icon] | None = None, meta: dict[str, Any] | None = None,
+            structured_output: bool | None = None, input_schema: dict[str, Any] | None = None,
+            scopes: Iterable[str] = (), task: TaskSupport = "forbidden",
+            defer_task: bool = False, executor: TaskExecutor | None = None,
+            retry_safe: bool = False, permission: Permission | None = None,
+            tags: Iterable[str] = (), **options: Any,
+        ) -> Callable[[F], F]: ...
+
+        def tool(self, name: Any = None, **options: Any) -> Any: ...
+
+        def add_tool(
+            self, fn: Callable[..., Any], *, name: str | None = None,
+            title: str | None = None, description: str | None = None,
+            annotations: ToolAnnotations | dict[str, Any] | None = None,
+            icons: list[Icon] | None = None, meta: dict[str, Any] | None = None,
+            structured_output: bool | None = None, input_schema: dict[str, Any] | None = None,
+            scopes: Iterable[str] = (), task: TaskSupport = "forbidden",
+            defer_task: bool = False, executor: TaskExecutor | None = None,
+            retry_safe: bool = False, permission: Permission | None = None,
+            tags: Iterable[str] = (), **options: Any,
+        ) -> None: ...
+
+        def resource(
+            self, uri: str, *, name: str | None = None, title: str | None = None,
+            description: str | None = None, mime_type: str | None = None,
+            size: int | None = None, icons: list[Icon] | None = None,
+            annotations: dict[str, Any] | None = None, meta: dict[str, Any] | None = None,
+            scopes: Iterable[str] = (), permission: Permission | None = None,
+            tags: Iterable[str] = (), **options: Any,
+        ) -> Callable[[F], F]: ...
+
+        def prompt(
+            self, name: str | None = None, *, title: str | None = None,
+            description: str | None = None, icons: list[Icon] | None = None,
+            meta: dict[str, Any] | None = None, scopes: Iterable[str] = (),
+            permission: Permission | None = None, tags: Iterable[str] = (), **options: Any,
+        ) -> Callable[[F], F]: ...
 
     # -- tasks -----------------------------------------------------------------------------
 

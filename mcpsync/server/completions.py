@@ -48,9 +48,10 @@ class Completions:
             raise InvalidParamsError('Invalid params: "ref" and "argument" must be objects')
         kind = ref.get("type")
         key = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
-        if kind == "ref/prompt" and self._prompts.get(str(key)) is None:
+        # A prompt or template hidden from this caller is completed as an unknown one.
+        if kind == "ref/prompt" and self._prompts.find(str(key), ctx) is None:
             raise InvalidParamsError(f"Unknown prompt: {key}")
-        if kind == "ref/resource" and self._resources.template(str(key)) is None:
+        if kind == "ref/resource" and self._resources.visible_template(str(key), ctx) is None:
             raise InvalidParamsError(f"Unknown resource template: {key}")
         if kind not in ("ref/prompt", "ref/resource"):
             raise InvalidParamsError(f"Invalid params: unknown reference type {kind!r}")

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Callable, Iterable
-from typing import Any, Literal, TypeVar, overload
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar, overload
 
 from ..dispatch.context import HandlerContext, check_meta
 from ..dispatch.registry import MethodRegistry, NotificationHandlers, RequestHandlers
 from ..dispatch.typed import ToolBinding
+from ..protocol.uritemplate import is_template
 from ..types import Icon, ToolAnnotations
 from .completions import Completions
+from .component_options import ComponentOptions, Kind, OptionSpec
 from .handlers import MethodHandler, ScopeFactory
 from .prompts import Completer, PromptRegistry, describe_prompt
 from .resources import ResourceRegistry, describe_resource
@@ -57,6 +59,15 @@ class ServerDefinition:
         #: Context-manager factories entered around every method handler, on its thread
         #: (see :meth:`request_scope`); outermost first.
         self.request_scopes: list[ScopeFactory] = []
+        #: The per-component keywords extensions declared (``task=``, ``permission=``...):
+        #: see :meth:`declare_options`.
+        self.component_options = ComponentOptions()
+
+    def declare_options(self, spec: OptionSpec) -> None:
+        """Accept ``spec``'s keywords on the registration decorators from now on (an
+        extension calls it at install; see :mod:`mcpsync.server.component_options`).
+        ``ValueError`` when its key or a keyword of the same kind is declared already."""
+        self.component_options.declare(spec)
 
     # -- tools, resources, prompts, completers ---------------------------------------------
 
@@ -75,11 +86,8 @@ class ServerDefinition:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
-        task: Literal["forbidden", "optional", "required"] = "forbidden",
-        defer_task: bool = False,
-        executor: object | None = None,
-        retry_safe: bool = False,
         scopes: Iterable[str] = (),
+        **options: Any,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -93,11 +101,8 @@ class ServerDefinition:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
-        task: Literal["forbidden", "optional", "required"] = "forbidden",
-        defer_task: bool = False,
-        executor: object | None = None,
-        retry_safe: bool = False,
         scopes: Iterable[str] = (),
+        **options: Any,
     ) -> Any:
         """Register a plain function as a tool: ``@server.tool()`` or ``@server.tool("name")``.
 
@@ -107,29 +112,26 @@ class ServerDefinition:
         derived schema with a hand-written one (advertised verbatim, arguments validated
         against it and passed as they arrive; a ``**kwargs`` parameter receives them all).
 
-        ``task="optional"`` or ``"required"`` lets the tool run as a task (a client that
-        negotiated tasks gets a ``CreateTaskResult`` and polls); ``defer_task=True`` runs
-        it as a plain call until it raises :class:`~mcpsync.tasks.RunAsTask`.
-        ``executor=`` runs this tool's tasks somewhere other than the server's
-        ``task_executor`` (a :class:`mcpsync.celery.CeleryExecutor`, say);
-        ``retry_safe=True`` says the tool may safely run twice, so an executor that loses
-        the process running it delivers it again. See docs/tasks.md and docs/celery.md.
-
         ``scopes=["files:write"]``: the caller's access token (``ctx.auth``) must carry
         these OAuth scopes; over HTTP with ``auth=`` a call without them is a 403
         ``insufficient_scope`` naming them, elsewhere a JSON-RPC error. See docs/auth.md.
+
+        ``**options``: the keywords the server's extensions declare (see
+        :mod:`mcpsync.server.component_options`): on an ``mcpsync.Server``, the tasks
+        extension's ``task=``, ``defer_task=``, ``executor=``, ``retry_safe=``
+        (docs/tasks.md) and visibility's ``permission=``, ``tags=`` (docs/permissions.md).
+        Any other keyword is a ``TypeError`` naming the known ones, raised here.
         """
         if callable(name):
             self.add_tool(name)
             return name
+        claimed = self.component_options.claim("tool", options, "tool()")
 
         def register(fn: F) -> F:
-            self.add_tool(
-                fn, name=name, title=title, description=description, annotations=annotations,
-                icons=icons, meta=meta, structured_output=structured_output,
-                input_schema=input_schema, task=task, defer_task=defer_task,
-                executor=executor, retry_safe=retry_safe, scopes=scopes,
-            )
+            self._add_tool(fn, claimed, name=name, title=title, description=description,
+                           annotations=annotations, icons=icons, meta=meta,
+                           structured_output=structured_output, input_schema=input_schema,
+                           scopes=scopes)
             return fn
 
         return register
@@ -146,28 +148,30 @@ class ServerDefinition:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
-        task: Literal["forbidden", "optional", "required"] = "forbidden",
-        defer_task: bool = False,
-        executor: object | None = None,
-        retry_safe: bool = False,
         scopes: Iterable[str] = (),
+        **options: Any,
     ) -> None:
         """Register ``fn`` as a tool (the non-decorator form of :meth:`tool`)."""
-        if task not in ("forbidden", "optional", "required"):
-            raise ValueError(f"task must be 'forbidden', 'optional' or 'required', not {task!r}")
-        if (executor is not None or retry_safe) and task == "forbidden":
-            raise ValueError("executor= and retry_safe= are for a tool that runs as a task "
-                             "(task='optional' or 'required')")
+        self._add_tool(fn, self.component_options.claim("tool", options, "add_tool()"),
+                       name=name, title=title, description=description,
+                       annotations=annotations, icons=icons, meta=meta,
+                       structured_output=structured_output, input_schema=input_schema,
+                       scopes=scopes)
+
+    def _add_tool(self, fn: Callable[..., Any], options: Mapping[str, object], *,
+                  name: str | None, title: str | None, description: str | None,
+                  annotations: ToolAnnotations | dict[str, Any] | None,
+                  icons: list[Icon] | None, meta: dict[str, Any] | None,
+                  structured_output: bool | None, input_schema: dict[str, Any] | None,
+                  scopes: Iterable[str]) -> None:
         binding = ToolBinding.from_function(
             fn, name=name, description=description, structured_output=structured_output,
             context_type=HandlerContext, input_schema=input_schema,
         )
-        execution = None if task == "forbidden" else {"taskSupport": task}
-        wire = describe(binding, title=title, annotations=annotations, icons=icons, meta=meta,
-                        execution=execution)
-        self.tools.add(RegisteredTool(binding, wire, task=task, defer_task=defer_task,
-                                      executor=executor, retry_safe=retry_safe,
-                                      scopes=as_scopes(scopes)))
+        wire = describe(binding, title=title, annotations=annotations, icons=icons, meta=meta)
+        self.component_options.describe("tool", options, wire)
+        self.tools.add(RegisteredTool(binding, wire, scopes=as_scopes(scopes),
+                                      options=options))
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool; connected clients are told the list changed."""
@@ -186,6 +190,7 @@ class ServerDefinition:
         annotations: dict[str, Any] | None = None,
         meta: dict[str, Any] | None = None,
         scopes: Iterable[str] = (),
+        **options: Any,
     ) -> Callable[[F], F]:
         """Register a function that reads a resource.
 
@@ -197,13 +202,19 @@ class ServerDefinition:
 
         ``scopes=["notes:read"]``: the reader's access token must carry these OAuth scopes
         to read, subscribe to or complete it (as for :meth:`tool`). See docs/auth.md.
+        ``**options``: the keywords the server's extensions declare (as for :meth:`tool`).
         """
         as_scopes(scopes)  # a bad scopes= fails at the decorator, not at the first read
+        kind: Kind = "template" if is_template(uri) else "resource"
+        claimed = self.component_options.claim(kind, options, "resource()")
 
         def register(fn: F) -> F:
-            self.resources.add(describe_resource(
+            resource = describe_resource(
                 fn, uri, name=name, title=title, description=description, mime_type=mime_type,
-                size=size, icons=icons, annotations=annotations, meta=meta, scopes=scopes))
+                size=size, icons=icons, annotations=annotations, meta=meta, scopes=scopes,
+                options=claimed)
+            self.component_options.describe(kind, claimed, resource.description)
+            self.resources.add(resource)
             return fn
 
         return register
@@ -217,6 +228,7 @@ class ServerDefinition:
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         scopes: Iterable[str] = (),
+        **options: Any,
     ) -> Callable[[F], F]:
         """Register a function that renders a prompt.
 
@@ -228,13 +240,16 @@ class ServerDefinition:
 
         ``scopes=["reports"]``: the caller's access token must carry these OAuth scopes to
         get or complete it (as for :meth:`tool`). See docs/auth.md.
+        ``**options``: the keywords the server's extensions declare (as for :meth:`tool`).
         """
         as_scopes(scopes)
+        claimed = self.component_options.claim("prompt", options, "prompt()")
 
         def register(fn: F) -> F:
-            self.prompts.add(describe_prompt(fn, name=name, title=title,
-                                             description=description, icons=icons, meta=meta,
-                                             scopes=scopes))
+            prompt = describe_prompt(fn, name=name, title=title, description=description,
+                                     icons=icons, meta=meta, scopes=scopes, options=claimed)
+            self.component_options.describe("prompt", claimed, prompt.description)
+            self.prompts.add(prompt)
             return fn
 
         return register

@@ -2,8 +2,8 @@
 2026-07-28 ``subscriptions/listen`` streams hear.
 
 A listen stream is held by one worker, but the change it waits for may happen on another
-(a resource updated there, a tool added there, a task that runs there or is cancelled
-through it). :meth:`Server.relay_events <mcpsync.Server.relay_events>` joins the workers
+(a resource updated there, a tool added there, an extension's item, such as a task,
+that changes there). :meth:`Server.relay_events <mcpsync.Server.relay_events>` joins the workers
 through a :class:`~mcpsync.protocol.bus.Bus`: each server-wide event raised here is also
 published (``{"kind": "event", "origin": ..., "event": ...}``), and each one published by
 another process is handed to this process's listen registry exactly as if raised here.
@@ -21,11 +21,11 @@ and never raised into the handler that changed something (the change still reach
 process's listeners). Delivery runs on the bus's thread and only posts to listeners
 (a short lock each), never sends, never reads a store.
 
-A task's status carries its ``DetailedTask`` when that is small (up to
-:data:`MAX_EVENT_BYTES` encoded); a larger one (a big result) is sent as a reference only,
-and each listen that follows the task reads the record from the shared task store on its
-own thread, with its own owner (see :meth:`ListenRegistry.task_status
-<mcpsync.server.listen.ListenRegistry.task_status>`).
+A followed item's status carries its params when they are small (up to
+:data:`MAX_EVENT_BYTES` encoded); larger ones (a big result) are sent as a reference only,
+and each listen that follows the item reads it from the extension's shared store on its
+own thread, with its own owner (see :meth:`ListenRegistry.status
+<mcpsync.server.listen.ListenRegistry.status>`).
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mcpsync.server")
 
-#: The largest task status (its ``DetailedTask``, JSON-encoded) carried on the bus itself;
-#: past it the event names the task only, and listens read it from the task store.
+#: The largest item status (its params, JSON-encoded) carried on the bus itself; past it
+#: the event names the item only, and listens read it from the extension's store.
 MAX_EVENT_BYTES = 64 * 1024
 _LISTS = frozenset(LIST_FIELDS.values())
 
@@ -112,10 +112,10 @@ class EventRelay:
     def list_changed(self, kind: str) -> None:
         self._publish({"event": "list_changed", "list": kind})
 
-    def task_status(self, task_id: str, owner: str, version: int,
-                    params: dict[str, Any]) -> None:
-        event: dict[str, Any] = {"event": "task_status", "taskId": task_id, "owner": owner,
-                                 "version": version}
+    def status(self, field: str, item_id: str, owner: str, version: int,
+               params: dict[str, Any]) -> None:
+        event: dict[str, Any] = {"event": "status", "field": field, "id": item_id,
+                                 "owner": owner, "version": version}
         try:
             size = len(json.dumps(params, separators=(",", ":")))
         except (TypeError, ValueError):  # not plain JSON: the listens read the store
@@ -161,12 +161,13 @@ class EventRelay:
             if kind in _LISTS:
                 self._listeners.list_changed(str(kind))
                 return
-        elif event == "task_status":
-            task_id, owner = message.get("taskId"), message.get("owner")
-            version, params = message.get("version"), message.get("params")
-            if (isinstance(task_id, str) and isinstance(owner, str)
+        elif event == "status":
+            field, item_id = message.get("field"), message.get("id")
+            owner, version, params = (message.get("owner"), message.get("version"),
+                                      message.get("params"))
+            if (isinstance(field, str) and isinstance(item_id, str) and isinstance(owner, str)
                     and isinstance(version, int) and not isinstance(version, bool)
                     and (params is None or isinstance(params, dict))):
-                self._listeners.task_status(task_id, owner, params, version=version)
+                self._listeners.status(field, item_id, owner, params, version=version)
                 return
         logger.debug("ignored a malformed relayed event: %.200r", message)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..engine.pool import release_current_slot
@@ -56,8 +57,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mcpsync.server")
 
-def parse_filter(params: dict[str, Any]) -> dict[str, Any]:
-    """The ``notifications`` filter of a listen request, validated (-32602 otherwise)."""
+def parse_filter(params: dict[str, Any], id_fields: Iterable[str] = ()) -> dict[str, Any]:
+    """The ``notifications`` filter of a listen request, validated (-32602 otherwise).
+    ``id_fields``: the fields of followed items extensions added (arrays of ids)."""
     wanted = params.get("notifications")
     if not isinstance(wanted, dict):
         raise InvalidParamsError('Invalid params: "notifications" is required and must be '
@@ -66,7 +68,7 @@ def parse_filter(params: dict[str, Any]) -> dict[str, Any]:
         if field in wanted and not isinstance(wanted[field], bool):
             raise InvalidParamsError(f'Invalid params: "notifications.{field}" must be a '
                                      "boolean")
-    for field in ("resourceSubscriptions", "taskIds"):
+    for field in ("resourceSubscriptions", *id_fields):
         items = wanted.get(field)
         if items is not None and (not isinstance(items, list)
                                   or not all(isinstance(u, str) for u in items)):
@@ -75,8 +77,10 @@ def parse_filter(params: dict[str, Any]) -> dict[str, Any]:
     return wanted
 
 
-def honoured(wanted: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, Any]:
-    """The subset of ``wanted`` that a server with ``capabilities`` will deliver."""
+def honoured(wanted: dict[str, Any], capabilities: dict[str, Any],
+             followed: Iterable[Followed] = ()) -> dict[str, Any]:
+    """The subset of ``wanted`` that a server with ``capabilities`` (and extensions whose
+    items may be ``followed``) will deliver."""
     granted: dict[str, Any] = {}
     for field, kind in LIST_FIELDS.items():
         if wanted.get(field) is True and (capabilities.get(kind) or {}).get("listChanged"):
@@ -84,9 +88,10 @@ def honoured(wanted: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, 
     uris = wanted.get("resourceSubscriptions")
     if uris is not None and (capabilities.get("resources") or {}).get("subscribe"):
         granted["resourceSubscriptions"] = list(dict.fromkeys(uris))
-    task_ids = wanted.get("taskIds")
-    if task_ids is not None:  # the tasks extension: status changes of these tasks
-        granted["taskIds"] = list(dict.fromkeys(task_ids))[:MAX_TASK_IDS]
+    for item in followed:  # an extension's items: the status changes of these ids
+        ids = wanted.get(item.field)
+        if ids is not None:
+            granted[item.field] = list(dict.fromkeys(ids))[:item.limit]
     return granted
 
 
@@ -94,23 +99,44 @@ def honoured(wanted: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, 
 #: come. Past it, a resource update folds into the subscribed URI that covers it (a client
 #: told "notes://a changed" re-reads what it follows), so the backlog stays bounded.
 MAX_PENDING = 256
-#: Task ids one listen may follow (``notifications.taskIds``); the rest are not granted.
-MAX_TASK_IDS = 256
+#: Item ids one listen may follow in one field by default (the tasks extension's
+#: ``notifications.taskIds``); the rest are not granted.
+MAX_FOLLOWED_IDS = 256
+
+
+@dataclass(frozen=True)
+class Followed:
+    """Items an extension lets a listen follow by id (the tasks extension: tasks), the
+    seam through which it announces their statuses without the server knowing them.
+
+    ``field``: the listen filter's array of ids (``"taskIds"``). ``method``: the
+    notification a status goes out as (``"notifications/tasks"``). ``limit``: ids granted
+    per listen. ``fetch(item_id, owner)``: the item's ``(version, params)`` read from where
+    it lives (a shared store), or None (gone, or not ``owner``'s); called on a listen's own
+    thread for a status relayed without its body."""
+
+    field: str
+    method: str
+    fetch: Callable[[str, str], tuple[int, dict[str, Any]] | None]
+    limit: int = MAX_FOLLOWED_IDS
 
 
 class Listener:
     """One open subscription: what it follows, and what changed since it last sent."""
 
     def __init__(self, subscription_id: Any, granted: dict[str, Any], owner: object,
-                 principal: str = "", may_read: Callable[[str], bool] | None = None) -> None:
+                 principal: str = "", may_read: Callable[[str], bool] | None = None,
+                 followed: Iterable[str] = ()) -> None:
         self.subscription_id = subscription_id
         self.owner = owner
-        #: Whose tasks this listen may hear about (see mcpsync.server.owners.owner_of).
+        #: Whose items this listen may hear about (see mcpsync.server.owners.owner_of).
         self.principal = principal
         #: Whether its principal may read a URI (per-resource scopes): a subscription to
         #: ``notes://`` must not hear of ``notes://secret`` it may not read.
         self.may_read = may_read
-        self.task_ids = frozenset(granted.get("taskIds") or ())
+        #: The ids it follows, by the field (of ``followed``) of the extension owning them.
+        self.followed = {field: frozenset(granted[field]) for field in followed
+                         if field in granted}
         self.lists = frozenset(kind for field, kind in LIST_FIELDS.items()
                                if granted.get(field))
         self.uris = tuple(granted.get("resourceSubscriptions") or ())
@@ -118,9 +144,9 @@ class Listener:
         self._lock = threading.Lock()
         #: Pending notifications in first-change order, keyed for coalescing.
         self._pending: dict[tuple[str, str], tuple[str, dict[str, Any] | None]] = {}
-        #: The latest version of each followed task posted with its body, or read from the
-        #: store, so far (at most one entry per followed task id).
-        self._task_versions: dict[str, int] = {}
+        #: The latest version of each followed item posted with its body, or read from
+        #: its store, so far (at most one entry per followed id).
+        self._versions: dict[tuple[str, str], int] = {}
         self.ending = False
 
     def wants_list(self, kind: str) -> bool:
@@ -139,36 +165,40 @@ class Listener:
             self._pending.setdefault(key, (method, params))
         self.wake.set()
 
-    def post_task(self, task_id: str, version: int | None,
-                  params: dict[str, Any] | None) -> None:
-        """A status of ``task_id``: ``params`` (its ``DetailedTask``), or ``None`` for
-        "read it from the task store" (a status too large for the bus). A ``version`` at
-        or below one already posted is the same change heard twice (the worker that
-        cancelled a task and the one that ran it both announce it; a relayed event and
-        the local one) or a stale one arriving late: dropped. Bounded: one pending entry
-        and one version per followed task id."""
+    def follows(self, field: str, item_id: str) -> bool:
+        ids = self.followed.get(field)
+        return ids is not None and item_id in ids
+
+    def post_status(self, kind: Followed, item_id: str, version: int | None,
+                    params: dict[str, Any] | None) -> None:
+        """A status of the followed item ``item_id``: ``params``, or ``None`` for "read
+        it from its store" (a status too large for the bus). A ``version`` at or below one
+        already posted is the same change heard twice (the worker that cancelled a task
+        and the one that ran it both announce it; a relayed event and the local one) or a
+        stale one arriving late: dropped. Bounded: one pending entry and one version per
+        followed id."""
+        key = (kind.field, item_id)
         with self._lock:
             if version is not None:
-                if version <= self._task_versions.get(task_id, -1):
+                if version <= self._versions.get(key, -1):
                     return
                 if params is not None:  # one read from the store is noted when read
-                    self._task_versions[task_id] = version
-            # One pending status per task, the latest, queued after what came before it:
-            # a client that reads slower than its task changes gets the task as it is now
+                    self._versions[key] = version
+            # One pending status per item, the latest, queued after what came before it:
+            # a client that reads slower than its item changes gets the item as it is now
             # (never an older status after a newer one).
-            key = ("task", task_id)
             self._pending.pop(key, None)
-            self._pending[key] = ((FETCH_TASK, {"taskId": task_id}) if params is None
-                                  else ("notifications/tasks", params))
+            self._pending[key] = ((FETCH, {"field": kind.field, "id": item_id})
+                                  if params is None else (kind.method, params))
         self.wake.set()
 
-    def seen_task(self, task_id: str, version: int) -> bool:
-        """Note that ``version`` of ``task_id`` was read from the store and is about to
+    def seen(self, field: str, item_id: str, version: int) -> bool:
+        """Note that ``version`` of ``item_id`` was read from its store and is about to
         be sent; False when that version (or a later one) was posted or sent already."""
         with self._lock:
-            if version <= self._task_versions.get(task_id, -1):
+            if version <= self._versions.get((field, item_id), -1):
                 return False
-            self._task_versions[task_id] = version
+            self._versions[(field, item_id)] = version
             return True
 
     def end(self) -> None:
@@ -183,27 +213,28 @@ class Listener:
         return pending
 
 
-#: A pending entry's method for a task status to read from the store when it is sent.
-FETCH_TASK = "mcpsync/fetch-task"
+#: A pending entry's method for an item's status to read from its store when it is sent.
+FETCH = "mcpsync/fetch-status"
 
 
 def _fetch(registry: ListenRegistry, listener: Listener,
-           body: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The current status of the task named in ``body``, read with the listen's own
-    principal (the owner check of the store), or None: gone, not ours, or sent already."""
-    fetch = registry.fetch_task
-    task_id = (body or {}).get("taskId")
-    if fetch is None or not isinstance(task_id, str):
+           body: dict[str, Any] | None) -> tuple[str, dict[str, Any]] | None:
+    """The notification of the current status of the item named in ``body``, read with
+    the listen's own principal (the owner check of its store), or None: gone, not ours,
+    or sent already."""
+    field, item_id = (body or {}).get("field"), (body or {}).get("id")
+    kind = registry.followed.get(str(field))
+    if kind is None or not isinstance(item_id, str):
         return None
     try:
-        found = fetch(task_id, listener.principal)
+        found = kind.fetch(item_id, listener.principal)
     except Exception:  # the store is down: this status is skipped; the client polls
-        logger.warning("task %s: status not read from the task store", task_id,
+        logger.warning("%s %s: status not read from its store", field, item_id,
                        exc_info=True)
         return None
-    if found is None or not listener.seen_task(task_id, found[0]):
+    if found is None or not listener.seen(kind.field, item_id, found[0]):
         return None
-    return found[1]
+    return kind.method, found[1]
 
 
 #: How many ``subscriptions/listen`` streams one Server keeps open at most, by default.
@@ -229,10 +260,16 @@ class ListenRegistry:
         self._lock = threading.Lock()
         self._gone = threading.Condition(self._lock)
         self._listeners: set[Listener] = set()
-        #: ``fetch_task(task_id, owner)``: the task's ``(version, DetailedTask)`` from the
-        #: task store, or None (gone, or not this owner's). Set by the Server; called on
-        #: a listen's own thread for a status relayed without its body.
-        self.fetch_task: Callable[[str, str], tuple[int, dict[str, Any]] | None] | None = None
+        #: The items extensions let a listen follow, by filter field (:meth:`follow`).
+        self.followed: dict[str, Followed] = {}
+
+    def follow(self, kind: Followed) -> None:
+        """Let listens follow ``kind``'s items from now on (an extension, at install);
+        ``ValueError`` when its field is taken."""
+        if kind.field in self.followed or kind.field in LIST_FIELDS or (
+                kind.field == "resourceSubscriptions"):
+            raise ValueError(f"listens follow {kind.field!r} already")
+        self.followed = {**self.followed, kind.field: kind}
 
     def add(self, listener: Listener) -> None:
         """Register ``listener``, or raise :class:`~mcpsync.errors.MCPError` (-32603) when
@@ -290,15 +327,19 @@ class ListenRegistry:
             if listener.wants_uri(uri):
                 listener.post(("uri", uri), UPDATED, {"uri": uri})
 
-    def task_status(self, task_id: str, owner: str, params: dict[str, Any] | None, *,
-                    version: int | None = None) -> None:
-        """``notifications/tasks`` (the tasks extension) to every subscription following
-        ``task_id`` on behalf of the task's ``owner``; nobody else hears of it. ``params``
-        ``None``: each such listen reads the task from the store itself (:attr:`fetch_task`),
-        on its own thread. ``version`` (the record's) drops a change heard twice."""
+    def status(self, field: str, item_id: str, owner: str, params: dict[str, Any] | None,
+               *, version: int | None = None) -> None:
+        """A followed item's status (its extension's notification) to every subscription
+        following ``item_id`` in ``field`` on behalf of the item's ``owner``; nobody else
+        hears of it. ``params`` ``None``: each such listen reads the item from its store
+        itself (:attr:`Followed.fetch`), on its own thread. ``version`` drops a change
+        heard twice. An unknown ``field`` is ignored (no extension follows it here)."""
+        kind = self.followed.get(field)
+        if kind is None:
+            return
         for listener in self.snapshot():
-            if task_id in listener.task_ids and listener.principal == owner:
-                listener.post_task(task_id, version, params)
+            if listener.principal == owner and listener.follows(field, item_id):
+                listener.post_status(kind, item_id, version, params)
 
     def end(self, owners: Iterable[object] | None = None) -> int:
         """End subscriptions gracefully: all of them, or those of ``owners`` (the ``ended``
@@ -319,10 +360,11 @@ def serve_listen(registry: ListenRegistry, capabilities: dict[str, Any],
     if version is None or features(version).era != "modern":
         raise MethodNotFoundError("Method not found: subscriptions/listen",
                                   data={"method": "subscriptions/listen"})
-    granted = honoured(parse_filter(params), capabilities)
+    followed = registry.followed
+    granted = honoured(parse_filter(params, followed), capabilities, followed.values())
     tag = {META_SUBSCRIPTION_ID: ctx.request_id}
     owner = ctx._session.ended
-    listener = Listener(ctx.request_id, granted, owner, principal, may_read)
+    listener = Listener(ctx.request_id, granted, owner, principal, may_read, followed)
     cancelled = ctx.cancelled
     # Registered before the acknowledgement, so no change after it can be missed; the
     # handler sends the acknowledgement before anything it collects. Refused at once
@@ -346,11 +388,11 @@ def serve_listen(registry: ListenRegistry, capabilities: dict[str, Any],
                 if cancelled.is_set():
                     ctx.check_cancelled()
                 for method, body in listener.take():
-                    if method == FETCH_TASK:
-                        method, body = "notifications/tasks", _fetch(registry, listener,
-                                                                     body)
-                        if body is None:
+                    if method == FETCH:
+                        fetched = _fetch(registry, listener, body)
+                        if fetched is None:
                             continue
+                        method, body = fetched
                     ctx.notify(method, {**(body or {}), "_meta": dict(tag)})
                 if listener.ending:
                     return {"_meta": dict(tag)}

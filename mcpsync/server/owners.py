@@ -1,9 +1,9 @@
-"""Who a task or a ``subscriptions/listen`` stream belongs to: :func:`owner_of`.
+"""Who an extension's item or a ``subscriptions/listen`` stream belongs to: :func:`owner_of`.
 
-The key is shared by two parts that must agree on it: the tasks extension binds every task
-to its creator's key (another owner's task id is answered like an unknown one), and a
-listen stream hears the statuses of its principal's tasks only. It lives in the server
-(below the extension) so that the listen handler needs no import of the tasks extension.
+The key is shared by parts that must agree on it: an extension binds each item it makes
+to its creator's key (another owner's id is answered like an unknown one), and a listen
+stream hears the statuses of its principal's items only (``Server.publish_status``). It
+lives in the server (below the extensions) so that the listen handler imports none.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ _OWNERS_LOCK = threading.Lock()
 
 
 def owner_of(ctx: HandlerContext) -> str:
-    """Who a task belongs to: in the handshake era its session (the HTTP session id, or
+    """Who an item made for this request belongs to: in the handshake era its session (the HTTP session id, or
     this stdio/memory connection); in 2026-07-28 the authenticated principal (a hash of
     its identity), or ``""`` for an anonymous caller."""
     version = ctx.session.protocol_version
@@ -34,7 +34,7 @@ def owner_of(ctx: HandlerContext) -> str:
     with _OWNERS_LOCK:
         owner = _CONNECTION_OWNERS.get(handle)
         if owner is None:
-            import secrets  # on the first handshake-era task: off a server's start-up
+            import secrets  # on the first handshake-era item: off a server's start-up
 
             owner = "connection:" + secrets.token_hex(16)
             _CONNECTION_OWNERS[handle] = owner
@@ -42,7 +42,7 @@ def owner_of(ctx: HandlerContext) -> str:
 
 
 def principal_key(auth: Any) -> str:
-    """A task owner's key for an authenticated principal (``""`` for none): the one key
+    """An item owner's key for an authenticated principal (``""`` for none): the one key
     of :func:`mcpsync.dispatch.principal.principal_key` (issuer, subject and client of an
     access token), so the same subject from another issuer or client is another owner."""
     key = shared_principal_key(auth)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..codec import to_wire
@@ -17,6 +17,7 @@ from ..errors import InvalidParamsError
 from ..types import Icon
 from ..types.content import CONTENT_TYPES
 from ..types.prompts import GetPromptResult, PromptMessage
+from .component_options import NO_OPTIONS, Gate
 from .scopes import as_scopes, permits
 
 #: ``fn(value, context_arguments) -> list of suggestions`` for one argument.
@@ -31,6 +32,8 @@ class RegisteredPrompt:
     #: OAuth scopes a caller's access token must carry (get, complete), checked before
     #: dispatch by :mod:`mcpsync.server.scopes`.
     scopes: tuple[str, ...] = ()
+    #: What each extension that claimed it keeps of its options, by the extension's key.
+    options: Mapping[str, object] = field(default_factory=lambda: NO_OPTIONS)
 
     @property
     def name(self) -> str:
@@ -40,7 +43,8 @@ class RegisteredPrompt:
 def describe_prompt(fn: Callable[..., Any], *, name: str | None, title: str | None,
                     description: str | None, icons: list[Icon] | None,
                     meta: dict[str, Any] | None,
-                    scopes: Iterable[str] = ()) -> RegisteredPrompt:
+                    scopes: Iterable[str] = (),
+                    options: Mapping[str, object] = NO_OPTIONS) -> RegisteredPrompt:
     """A prompt rendered by ``fn``, described for ``prompts/list``: its parameters are the
     prompt's arguments (required unless they have a default)."""
     binding = StringBinding(fn, HandlerContext, f"prompt {name or fn.__name__!r}")
@@ -62,7 +66,7 @@ def describe_prompt(fn: Callable[..., Any], *, name: str | None, title: str | No
         wire["icons"] = to_wire(list(icons))
     if meta is not None:
         wire["_meta"] = meta
-    return RegisteredPrompt(binding, wire, as_scopes(scopes))
+    return RegisteredPrompt(binding, wire, as_scopes(scopes), options)
 
 
 class PromptRegistry:
@@ -76,6 +80,8 @@ class PromptRegistry:
         #: (``ctx.auth``) lacks. Off by default, as for tools; on, a 2026-07-28 list is
         #: marked ``cacheScope: "private"``.
         self.hide_unauthorized = False
+        #: Who may see which prompt (set by visibility when something is hidden).
+        self.gate: Gate | None = None
 
     def add(self, prompt: RegisteredPrompt) -> None:
         with self._lock:
@@ -96,16 +102,33 @@ class PromptRegistry:
         return len(self._prompts)
 
     def get(self, name: str) -> RegisteredPrompt | None:
+        """The prompt registered as ``name``, whoever asks (see :meth:`find`)."""
         return self._prompts.get(name)
+
+    def find(self, name: str, ctx: HandlerContext) -> RegisteredPrompt | None:
+        """The prompt ``name`` if the caller of ``ctx`` may see it, else None."""
+        prompt = self._prompts.get(name)
+        gate = self.gate
+        if prompt is None or gate is None or gate.allows("prompt", name, prompt.options, ctx):
+            return prompt
+        return None
+
+    def all(self) -> list[RegisteredPrompt]:
+        """The prompts registered now."""
+        with self._lock:
+            return list(self._prompts.values())
 
     def list(self, ctx: HandlerContext, params: dict[str, Any], page_size: int) -> dict[str, Any]:
         with self._lock:
             prompts = list(self._prompts.values())
         hide = self.hide_unauthorized
+        gate = self.gate
         result = listing("prompts", [p.description for p in prompts
-                                     if not hide or permits(ctx.auth, p.scopes)],
+                                     if (not hide or permits(ctx.auth, p.scopes)) and (
+                                         gate is None
+                                         or gate.allows("prompt", p.name, p.options, ctx))],
                          params.get("cursor"), page_size)
-        if hide:
+        if hide or (gate is not None and gate.private):
             result["cacheScope"] = "private"  # another principal sees another list
         return result
 
@@ -113,7 +136,7 @@ class PromptRegistry:
         name = params.get("name")
         if not isinstance(name, str):
             raise InvalidParamsError('Invalid params: "name" must be a string')
-        prompt = self._prompts.get(name)
+        prompt = self.find(name, ctx)
         if prompt is None:
             raise InvalidParamsError(f"Unknown prompt: {name}", data={"name": name})
         arguments = params.get("arguments") or {}

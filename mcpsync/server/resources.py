@@ -5,8 +5,8 @@ from __future__ import annotations
 import base64
 import json
 import threading
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..codec import to_wire
@@ -19,6 +19,7 @@ from ..protocol.uritemplate import UriTemplate, is_template
 from ..protocol.versions import LATEST_LEGACY, features
 from ..types import Icon
 from ..types.content import BlobResourceContents, TextResourceContents
+from .component_options import NO_OPTIONS, Gate, Kind
 from .scopes import as_scopes, permits
 
 
@@ -33,17 +34,23 @@ class RegisteredResource:
     #: OAuth scopes a reader's access token must carry (read, subscribe, complete),
     #: checked before dispatch by :mod:`mcpsync.server.scopes`.
     scopes: tuple[str, ...] = ()
+    #: What each extension that claimed it keeps of its options, by the extension's key.
+    options: Mapping[str, object] = field(default_factory=lambda: NO_OPTIONS)
 
     @property
     def key(self) -> str:
         return self.template.template if self.template else self.description["uri"]
+
+    @property
+    def kind(self) -> Kind:
+        return "template" if self.template else "resource"
 
 
 def describe_resource(
     fn: Callable[..., Any], uri: str, *, name: str | None, title: str | None,
     description: str | None, mime_type: str | None, size: int | None,
     icons: list[Icon] | None, annotations: dict[str, Any] | None, meta: dict[str, Any] | None,
-    scopes: Iterable[str] = (),
+    scopes: Iterable[str] = (), options: Mapping[str, object] = NO_OPTIONS,
 ) -> RegisteredResource:
     """A resource read by ``fn`` at ``uri`` (fixed, or an RFC 6570 template whose variables
     must cover ``fn``'s required parameters), described for ``resources/list``."""
@@ -65,7 +72,7 @@ def describe_resource(
         if missing:
             raise TypeError(f"resource {uri!r}: parameters {sorted(missing)} are not "
                             "template variables")
-    return RegisteredResource(binding, wire, template, mime_type, as_scopes(scopes))
+    return RegisteredResource(binding, wire, template, mime_type, as_scopes(scopes), options)
 
 
 class ResourceRegistry:
@@ -83,6 +90,9 @@ class ResourceRegistry:
         self.hide_unauthorized = False
         #: Whether any resource or template was registered with ``scopes``.
         self.has_scoped = False
+        #: Who may see which resource or template (set by visibility when something is
+        #: hidden): a hidden one is read, listed and completed as if it did not exist.
+        self.gate: Gate | None = None
 
     def add(self, resource: RegisteredResource) -> None:
         table = self._templates if resource.template else self._fixed
@@ -129,23 +139,47 @@ class ResourceRegistry:
         with self._lock:
             items = list(table.values())
         hide = self.hide_unauthorized
+        gate = self.gate
         result = listing(key, [r.description for r in items
-                               if not hide or permits(ctx.auth, r.scopes)],
+                               if (not hide or permits(ctx.auth, r.scopes)) and (
+                                   gate is None or gate.allows(r.kind, r.key, r.options, ctx))],
                          params.get("cursor"), page_size)
-        if hide:
+        if hide or (gate is not None and gate.private):
             result["cacheScope"] = "private"  # another principal sees another list
         return result
 
-    def resolve(self, uri: str) -> tuple[RegisteredResource, dict[str, str]] | None:
+    def resolve(self, uri: str, ctx: HandlerContext | None = None
+                ) -> tuple[RegisteredResource, dict[str, str]] | None:
+        """The resource or template ``uri`` names and the template's values; with
+        ``ctx``, only one its caller may see (a hidden fixed resource does not shadow a
+        template that matches the same URI: the reader gets what it would without it)."""
+        gate = self.gate if ctx is not None else None
         fixed = self._fixed.get(uri)
-        if fixed is not None:
+        if fixed is not None and (gate is None or gate.allows(
+                "resource", fixed.key, fixed.options, ctx)):  # type: ignore[arg-type]
             return fixed, {}
         for resource in list(self._templates.values()):
             assert resource.template is not None
             values = resource.template.match(uri)
-            if values is not None:
+            if values is not None and (gate is None or gate.allows(
+                    "template", resource.key, resource.options, ctx)):  # type: ignore[arg-type]
                 return resource, values
         return None
+
+    def visible_template(self, uri_template: str,
+                         ctx: HandlerContext) -> RegisteredResource | None:
+        """The template ``uri_template`` if the caller of ``ctx`` may see it."""
+        found = self._templates.get(uri_template)
+        gate = self.gate
+        if found is None or gate is None or gate.allows("template", found.key, found.options,
+                                                        ctx):
+            return found
+        return None
+
+    def all(self) -> tuple[RegisteredResource, ...]:
+        """The resources and templates registered now."""
+        with self._lock:
+            return (*self._fixed.values(), *self._templates.values())
 
     def read(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
         uri = params.get("uri")
@@ -162,7 +196,7 @@ class ResourceRegistry:
         """The ``resources/read`` result of ``uri``, read with ``ctx`` (also what
         ``ctx.read_resource`` serves); :class:`ResourceNotFoundError` when nothing matches
         or the read function raised it."""
-        found = self.resolve(uri)
+        found = self.resolve(uri, ctx)
         if found is None:
             raise ResourceNotFoundError(f"Resource not found: {uri}", data={"uri": uri})
         resource, values = found

@@ -20,7 +20,7 @@ in ``session.py``, ``stdio.py`` and ``mcpsync.http``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -44,7 +44,7 @@ from .extensions import Extensions, Plugged
 from .handlers import MethodHandler as MethodHandler
 from .handlers import ScopeFactory as ScopeFactory
 from .lifespan import Lifespan
-from .listen import ListenRegistry, serve_listen
+from .listen import Followed, ListenRegistry, serve_listen
 from .mount import Mounts, known_name, mount
 from .options import (
     DETAILS_SPELLINGS,
@@ -60,6 +60,7 @@ from .session import ServerSession
 from .state_key import configured_state_key, resolve_state_key
 from .stdio import serve_stdio
 from .subscribers import ResourceSubscribers
+from .visibility import Visibility
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -175,6 +176,8 @@ class ServerCore(ServerDefinition):
             self.methods.set_default(method, handler)
         #: The extensions installed by :meth:`use`.
         self.extensions = Extensions()
+        #: Who sees which component (``permission=``, ``tags=``, :meth:`disable`).
+        self.visibility = self.use(Visibility())
         self._lifespan = Lifespan(self, lifespan, limits.startup_timeout)
         unknown = set(protocol.declare) - set(_DERIVED)
         if unknown:
@@ -204,6 +207,21 @@ class ServerCore(ServerDefinition):
             self.extensions.remove(extension)
             raise
         return extension
+
+    def disable(self, *names: str, tags: Iterable[str] = (),
+                principal: Callable[[HandlerContext], bool] | None = None) -> None:
+        """Hide the tools, resources, templates and prompts named ``names`` (a resource by
+        its URI, a template by its URI template) or tagged with one of ``tags``, from
+        everybody or from the callers ``principal(ctx)`` picks: they leave the lists
+        (whose sessions are told) and are answered as unknown. See docs/permissions.md."""
+        self.visibility.disable(names, tags=tags, principal=principal)
+
+    def enable(self, *names: str, tags: Iterable[str] = (),
+               principal: Callable[[HandlerContext], bool] | None = None) -> None:
+        """Show again what :meth:`disable` hid (the same selection), or show these
+        components past a broader rule (to everybody, or the callers ``principal``
+        picks); the last rule that selects a component for a caller decides."""
+        self.visibility.enable(names, tags=tags, principal=principal)
 
     @property
     def request_state_key(self) -> bytes:
@@ -445,11 +463,19 @@ class ServerCore(ServerDefinition):
         for hook in list(self.list_changed_hooks):
             hook(kind)
 
-    def _task_status(self, task_id: str, owner: str, version: int,
-                     params: dict[str, Any]) -> None:
-        """A 2026-07-28 (v2) task's status, to the listens here and on other workers."""
-        self.listeners.task_status(task_id, owner, params, version=version)
-        self._relay.task_status(task_id, owner, version, params)
+    def follow(self, kind: Followed) -> None:
+        """Let ``subscriptions/listen`` streams follow an extension's items by id (the
+        tasks extension's ``taskIds``): their statuses then reach the listens following
+        them through :meth:`publish_status`. Called by an extension at install."""
+        self.listeners.follow(kind)
+
+    def publish_status(self, field: str, item_id: str, owner: str, version: int,
+                       params: dict[str, Any]) -> None:
+        """A followed item's status (``field`` names its kind, see :meth:`follow`), to
+        the listens of its ``owner`` here and, once :meth:`relay_events` joins the
+        workers, on every other worker. ``version`` orders the statuses of one item."""
+        self.listeners.status(field, item_id, owner, params, version=version)
+        self._relay.status(field, item_id, owner, version, params)
 
     def _listen(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
         # A method (not a function of builtins.py): capabilities_for() compares the

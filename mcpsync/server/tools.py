@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..codec import to_wire
@@ -14,6 +14,7 @@ from ..dispatch.typed import ToolBinding
 from ..errors import InvalidParamsError, PeerRequestError
 from ..protocol.versions import features
 from ..types import Icon, ToolAnnotations
+from .component_options import NO_OPTIONS, Gate
 from .scopes import permits
 
 
@@ -23,20 +24,12 @@ class RegisteredTool:
 
     binding: ToolBinding
     description: dict[str, Any]
-    #: Whether it may run as a task: "forbidden", "optional" or "required".
-    task: str = "forbidden"
-    #: Run as a plain call until the handler raises ``RunAsTask`` (see mcpsync.tasks).
-    defer_task: bool = False
-    #: Where its tasks run, when not the server's default: a
-    #: :class:`mcpsync.tasks.executor.TaskExecutor` (held here, used by the tasks
-    #: extension, which checks it).
-    executor: object | None = None
-    #: It may safely run twice: an executor that loses the process running it may run it
-    #: again (a Celery redelivery) instead of failing it.
-    retry_safe: bool = False
     #: OAuth scopes the caller's access token must carry (``ctx.auth.scopes``), checked
     #: before dispatch by :mod:`mcpsync.server.scopes`.
     scopes: tuple[str, ...] = ()
+    #: What each extension that claimed it keeps of its options, by the extension's key
+    #: (see :mod:`mcpsync.server.component_options`).
+    options: Mapping[str, object] = field(default_factory=lambda: NO_OPTIONS)
 
     @property
     def name(self) -> str:
@@ -50,7 +43,6 @@ def describe(
     annotations: ToolAnnotations | dict[str, Any] | None = None,
     icons: list[Icon] | list[dict[str, Any]] | None = None,
     meta: dict[str, Any] | None = None,
-    execution: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``Tool`` object of ``tools/list``, built once at registration."""
     wire: dict[str, Any] = {"name": binding.name, "inputSchema": binding.input_schema}
@@ -64,8 +56,6 @@ def describe(
         wire["annotations"] = to_wire(annotations)
     if icons:
         wire["icons"] = to_wire(list(icons))
-    if execution is not None:
-        wire["execution"] = execution
     if meta is not None:
         wire["_meta"] = meta
     return wire
@@ -79,9 +69,11 @@ class ToolRegistry:
         self._tools: dict[str, RegisteredTool] = {}
         self._listing: list[dict[str, Any]] = []
         self._on_change = on_change
-        #: Called with each tool added from now on (an extension that must know a tool's
-        #: options, e.g. the tasks extension binding a tool's own executor).
+        #: Called with each tool added from now on (an extension that must act on a
+        #: tool's options when it is registered).
         self.watchers: list[Callable[[RegisteredTool], None]] = []
+        #: Who may see which tool (set by visibility when something is hidden).
+        self.gate: Gate | None = None
         #: ``tools/list`` leaves out the tools whose ``scopes`` the caller's principal
         #: (``ctx.auth``) lacks. Off by default: the spec lets a client see a tool it must
         #: step up for. On, a 2026-07-28 list is marked ``cacheScope: "private"``.
@@ -112,7 +104,16 @@ class ToolRegistry:
             self._on_change()
 
     def get(self, name: str) -> RegisteredTool | None:
+        """The tool registered as ``name``, whoever asks (see :meth:`find`)."""
         return self._tools.get(name)
+
+    def find(self, name: str, ctx: HandlerContext) -> RegisteredTool | None:
+        """The tool ``name`` if the caller of ``ctx`` may see it, else None (as unknown)."""
+        tool = self._tools.get(name)
+        gate = self.gate
+        if tool is None or gate is None or gate.allows("tool", name, tool.options, ctx):
+            return tool
+        return None
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
@@ -127,31 +128,34 @@ class ToolRegistry:
 
     def list(self, ctx: HandlerContext, params: dict[str, Any], page_size: int) -> dict[str, Any]:
         items = self._listing
-        if self.hide_unauthorized:
+        gate = self.gate
+        hide = self.hide_unauthorized
+        if hide or gate is not None:
             with self._lock:
                 tools = list(self._tools.values())
-            items = [t.description for t in tools if _allowed(t, ctx)]
+            items = [t.description for t in tools if (not hide or _allowed(t, ctx)) and (
+                gate is None or gate.allows("tool", t.name, t.options, ctx))]
         result = listing("tools", items, params.get("cursor"), page_size)
-        if self.hide_unauthorized:
+        if hide or (gate is not None and gate.private):
             result["cacheScope"] = "private"  # another principal sees another list
         version = ctx.session.protocol_version
         if version is not None and not features(version).structured_output:
             result["tools"] = [_without(item, "outputSchema") for item in result["tools"]]
-        if version is not None and not (features(version).tasks_v1
-                                        or features(version).era == "modern"):
-            # execution.taskSupport exists from 2025-11-25 on.
-            result["tools"] = [_without(item, "execution") for item in result["tools"]]
         return result
 
     def call(self, ctx: HandlerContext, params: dict[str, Any],
              found: RegisteredTool | None = None) -> dict[str, Any]:
         """``tools/call``. ``found``: the tool ``params["name"]`` names, when the caller
-        has just looked it up (the task-aware wrapper): not looked up twice."""
+        has just looked it up with :meth:`find` (a wrapper of this handler): not looked up,
+        nor checked against the gate, twice. A tool the gate hides is answered exactly
+        like an unknown one."""
         name = params.get("name")
         if not isinstance(name, str):
             raise InvalidParamsError('Invalid params: "name" must be a string')
         tool = found if found is not None else self._tools.get(name)
-        if tool is None:
+        gate = self.gate
+        if tool is None or (gate is not None and found is None
+                            and not gate.allows("tool", name, tool.options, ctx)):
             raise InvalidParamsError(f"Unknown tool: {name}", data={"name": name})
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):

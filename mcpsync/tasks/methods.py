@@ -20,8 +20,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.versions import features
+from ..server.listen import Followed
 from .bounds import DEFAULT_TTL_MS
-from .wire import EXTENSION
+from .tool_options import KEY, SPEC, task_tool
+from .wire import EXTENSION, STATUS_METHOD, TASK_IDS
 
 if TYPE_CHECKING:
     from ..dispatch.context import HandlerContext
@@ -69,10 +71,15 @@ class Tasks:
         if self._server is not None:
             raise ValueError("a Tasks extension serves one server only")
         self._server = server
+        # Its four tool keywords (task=, defer_task=, executor=, retry_safe=) are declared
+        # here, not by the core: a tool carries them as a TaskTool under options["tasks"].
+        server.declare_options(SPEC)
         server.wrap_method("tools/call", self._call_tool)
+        server.wrap_method("tools/list", _list_tools)
         for method in METHODS:
             server.methods.set_default(f"tasks/{method}", self._deferred(method))
-        server.listeners.fetch_task = self.fetch
+        # A listen's notifications.taskIds: statuses announced through publish_status.
+        server.follow(Followed(TASK_IDS, STATUS_METHOD, self.fetch))
         # An executor that runs tasks in another process finds them through this
         # extension: the server's, and each a tool names (now and when added later).
         if self._executor is not None:
@@ -146,7 +153,8 @@ class Tasks:
         return record.version, v2_detailed(record)
 
     def _bind_tool(self, tool: RegisteredTool) -> None:
-        if tool.executor is None:
+        options = task_tool(tool.options)
+        if options is None or options.executor is None:
             return  # the server's executor (and the surfaces are not imported at start-up)
         from .surface import executor_of
 
@@ -191,10 +199,10 @@ class Tasks:
 
         def call_tool(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
             name = params.get("name")
-            tool = tools.get(name) if isinstance(name, str) else None
-            if tool is None or getattr(tool, "task", "forbidden") == "forbidden":
+            tool = tools.find(name, ctx) if isinstance(name, str) else None
+            if tool is None or KEY not in tool.options:
                 return tools.call(ctx, params, tool) if builtin else inner(ctx, params)
-            return self.surfaces.call_tool(ctx, params)
+            return self.surfaces.call_tool(ctx, params, tool)
 
         return call_tool
 
@@ -207,3 +215,23 @@ class Tasks:
 
     def __repr__(self) -> str:
         return f"<Tasks {EXTENSION}>"
+
+
+def _list_tools(inner: Handler) -> Handler:
+    """``tools/list`` without ``execution`` (a tool's ``taskSupport``) for a client whose
+    revision has no tasks (before 2025-11-25)."""
+
+    def list_tools(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+        result = inner(ctx, params)
+        version = ctx.session.protocol_version
+        if version is None or features(version).tasks_v1 or features(version).era == "modern":
+            return result
+        tools = result.get("tools")
+        if isinstance(tools, list) and any(isinstance(t, dict) and "execution" in t
+                                           for t in tools):
+            result = {**result, "tools": [
+                {k: v for k, v in t.items() if k != "execution"} if isinstance(t, dict) else t
+                for t in tools]}
+        return result
+
+    return list_tools

@@ -44,13 +44,13 @@ from .bounds import TaskResultTooLargeError, clamp_ttl
 from .context import TaskContext
 from .executor import TaskExecutor
 from .runner import TaskRunner
-from .wire import EXTENSION, RELATED_TASK, related, v1_task, v2_detailed, v2_task
+from .tool_options import task_tool
+from .wire import EXTENSION, RELATED_TASK, TASK_IDS, related, v1_task, v2_detailed, v2_task
 
 if TYPE_CHECKING:
     from ..server.server import ServerCore
     from ..server.tools import RegisteredTool
 
-TaskSupport = Literal["forbidden", "optional", "required"]
 #: The longest a ``tasks/result`` (v1) blocks in one wait on the store.
 _RESULT_SLICE = 1.0
 
@@ -111,12 +111,18 @@ class TaskSurfaces:
 
     # -- tools/call ------------------------------------------------------------------------
 
-    def call_tool(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+    def call_tool(self, ctx: HandlerContext, params: dict[str, Any],
+                  found: RegisteredTool | None = None) -> dict[str, Any]:
+        """``tools/call`` of a tool that may run as a task. ``found``: the tool, as the
+        caller looked it up for this caller (``tools.find``)."""
         name = params.get("name")
-        tool = self.server.tools.get(name) if isinstance(name, str) else None
-        support: TaskSupport = getattr(tool, "task", "forbidden") if tool else "forbidden"
-        if tool is None or support == "forbidden":
-            return self.server.tools.call(ctx, params)
+        tool = found
+        if tool is None and isinstance(name, str):
+            tool = self.server.tools.find(name, ctx)
+        options = task_tool(tool.options) if tool is not None else None
+        if tool is None or options is None:
+            return self.server.tools.call(ctx, params, tool)
+        support = options.support
         surface: Literal["v1", "v2"] | None = None
         if wants_v2(ctx):
             surface = "v2"
@@ -127,7 +133,7 @@ class TaskSurfaces:
         ttl_ms = self._ttl(params, surface)
         body: Callable[[TaskContext], dict[str, Any]]
         portable = True
-        if getattr(tool, "defer_task", False) or surface is None:
+        if options.defer or surface is None:
             try:
                 return self.server.tools.call(ctx, params)
             except RunAsTask as handoff:
@@ -145,7 +151,7 @@ class TaskSurfaces:
         # plain call on the handler thread (a thread-bound DB session must be there too).
         body = partial(_scoped, self.server, body)
         record = self._start(ctx, params, surface, str(name), ttl_ms, body,
-                             executor=executor_of(tool), retry_safe=tool.retry_safe,
+                             executor=executor_of(tool), retry_safe=options.retry_safe,
                              portable=portable)
         if surface == "v2":
             # ``content: []`` keeps the answer a valid core ``CallToolResult`` too (the
@@ -202,8 +208,8 @@ class TaskSurfaces:
         of its owner): the ``DetailedTask`` as ``notifications/tasks`` params, here and,
         once :meth:`Server.relay_events <mcpsync.Server.relay_events>` joins the workers,
         on every other worker (without it, their clients poll)."""
-        self.server._task_status(record.task_id, record.owner, record.version,
-                                 v2_detailed(record))
+        self.server.publish_status(TASK_IDS, record.task_id, record.owner, record.version,
+                                   v2_detailed(record))
 
     # -- tasks/* -----------------------------------------------------------------------------
 
@@ -321,7 +327,8 @@ class TaskSurfaces:
 
 def executor_of(tool: RegisteredTool) -> TaskExecutor | None:
     """The executor a tool named with ``executor=``, checked (``None``: the server's)."""
-    executor = getattr(tool, "executor", None)
+    options = task_tool(tool.options)
+    executor = options.executor if options is not None else None
     if executor is None or isinstance(executor, TaskExecutor):
         return executor
     raise TypeError(f"tool {tool.name}: executor= must be a TaskExecutor (ThreadExecutor, "

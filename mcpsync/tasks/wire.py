@@ -20,6 +20,10 @@ if TYPE_CHECKING:  # (annotations only: the tasks extension imports this at star
 
 #: The extension's identifier, under ``capabilities.extensions``.
 EXTENSION: Final = "io.modelcontextprotocol/tasks"
+#: The ``subscriptions/listen`` filter field of the task ids a listen follows, and the
+#: notification a v2 task's status goes out as.
+TASK_IDS: Final = "taskIds"
+STATUS_METHOD: Final = "notifications/tasks"
 #: The v1 ``_meta`` key that ties a message to its task.
 RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
 

@@ -38,12 +38,14 @@ def test_a_core_has_no_tasks_and_no_http_until_told():
 
 def test_a_core_that_uses_tasks_runs_a_task_tool_as_a_task():
     core = ServerCore("core")
+    with pytest.raises(TypeError, match="'task'.*permission, tags"):
+        core.tool(task="optional")  # the option is the extension's: not declared yet
+    tasks = core.use(Tasks())
 
     @core.tool(task="optional")
     def double(ctx: HandlerContext, n: int) -> int:
         return n * 2
 
-    tasks = core.use(Tasks())
     assert core.extensions.identifiers == {EXTENSION}
     with Client.memory(core, protocol_version=MODERN) as client:
         assert client.task_surface == "v2"
@@ -62,12 +64,13 @@ def test_a_mount_made_before_the_tasks_extension_still_routes_and_runs_tasks():
     def hello() -> str:
         return "hi"
 
+    parent.mount(child, "kid")
+    tasks = parent.use(Tasks())  # wraps the mount's router: both still serve
+
     @parent.tool(task="optional")
     def double(ctx: HandlerContext, n: int) -> int:
         return n * 2
 
-    parent.mount(child, "kid")
-    tasks = parent.use(Tasks())  # wraps the mount's router: both still serve
     with Client.memory(parent, protocol_version=MODERN) as client:
         assert client.call_tool("kid_hello").content[0].text == "hi"
         assert client.call_tool("double", {"n": 3}).structured_content == {"result": 6}

@@ -31,7 +31,7 @@ from mcpsync.dispatch.context import HandlerContext
 from mcpsync.errors import StoreUnavailableError
 from mcpsync.http.bus import Bus, BusMessage
 from mcpsync.server import event_relay
-from mcpsync.server.listen import Listener, ListenRegistry
+from mcpsync.server.listen import Followed, Listener, ListenRegistry
 from mcpsync.tasks import MemoryTaskStore, SqliteTaskStore, TaskStore
 from tests.helpers import WAIT, wait_until
 from tests.http.raw import SseReader, envelope, modern_headers
@@ -383,8 +383,8 @@ def test_a_task_running_on_another_worker_reaches_its_owners_listen(
     text = completed["params"]["result"]["content"][0]["text"]
     assert text == ("done" if tool == "gated" else "x" * (2 * event_relay.MAX_EVENT_BYTES))
     assert his.task_notes() == []
-    events = workers.bus.events("task_status")
-    assert events and all(m["taskId"] == task_id for m in events)
+    events = workers.bus.events("status")
+    assert events and all(m["field"] == "taskIds" and m["id"] == task_id for m in events)
     # A large status goes on the bus by reference; the listen read it from the store.
     assert all(("params" in m) == (tool == "gated") for m in events)
 
@@ -420,9 +420,12 @@ def test_malformed_bus_messages_are_ignored(workers: Workers) -> None:
                           toolsListChanged=True, taskIds=["t1"])
     for junk in ({"kind": "event", "origin": "x", "event": "resource_updated", "uri": 5},
                  {"kind": "event", "origin": "x", "event": "list_changed", "list": "nope"},
-                 {"kind": "event", "origin": "x", "event": "task_status", "taskId": "t1"},
-                 {"kind": "event", "origin": "x", "event": "task_status", "taskId": "t1",
-                  "owner": "o", "version": "1"},
+                 {"kind": "event", "origin": "x", "event": "status", "field": "taskIds",
+                  "id": "t1"},
+                 {"kind": "event", "origin": "x", "event": "status", "field": "taskIds",
+                  "id": "t1", "owner": "o", "version": "1"},
+                 {"kind": "event", "origin": "x", "event": "status", "field": "nobody's",
+                  "id": "t1", "owner": "o", "version": 1},
                  {"kind": "event", "origin": "x", "event": "what"},
                  {"kind": "answer", "origin": "x", "uri": NOTE},
                  {"kind": "event", "origin": "x", "event": "resource_updated", "uri": NOTE}):
@@ -521,23 +524,24 @@ def test_a_listen_holds_the_latest_status_of_each_task_in_change_order() -> None
     """Statuses that come faster than a client reads (or late, through the bus) leave one
     pending notification per task: the newest version, after the changes before it."""
     registry = ListenRegistry()
+    registry.follow(Followed("taskIds", TASKS, lambda item_id, owner: None))
     listener = Listener(1, {"taskIds": ["t"], "resourceSubscriptions": [NOTE]},
-                        owner=object(), principal="p")
+                        owner=object(), principal="p", followed=["taskIds"])
     registry.add(listener)
 
     def status(name: str, message: str) -> dict[str, Any]:
         return {"taskId": "t", "status": name, "statusMessage": message}
 
-    registry.task_status("t", "p", status("input_required", "first"), version=3)
-    registry.task_status("t", "p", status("working", "answered"), version=5)
+    registry.status("taskIds", "t", "p", status("input_required", "first"), version=3)
+    registry.status("taskIds", "t", "p", status("working", "answered"), version=5)
     registry.resource_updated(NOTE)
-    registry.task_status("t", "p", status("input_required", "again"), version=7)
-    registry.task_status("t", "p", status("working", "late"), version=6)  # stale: dropped
-    registry.task_status("t", "p", status("working", "twice"), version=7)  # heard twice
-    registry.task_status("t", "someone else", status("completed", "not theirs"), version=9)
+    registry.status("taskIds", "t", "p", status("input_required", "again"), version=7)
+    registry.status("taskIds", "t", "p", status("working", "late"), version=6)  # stale: dropped
+    registry.status("taskIds", "t", "p", status("working", "twice"), version=7)  # heard twice
+    registry.status("taskIds", "t", "someone else", status("completed", "not theirs"), version=9)
     assert listener.take() == [(UPDATED, {"uri": NOTE}),
                                (TASKS, status("input_required", "again"))]
-    registry.task_status("t", "p", status("working", "old"), version=7)
+    registry.status("taskIds", "t", "p", status("working", "old"), version=7)
     assert listener.take() == []
 
 
