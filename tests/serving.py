@@ -1,7 +1,7 @@
 """Serve a WSGI app on a real socket for tests: werkzeug's threaded server on 127.0.0.1,
 an ephemeral port, its own named thread; ``stop()`` shuts it down and joins the thread
-(bounded). Also: a free port, a bounded wait until a port accepts connections, and a
-server subprocess run for the length of a ``with`` block."""
+(bounded). Also: a port reserved for a server subprocess, a bounded wait until a port
+accepts connections, and a server subprocess run for the length of a ``with`` block."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from typing import Any
 
 from werkzeug.serving import WSGIRequestHandler, make_server
 
-from tests.helpers import wait_until
+from tests.helpers import WAIT, slack, wait_until
 
-STOP_TIMEOUT = 10.0
+STOP_TIMEOUT = slack(10.0)
 ROOT = Path(__file__).resolve().parents[1]
 _names = itertools.count()
 
@@ -63,14 +63,44 @@ class RunningServer:
         self.stop()
 
 
+# Ports handed out by free_port, each held by a bound socket until its server listens.
+_reserved: dict[int, socket.socket] = {}
+_reserved_lock = threading.Lock()
+_MAX_RESERVED = 64
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port on 127.0.0.1 reserved for a server the caller is about to start.
+
+    The old way (bind to port 0, close, hand the number on) raced: between the close and
+    the server's bind, any process (a parallel test worker, an outgoing connection's
+    ephemeral port) could take the port. Here the port stays bound, with SO_REUSEADDR and
+    not listening, until the server listens on it (``wait_for_port`` then lets go of it):
+    the kernel gives a bound port to no one else, while a server that also sets
+    SO_REUSEADDR (gunicorn, nginx, redis-server, Python's socketserver) may still bind and
+    listen there. A port nobody starts a server on is also one nothing answers on (a
+    "closed port" for tests of refused connections). In-process servers need none of
+    this: bind to port 0 and read the port back (``RunningServer``)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = int(sock.getsockname()[1])
+    with _reserved_lock:
+        _reserved[port] = sock
+        while len(_reserved) > _MAX_RESERVED:  # bounded: the oldest is long in use by now
+            _reserved.pop(next(iter(_reserved))).close()
+    return port
 
 
-def wait_for_port(port: int, *, timeout: float = 30.0,
+def release_port(port: int) -> None:
+    """Let go of ``free_port``'s hold on ``port`` (its server listens there now)."""
+    with _reserved_lock:
+        sock = _reserved.pop(port, None)
+    if sock is not None:
+        sock.close()
+
+
+def wait_for_port(port: int, *, timeout: float = WAIT,
                   proc: subprocess.Popen[Any] | None = None) -> None:
     """Block until 127.0.0.1:``port`` accepts a connection; fail after ``timeout`` seconds or
     as soon as ``proc`` (the process that should listen) has exited."""
@@ -91,6 +121,7 @@ def wait_for_port(port: int, *, timeout: float = 30.0,
     # Another process opens the port: nothing to wait on but the port itself.
     wait_until(listening, timeout=timeout, interval=0.05,
                message=lambda: f"nothing listened on 127.0.0.1:{port} ({last[0] if last else ''})")
+    release_port(port)
 
 
 @contextlib.contextmanager

@@ -21,20 +21,20 @@ import pytest
 import requests
 
 from mcpsync import Client, ElicitResult, HostHandlers
-from tests.helpers import wait_until
+from tests.helpers import LONG_WAIT as WAIT
+from tests.helpers import require_module, wait_until
 from tests.http.raw import LegacySession, SseReader, answer_of, post_modern
 from tests.interop.peers import run_official_client
-from tests.services import RedisServer
+from tests.services import RedisServer, unique_prefix
 
 from .app import COUNTER_URI
-from .conftest import MakeTopology
+from .conftest import MakeTopology, TopologyMaker, shared
 from .topology import Topology
 
-pytest.importorskip("mcpsync.redis.bus")  # lands with the Redis stores (wt-redisa/b, wt-relay)
+require_module("redis")
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
-WAIT = 60.0
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -43,9 +43,22 @@ def redis_env(url: str, prefix: str) -> dict[str, str]:
             "MCPSYNC_DEPLOY_REDIS_PREFIX": prefix}
 
 
+@pytest.fixture(scope="module")
+def shared_on_redis(module_topologies: TopologyMaker, redis_server: RedisServer) -> Topology:
+    return module_topologies(env=redis_env(redis_server.url, unique_prefix("deploy-shared")))
+
+
 @pytest.fixture
-def on_redis(make_topology: MakeTopology, redis_url: str, redis_prefix: str) -> Topology:
-    """Two instances on the run-wide Redis (this test's own key prefix)."""
+def on_redis(module_topologies: TopologyMaker, shared_on_redis: Topology) -> Iterator[Topology]:
+    """Two instances on the run-wide Redis, shared by the module's tests that leave them
+    whole (each test's sessions and tasks are its own; those that kill an instance use
+    ``own_on_redis``)."""
+    yield from shared(module_topologies, shared_on_redis)
+
+
+@pytest.fixture
+def own_on_redis(make_topology: MakeTopology, redis_url: str, redis_prefix: str) -> Topology:
+    """Two instances on the run-wide Redis (this test's own key prefix), this test's own."""
     return make_topology(env=redis_env(redis_url, redis_prefix))
 
 
@@ -248,7 +261,8 @@ def test_a_task_created_on_one_instance_is_finished_through_the_other(on_redis: 
 
 
 def test_a_get_stream_resumed_after_its_instance_dies_delivers_every_event_once(
-        on_redis: Topology):
+        own_on_redis: Topology):
+    on_redis = own_on_redis  # it kills an instance
     a, b = on_redis.instance("a"), on_redis.instance("b")
     session = session_on(a.url)  # created on the instance that will die
     stream = session.get()
@@ -276,7 +290,8 @@ def test_a_get_stream_resumed_after_its_instance_dies_delivers_every_event_once(
     assert answer["result"]["structuredContent"]["instance"] == "b"
 
 
-def test_a_client_keeps_its_session_when_an_instance_dies(on_redis: Topology):
+def test_a_client_keeps_its_session_when_an_instance_dies(own_on_redis: Topology):
+    on_redis = own_on_redis  # it kills an instance
     with legacy_client(on_redis.url, host=HostHandlers(elicitation=grace)) as client:
         seen = {client.call_tool("whoami", {}).structured_content["instance"]  # type: ignore[index]
                 for _ in range(4)}
