@@ -38,7 +38,7 @@ def test_a_core_has_no_tasks_and_no_http_until_told():
 
 def test_a_core_that_uses_tasks_runs_a_task_tool_as_a_task():
     core = ServerCore("core")
-    with pytest.raises(TypeError, match="'task'.*permission, tags"):
+    with pytest.raises(TypeError, match=r"'task'.*permission, tags"):
         core.tool(task="optional")  # the option is the extension's: not declared yet
     tasks = core.use(Tasks())
 
