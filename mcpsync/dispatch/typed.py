@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from ..codec import to_wire
 from ..errors import MCPError, RequestCancelledError, RequestTimeoutError
+from ..protocol.tool_outcome import tool_error, tool_failed
 from ..types.content import CONTENT_TYPES
 from ..types.media import sniff_mime
 from ..types.tools import CallToolResult
@@ -314,19 +315,18 @@ class ToolBinding:
             value = call_handler(self.fn, kwargs, ctx)
         except RequestTimeoutError as exc:
             # A reverse call (ctx.sample, ...) ran out of time: the tool call itself was not
-            # cancelled and must still be answered.
-            return self._error(f"Error executing tool {self.name}: {exc}")
+            # cancelled and must still be answered (before MCPError: it is one).
+            return tool_failed(self.name, exc)
         except (MCPError, RequestCancelledError):
             raise
-        except Exception as exc:
-            logger.exception("tool %s failed", self.name)
-            return self._error(f"Error executing tool {self.name}: {exc}")
+        except Exception as exc:  # the tool's failure, mapped and logged in one place
+            return tool_failed(self.name, exc)
         if isinstance(value, str) and self.output_schema is None:
             return {"content": [{"type": "text", "text": value}]}  # _encode's first case
         return self.encode(value)
 
     def _error(self, text: str) -> dict[str, Any]:
-        return {"content": [_text(text)], "isError": True}
+        return tool_error(text)
 
     def encode(self, value: Any) -> dict[str, Any]:
         """Turn a return value into a CallToolResult dict (see the server guide); a value
@@ -335,9 +335,7 @@ class ToolBinding:
         try:
             return self._encode(value)
         except (TypeError, ValueError) as exc:
-            logger.warning("tool %s returned a value that cannot be encoded: %s", self.name, exc)
-            return self._error(f"Error executing tool {self.name}: the result cannot be "
-                               f"encoded as JSON: {exc}")
+            return tool_failed(self.name, exc, doing="the result cannot be encoded as JSON")
 
     def _encode(self, value: Any) -> dict[str, Any]:
         if isinstance(value, str) and self.output_schema is None:

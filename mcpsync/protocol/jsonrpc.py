@@ -24,11 +24,15 @@ wire-robustness rules live here once:
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, UnencodableMessageError
 from . import decoding
+from .tool_outcome import tool_error
+
+logger = logging.getLogger("mcpsync.engine")
 
 RequestId = str | int
 
@@ -420,8 +424,7 @@ def unencodable_answer(message: Response | ErrorResponse,
     act on, as for any other tool failure; another result becomes ``-32603``; an error
     keeps its code, with its text made encodable and its data dropped."""
     if isinstance(message, Response) and isinstance(message.result.get("content"), list):
-        result: dict[str, Any] = {"content": [{"type": "text", "text": f"Error: {problem}"}],
-                                  "isError": True}
+        result: dict[str, Any] = tool_error(f"Error: {problem}")
         if message.result.get("resultType") == "complete":
             result["resultType"] = "complete"
         return Response(message.id, result)
@@ -444,5 +447,6 @@ def encode_answer(message: Message) -> bytes:
     except UnencodableMessageError as exc:
         if not isinstance(message, (Response, ErrorResponse)):
             raise
+        logger.error("%s", exc)  # (the engine's writer logs its own: one line either way)
         return encode(unencodable_answer(message, str(exc)))
 

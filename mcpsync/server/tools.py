@@ -12,6 +12,7 @@ from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.typed import ToolBinding
 from ..errors import InvalidParamsError, PeerRequestError
+from ..protocol.tool_outcome import tool_failed
 from ..protocol.versions import features
 from ..types import Icon, ToolAnnotations
 from .component_options import NO_OPTIONS, Gate
@@ -166,9 +167,7 @@ class ToolRegistry:
             # The client refused a question the tool asked (a bridge that answers every
             # server request -32601, say): that is the tool's failure, reported to the
             # model as one, not an error of tools/call.
-            return {"content": [{"type": "text", "text": (
-                f"Error executing tool {name}: the client answered {exc.method} with error "
-                f"{exc.peer_code}: {exc.peer_message}")}], "isError": True}
+            return tool_failed(name, exc)
         if "structuredContent" not in result:
             return result
         version = ctx.session.protocol_version

@@ -36,6 +36,7 @@ from ..errors import (
     MethodNotFoundError,
     RequestCancelledError,
 )
+from ..protocol.tool_outcome import tool_failed
 from ..protocol.versions import META_CAPABILITIES, features
 from ..server.owners import owner_of as owner_of
 from ..server.owners import principal_key as principal_key
@@ -358,8 +359,7 @@ def _finish(tool: RegisteredTool, handoff: RunAsTask, ctx: HandlerContext) -> di
         value = handoff.fn(ctx, *handoff.args, **handoff.kwargs)
     except (MCPError, RequestCancelledError):
         raise
-    except Exception as exc:
-        return {"content": [{"type": "text", "text": f"Error executing tool {tool.name}: {exc}"}],
-                "isError": True}
+    except Exception as exc:  # mapped and logged as the tool's own failure would be
+        return tool_failed(tool.name, exc)
     result: dict[str, Any] = tool.binding.encode(value)
     return result
