@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..codec import from_wire
-from ..display.notebook import ToolList
+from ..display.notebook import PromptList, ResourceList, ResourceTemplateList, ToolList
 from ..engine.connection import Connection
 from ..protocol.jsonrpc import RequestId
 from ..types import (
@@ -196,14 +196,16 @@ class ClientSurface:
         return self._tasks.attach(task_id, timeout)
 
     def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
-        """Every resource with a fixed URI (all pages)."""
-        return [from_wire(Resource, item)
-                for item in self._calls.all_pages("resources/list", "resources", timeout)]
+        """Every resource with a fixed URI (all pages): a list a notebook shows as a
+        table (:class:`~mcpsync.display.notebook.ResourceList`)."""
+        return ResourceList(from_wire(Resource, item) for item in
+                            self._calls.all_pages("resources/list", "resources", timeout))
 
     def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
-        """Every resource template (all pages)."""
-        return [from_wire(ResourceTemplate, item) for item in
-                self._calls.all_pages("resources/templates/list", "resourceTemplates", timeout)]
+        """Every resource template (all pages): a list a notebook shows as a table."""
+        return ResourceTemplateList(
+            from_wire(ResourceTemplate, item) for item in
+            self._calls.all_pages("resources/templates/list", "resourceTemplates", timeout))
 
     def read_resource(self, uri: str, *, timeout: float | None = None,
                       input_mode: str | None = None) -> ReadResourceResult:
@@ -222,9 +224,9 @@ class ClientSurface:
         self.request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
 
     def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
-        """Every prompt (all pages)."""
-        return [from_wire(Prompt, item)
-                for item in self._calls.all_pages("prompts/list", "prompts", timeout)]
+        """Every prompt (all pages): a list a notebook shows as a table."""
+        return PromptList(from_wire(Prompt, item)
+                          for item in self._calls.all_pages("prompts/list", "prompts", timeout))
 
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *,

@@ -27,7 +27,7 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .progress import TextBar, progress_bar
@@ -282,6 +282,57 @@ def tools_markdown(tools: Iterable[Any]) -> str:
     return "\n".join(lines) if len(lines) > 2 else "*(no tools)*"
 
 
+#: The columns of each listed kind: (header, how an item gives it, shown as code).
+_Column = tuple[str, Callable[[Any], str], bool]
+
+
+def _prompt_arguments(prompt: Any) -> str:
+    return ", ".join(f"{a.name}{'*' if a.required else ''}" for a in prompt.arguments or ())
+
+
+_COLUMNS: dict[str, tuple[_Column, ...]] = {
+    "resources": (("uri", lambda r: r.uri, True), ("name", lambda r: r.name, False),
+                  ("description", lambda r: r.description or r.title or "", False),
+                  ("MIME type", lambda r: r.mime_type or "", False)),
+    "resource templates": (
+        ("URI template", lambda t: t.uri_template, True), ("name", lambda t: t.name, False),
+        ("description", lambda t: t.description or t.title or "", False),
+        ("MIME type", lambda t: t.mime_type or "", False)),
+    "prompts": (("name", lambda p: p.name, False),
+                ("description", lambda p: p.description or p.title or "", False),
+                ("arguments (*: required)", _prompt_arguments, True)),
+}
+
+
+def listing_html(kind: str, items: Iterable[Any]) -> str:
+    """``items`` of ``kind`` (a key of the columns: resources, resource templates,
+    prompts) as an HTML table, every server string escaped."""
+    columns = _COLUMNS[kind]
+    rows = []
+    for item in items:
+        cells = []
+        for _, value, code in columns:
+            text = _e(value(item))
+            shown = f"<code>{text}</code>" if code and text else text
+            cells.append(f'<td style="text-align:left">{shown}</td>')
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    if not rows:
+        return f"<em>(no {kind})</em>"
+    head = "".join(f"<th>{_e(header)}</th>" for header, _, _ in columns)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def listing_markdown(kind: str, items: Iterable[Any]) -> str:
+    columns = _COLUMNS[kind]
+    lines = ["| " + " | ".join(header for header, _, _ in columns) + " |",
+             "|" + "---|" * len(columns)]
+    for item in items:
+        cells = [(f"`{_code(value(item))}`" if code and value(item) else _md(value(item)))
+                 for _, value, code in columns]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) if len(lines) > 2 else f"*(no {kind})*"
+
+
 def error_html(error: Any) -> str:
     data = getattr(error, "data", None)
     detail = "" if data is None else _pre(_json(data))
@@ -421,6 +472,37 @@ class ToolList(list[Any]):
         return tools_markdown(self)
 
 
+class _Listing(list[Any]):
+    """A plain list a notebook shows as a table of its ``kind``."""
+
+    kind = ""
+
+    def _repr_html_(self) -> str:
+        return listing_html(self.kind, self)
+
+    def _repr_markdown_(self) -> str:
+        return listing_markdown(self.kind, self)
+
+
+class ResourceList(_Listing):
+    """What :meth:`Client.list_resources <mcpsync.Client.list_resources>` returns."""
+
+    kind = "resources"
+
+
+class ResourceTemplateList(_Listing):
+    """What :meth:`Client.list_resource_templates
+    <mcpsync.Client.list_resource_templates>` returns."""
+
+    kind = "resource templates"
+
+
+class PromptList(_Listing):
+    """What :meth:`Client.list_prompts <mcpsync.Client.list_prompts>` returns."""
+
+    kind = "prompts"
+
+
 __all__ = [
     "MAX_INLINE_BYTES",
     "Displayable",
@@ -429,6 +511,9 @@ __all__ = [
     "DisplayablePrompt",
     "DisplayableResult",
     "DisplayableTool",
+    "PromptList",
+    "ResourceList",
+    "ResourceTemplateList",
     "TextBar",
     "ToolList",
     "parameters",
