@@ -33,16 +33,22 @@ class QuietHandler(WSGIRequestHandler):
 
 
 class RunningServer:
-    """A WSGI ``app`` being served at ``base`` (``http://127.0.0.1:PORT``)."""
+    """A WSGI ``app`` being served at ``base`` (``http://127.0.0.1:PORT``, or ``https`` with
+    an ``ssl_context``). The one WSGI-on-a-thread server of the tests: use it (or the
+    fixtures built on it) rather than another ``make_server`` + ``serve_forever`` thread.
+    ``quiet=False`` keeps werkzeug's access log on stderr."""
 
-    def __init__(self, app: Any, *, on_stop: Callable[[], None] | None = None) -> None:
+    def __init__(self, app: Any, *, on_stop: Callable[[], None] | None = None,
+                 ssl_context: Any = None, quiet: bool = True) -> None:
         self.app = app
         self._on_stop = on_stop
         self._httpd = make_server("127.0.0.1", 0, app, threaded=True,
-                                  request_handler=QuietHandler)
+                                  request_handler=QuietHandler if quiet else None,
+                                  ssl_context=ssl_context)
         self._httpd.daemon_threads = True
         self.port: int = self._httpd.server_port
-        self.base = f"http://127.0.0.1:{self.port}"
+        scheme = "http" if ssl_context is None else "https"
+        self.base = f"{scheme}://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self._httpd.serve_forever,
                                         kwargs={"poll_interval": 0.05},
                                         name=f"mcpsync-test-wsgi-{next(_names)}", daemon=True)
@@ -188,3 +194,37 @@ def running_devserver(app: Any, **options: Any) -> Iterator[Any]:
         httpd.join_connections(STOP_TIMEOUT)
         thread.join(STOP_TIMEOUT)
         assert not thread.is_alive(), "the dev server did not stop"
+
+
+def gunicorn_argv(app: str, port: int, *, workers: int = 2, threads: int | None = 8,
+                  options: Sequence[str] = ()) -> list[str]:
+    """The command line of gunicorn serving ``app`` ("module:attribute") on
+    127.0.0.1:``port``: ``workers`` processes of ``threads`` threads each (the gthread
+    worker), or gunicorn's sync worker with ``threads=None``; a 5 s graceful timeout; then
+    ``options``. The one way the tests start gunicorn."""
+    argv = [sys.executable, "-m", "gunicorn", "--workers", str(workers),
+            "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "5"]
+    if threads is not None:
+        argv += ["--worker-class", "gthread", "--threads", str(threads)]
+    return [*argv, *options, app]
+
+
+def with_root_on_path(env: Mapping[str, str] | None = None, **extra: str) -> dict[str, str]:
+    """``env`` (default ``os.environ``) plus ``extra``, with the repository first on
+    ``PYTHONPATH`` (so a server subprocess imports ``tests.`` and this checkout's code)."""
+    merged = dict(os.environ if env is None else env)
+    merged.update(extra)
+    merged["PYTHONPATH"] = str(ROOT) + os.pathsep + merged.get("PYTHONPATH", "")
+    return merged
+
+
+@contextlib.contextmanager
+def running_gunicorn(app: str, *, env: Mapping[str, str] | None = None, workers: int = 2,
+                     threads: int | None = 8, options: Sequence[str] = ()) -> Iterator[str]:
+    """gunicorn serving ``app`` (see ``gunicorn_argv``) from the repository root, on a
+    port of its own, for the block; yields its base URL. Stopped by ``serving_process``
+    (SIGTERM, then kill, bounded); a traceback on its stderr fails the test."""
+    port = free_port()
+    argv = gunicorn_argv(app, port, workers=workers, threads=threads, options=options)
+    with serving_process(argv, port, cwd=ROOT, env=with_root_on_path(env)) as base:
+        yield base

@@ -17,14 +17,13 @@ import pwd
 import signal
 import socket
 import subprocess
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from tests.helpers import wait_until
-from tests.serving import free_port, wait_for_port
+from tests.serving import free_port, gunicorn_argv, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "examples" / "deploy" / "nginx.conf.template"
@@ -151,11 +150,9 @@ class Topology:
 
     def start_instance(self, instance: Instance) -> None:
         """(Re)start ``instance``'s gunicorn on its port; wait until it listens."""
-        argv = [sys.executable, "-m", "gunicorn", "--worker-class", "gthread",
-                "--workers", str(self.workers), "--threads", str(self.threads),
-                "--bind", f"127.0.0.1:{instance.port}", "--graceful-timeout", "5",
-                "--timeout", "120",
-                *_control_socket(self.workdir / f"gunicorn-{instance.name}.ctl"), APP]
+        argv = gunicorn_argv(APP, instance.port, workers=self.workers, threads=self.threads,
+                             options=["--timeout", "120", *_control_socket(
+                                 self.workdir / f"gunicorn-{instance.name}.ctl")])
         env = dict(os.environ)
         env.update(self.env)
         env.update(self.instance_env.get(instance.name, {}))

@@ -6,9 +6,7 @@ process and gunicorn in a subprocess."""
 from __future__ import annotations
 
 import json
-import os
 import socket
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,7 +18,7 @@ from freezegun import freeze_time
 from mcpsync import HandlerContext, Server, ServerLimits
 from mcpsync.http.events import InMemoryEventStore
 from tests.helpers import run_threads, wait_until
-from tests.serving import free_port, serving_process
+from tests.serving import running_gunicorn
 
 from .raw import (
     BOTH,
@@ -266,12 +264,7 @@ def test_json_only_disconnect_cancels_on_werkzeug(serve, tmp_path):
 
 @pytest.fixture(scope="module")
 def gunicorn_base() -> Iterator[str]:
-    port = free_port()
-    argv = [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "1",
-            "--threads", "8", "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "5",
-            "tests.http.gunicorn_fixture:app"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    with serving_process(argv, port, cwd=ROOT, env=env) as base:
+    with running_gunicorn("tests.http.gunicorn_fixture:app", workers=1) as base:
         yield base
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from freezegun import freeze_time
 from mcpsync import HandlerContext, Server
 from mcpsync.http import FileSessionStore, SessionRecord, SessionStore
 from tests.helpers import run_threads
-from tests.serving import free_port, serving_process
+from tests.serving import running_gunicorn
 from tests.spec import validate
 from tests.stores.backends import session_store_factory
 
@@ -174,12 +173,9 @@ def test_a_modern_only_record_is_not_taken_up(serve, shared_store):
 @pytest.fixture
 def two_workers(tmp_path) -> Any:
     """examples/gunicorn_app.py under gunicorn with two worker processes."""
-    port = free_port()
-    argv = [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "2",
-            "--threads", "8", "--bind", f"127.0.0.1:{port}", "examples.gunicorn_app:app"]
     env = {**os.environ, "MCPSYNC_SESSION_DIR": str(tmp_path / "sessions"),
-           "MCPSYNC_REQUEST_STATE_KEY": "example-key", "PYTHONPATH": str(ROOT)}
-    with serving_process(argv, port, cwd=ROOT, env=env) as base:
+           "MCPSYNC_REQUEST_STATE_KEY": "example-key"}
+    with running_gunicorn("examples.gunicorn_app:app", env=env) as base:
         yield base + "/mcp"
 
 

@@ -5,7 +5,6 @@ works."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +15,7 @@ import requests
 from mcpsync import Client
 from tests.helpers import WAIT, require_module
 from tests.http.raw import BOTH, LEGACY
-from tests.serving import free_port, wait_for_port
+from tests.serving import free_port, gunicorn_argv, wait_for_port, with_root_on_path
 
 require_module("gunicorn")
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="gunicorn is POSIX only")
@@ -27,9 +26,8 @@ CALL_TIMEOUT = 10.0  # the hang was a client timeout: well below it, or it is ba
 
 def test_every_era_works_under_the_sync_worker_and_it_is_said_once() -> None:
     port = free_port()
-    argv = [sys.executable, "-m", "gunicorn", "--workers", "1", "--bind",
-            f"127.0.0.1:{port}", "tests.http.gunicorn_fixture:app"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    argv = gunicorn_argv("tests.http.gunicorn_fixture:app", port, workers=1, threads=None)
+    env = with_root_on_path()
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     try:

@@ -10,7 +10,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,24 +26,23 @@ from tests.helpers import LONG_WAIT as WAIT
 from tests.helpers import require_module, wait_until
 from tests.http.raw import LegacySession
 from tests.on_celery.app import build
-from tests.serving import RunningServer, free_port, serving_process
+from tests.serving import (
+    RunningServer,
+    free_port,
+    gunicorn_argv,
+    running_gunicorn,
+    serving_process,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = ["2026-07-28", "2025-11-25"]
-
-
-def gunicorn(port: int) -> list[str]:
-    return [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "2",
-            "--threads", "4", "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "5",
-            "tests.on_celery.app:wsgi"]
 
 
 @pytest.fixture
 def web(deployment_env: dict[str, str]) -> Iterator[str]:
     """The web side of the deployment: gunicorn with 2 workers; its URL."""
     require_module("gunicorn")
-    port = free_port()
-    with serving_process(gunicorn(port), port, cwd=ROOT, env=deployment_env) as base:
+    with running_gunicorn("tests.on_celery.app:wsgi", env=deployment_env, threads=4) as base:
         yield f"{base}/mcp"
 
 
@@ -249,7 +247,8 @@ def test_a_task_runs_on_after_every_web_worker_is_killed(workers, deployment_env
     require_module("gunicorn")
     workers()
     port = free_port()
-    with serving_process(gunicorn(port), port, cwd=ROOT, env=deployment_env) as base:
+    argv = gunicorn_argv("tests.on_celery.app:wsgi", port, threads=4)
+    with serving_process(argv, port, cwd=ROOT, env=deployment_env) as base:
         url = f"{base}/mcp"
         master = _gunicorn_master(port)
         with client(url, "2026-07-28") as c:

@@ -17,7 +17,7 @@ import pytest
 from mcpsync import Client, MCPSyncError
 from tests.helpers import WAIT, require_module, wait_until
 from tests.http.raw import post_modern
-from tests.serving import free_port, serving_process
+from tests.serving import running_gunicorn
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "server" / "lifespan_server.py"
@@ -85,11 +85,8 @@ require_module("gunicorn")
 def gunicorn(tmp_path: Path) -> Iterator[Any]:
     """``gunicorn(*options)``: the lifespan server under 2 gthread workers, its URL."""
     def start(*options: str) -> Any:
-        port = free_port()
-        argv = [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers",
-                "2", "--threads", "4", "--bind", f"127.0.0.1:{port}", "--graceful-timeout",
-                "5", *options, "tests.server.lifespan_server:app"]
-        return serving_process(argv, port, cwd=ROOT, env=env_for(tmp_path / "events"))
+        return running_gunicorn("tests.server.lifespan_server:app", threads=4,
+                                options=options, env=env_for(tmp_path / "events"))
     yield start
 
 

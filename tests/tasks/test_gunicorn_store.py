@@ -19,7 +19,7 @@ from mcpsync import Client
 from mcpsync.tasks.sqlite import RUNNER_EXITED
 from tests.helpers import LONG_WAIT as WAIT
 from tests.helpers import require_module, wait_until
-from tests.serving import free_port, serving_process
+from tests.serving import running_gunicorn
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,13 +30,8 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="gunicorn is POS
 @pytest.fixture
 def workers(tmp_path: Path) -> Iterator[str]:
     """``tests.tasks.gunicorn_tasks:app`` under gunicorn with 2 workers; its /mcp URL."""
-    port = free_port()
-    argv = [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "2",
-            "--threads", "4", "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "5",
-            "tests.tasks.gunicorn_tasks:app"]
-    env = dict(os.environ, MCPSYNC_TEST_TASK_STORE=str(tmp_path / "tasks.db"),
-               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    with serving_process(argv, port, cwd=ROOT, env=env) as base:
+    env = dict(os.environ, MCPSYNC_TEST_TASK_STORE=str(tmp_path / "tasks.db"))
+    with running_gunicorn("tests.tasks.gunicorn_tasks:app", env=env, threads=4) as base:
         yield f"{base}/mcp"
 
 

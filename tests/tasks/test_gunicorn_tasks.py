@@ -17,7 +17,7 @@ import requests
 from tests.helpers import LONG_WAIT as WAIT
 from tests.helpers import require_module, run_threads, wait_until
 from tests.http.raw import BOTH, LegacySession, answer_of, envelope
-from tests.serving import free_port, serving_process
+from tests.serving import running_gunicorn
 
 require_module("gunicorn")
 
@@ -30,14 +30,9 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="gunicorn is POS
 
 @pytest.fixture
 def url(tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    argv = [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "2",
-            "--threads", "8", "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "5",
-            "tests.tasks.gunicorn_task_server:app"]
     env = dict(os.environ, MCPSYNC_TEST_TASK_STORE=str(tmp_path / "tasks.db"),
-               MCPSYNC_TEST_SESSIONS=str(tmp_path / "sessions"),
-               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    with serving_process(argv, port, cwd=ROOT, env=env) as base:
+               MCPSYNC_TEST_SESSIONS=str(tmp_path / "sessions"))
+    with running_gunicorn("tests.tasks.gunicorn_task_server:app", env=env) as base:
         yield f"{base}/mcp"
 
 

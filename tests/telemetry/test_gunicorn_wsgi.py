@@ -4,7 +4,6 @@ span with the WSGI span linked (a traced client); both eras."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,7 @@ from opentelemetry.trace import SpanKind
 from mcpsync import Client, Telemetry
 from tests.helpers import WAIT, require_module, wait_until
 from tests.interop import otel_file
-from tests.serving import free_port, wait_for_port
+from tests.serving import free_port, gunicorn_argv, wait_for_port, with_root_on_path
 
 require_module("gunicorn")
 require_module("opentelemetry.instrumentation.wsgi")
@@ -28,11 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def traced_gunicorn(tmp_path_factory):
     spans_file = tmp_path_factory.mktemp("gunicorn") / "spans.jsonl"
     port = free_port()
-    argv = [sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "8",
-            "--workers", "2", "--bind", f"127.0.0.1:{port}",
-            "tests.telemetry.gunicorn_traced:app"]
-    env = dict(os.environ, OTEL_SPANS_FILE=str(spans_file),
-               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    argv = gunicorn_argv("tests.telemetry.gunicorn_traced:app", port)
+    env = with_root_on_path(OTEL_SPANS_FILE=str(spans_file))
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:

@@ -14,12 +14,11 @@ from typing import Any
 
 import pytest
 import requests
-from werkzeug.serving import make_server
 
 from mcpsync import Client, ClientMiddleware, TransportError
 from tests.helpers import WAIT
 from tests.server.fixture_server import server as fixture_server
-from tests.serving import QuietHandler
+from tests.serving import RunningServer
 
 VERSIONS = ["2026-07-28", "2025-11-25"]
 
@@ -40,25 +39,16 @@ def session(request: pytest.FixtureRequest) -> Iterator[requests.Session | None]
 @pytest.fixture
 def serve_app() -> Iterator[Callable[..., str]]:
     """``serve_app(app, ssl_context=None)`` -> its base URL; stopped and joined at teardown."""
-    running: list[tuple[Any, threading.Thread]] = []
+    running: list[RunningServer] = []
 
     def start(app: App, ssl_context: Any = None) -> str:
-        httpd = make_server("127.0.0.1", 0, app, threaded=True, request_handler=QuietHandler,
-                            ssl_context=ssl_context)
-        httpd.daemon_threads = True
-        thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                  name="mcpsync-test-direct-post", daemon=True)
-        thread.start()
-        running.append((httpd, thread))
-        scheme = "https" if ssl_context is not None else "http"
-        return f"{scheme}://127.0.0.1:{httpd.server_port}"
+        httpd = RunningServer(app, ssl_context=ssl_context)
+        running.append(httpd)
+        return httpd.base
 
     yield start
-    for httpd, thread in reversed(running):
-        httpd.shutdown()
-        thread.join(WAIT)
-        assert not thread.is_alive(), "the test HTTP server did not stop"
-        httpd.server_close()
+    for httpd in reversed(running):
+        httpd.stop()
 
 
 @pytest.fixture
