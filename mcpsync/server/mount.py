@@ -35,8 +35,15 @@ The rules (names and URIs cross the mount as :mod:`.mounted` says):
   the prefixed URI); while a URI has subscribers, the mounted server a read of it reaches
   records the parent as a subscriber of its own URI, so a mounted proxy subscribes on
   its remote (:meth:`Mounts.subscription_changed`).
-* **Not routed**: tasks (mounted tools are listed without ``execution`` and run as plain
-  calls) and a mount's custom methods.
+* **Ids a server made** (a task's, for ``tasks/get``, ``tasks/result``, ``tasks/cancel``,
+  ``tasks/update``: the methods whose target is neither a name nor a URI) are the
+  parent's when its own handler knows them; otherwise the first mount that does gets the
+  request. So a mounted tool that runs as a task (listed with its ``execution``; the
+  client's capabilities cross a mount unchanged) is a task of the mounted server, found
+  through the parent. Its status notifications reach the client on a handshake-era
+  session; a 2026-07-28 client polls ``tasks/get`` (the mounted server's listens are its
+  own). ``tasks/list`` lists the parent's own tasks only.
+* **Not routed**: a mount's custom methods.
 
 Mounting a server into itself, or into a server it mounts (however deep), or twice into
 the same parent is a ``ValueError``. Register the parent's own custom handlers of the
@@ -58,7 +65,7 @@ from typing import Any, Protocol
 from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.registry import KNOWS_NAME, SERVES_EVERY_NAME
-from ..errors import INTERNAL_ERROR, MCPError, MethodNotFoundError
+from ..errors import INTERNAL_ERROR, INVALID_PARAMS, MCPError, MethodNotFoundError
 from ..protocol.methods import VIEWS
 from ..protocol.prefixes import PREFIX, content_out, name_in, name_out, uri_in, uri_out
 from .handlers import MethodHandler
@@ -88,6 +95,11 @@ logger = logging.getLogger("mcpsync.server")
 _LISTS = VIEWS.mount_lists
 #: The methods a mount routes to the server their target names.
 _ROUTED = VIEWS.mount_routed
+#: The requests whose target is an id the server that answered made (not a name, not a
+#: URI): served by whichever of the parent and its mounts knows it.
+_BY_ID = tuple(method for method, param in VIEWS.target_param.items()
+               if param not in ("name", "uri") and method not in _ROUTED
+               and not method.startswith("notifications/"))
 class Mountable(MountedServer, Protocol):
     """What mounting needs of a parent and of the server mounted into it (each a
     ``ServerCore``): besides serving a request handed across, its registries and list
@@ -224,7 +236,7 @@ class Mounts:
         self._parent = parent
         self.mounts: tuple[Mount, ...] = ()
         self._own: dict[str, MethodHandler | None] = {}
-        for method in (*_LISTS, *_ROUTED):
+        for method in (*_LISTS, *_ROUTED, *_BY_ID):
             self._install(method)
         #: The parent's subscribed URIs passed on to a mount: its server and its URI.
         self._passed: dict[str, tuple[Mountable, str]] = {}
@@ -242,6 +254,8 @@ class Mounts:
         if method in _LISTS:
             key, field = _LISTS[method]
             handler: MethodHandler = _bound(self.merged_list, method, key, field)
+        elif method in _BY_ID:
+            handler = _bound(self.by_id, method)
         else:
             handler = _bound(self.routed, method)
         if own is None or registry.is_default(method):
@@ -319,8 +333,6 @@ class Mounts:
             private = private or hidden
             for item in theirs:
                 item = mount.item_out(field, item)
-                if isinstance(item, dict) and method == "tools/list":
-                    item = {k: v for k, v in item.items() if k != "execution"}
                 name = item.get(field) if isinstance(item, dict) else None
                 if name in seen:
                     continue
@@ -330,6 +342,32 @@ class Mounts:
         if private:
             result["cacheScope"] = "private"  # some part differs by principal
         return result
+
+    def by_id(self, method: str, ctx: HandlerContext,
+              params: dict[str, Any]) -> dict[str, Any]:
+        """A request about an id some server made (a task's): the parent's own handler
+        first, then each mount's, until one does not answer "unknown" (-32602)."""
+        own = self._own[method]
+        unknown: MCPError | None = None
+        if own is not None:
+            try:
+                return own(ctx, params)
+            except MCPError as exc:
+                if exc.code != INVALID_PARAMS:
+                    raise
+                unknown = exc
+        for mount in self.mounts:
+            if mount.server.methods.request_handler(method) is None:
+                continue
+            try:
+                return call_mounted(mount.server, method, params, ctx)
+            except MCPError as exc:
+                if exc.code != INVALID_PARAMS:
+                    raise
+                unknown = unknown or exc
+        if unknown is not None:
+            raise unknown
+        raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
 
     def routed(self, method: str, ctx: HandlerContext,
                params: dict[str, Any]) -> dict[str, Any]:
@@ -433,10 +471,7 @@ def _renamed(method: str, params: dict[str, Any], inner: str) -> dict[str, Any]:
         return {**params, "ref": {**ref, field: inner}}
     if method == "resources/read":
         return {**params, "uri": inner}
-    renamed = {**params, "name": inner}
-    if method == "tools/call":
-        renamed.pop("task", None)  # tasks are not routed across a mount
-    return renamed
+    return {**params, "name": inner}
 
 
 def _tool_error_out(result: dict[str, Any], inner: str, outer: str) -> dict[str, Any]:

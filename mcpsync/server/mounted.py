@@ -14,26 +14,24 @@ A request handed to a mounted server runs as if that server had received it: thr
 receive middleware (a ``Request`` with the un-prefixed params), its request scopes and
 per-item OAuth scopes (:meth:`Server.run_handler`), its handler, and its send middleware
 (the answer, before the parent re-prefixes it). The handler's context is the parent's,
-except that ``ctx.server``/``ctx.state``/``ctx.read_resource`` are the mounted server's
-and the client appears not to speak the extensions the mounted server uses (``Server.use``:
-the tasks extension of every ``mcpsync.Server``): an extension serves its own server's
-clients, and tasks are not routed across a mount. Notifications the handler sends go out
-through the parent's send middleware.
+except that ``ctx.server``/``ctx.state``/``ctx.read_resource`` are the mounted server's.
+The client's capabilities cross unchanged, extensions included: the mounted server's own
+extensions (``Server.use``: the tasks extension of every ``mcpsync.Server``) serve the
+client as they would serve it directly (a ``task="required"`` tool runs as a task of the
+mounted server, which the parent routes ``tasks/*`` to). Notifications the handler sends
+go out through the parent's send middleware.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import Any, Protocol
 
 from ..dispatch.context import HandlerContext
 from ..dispatch.inbound import compose
-from ..dispatch.ports import SessionInfo
 from ..dispatch.registry import MethodRegistry
 from ..engine.connection import Middleware
 from ..errors import InternalError, MCPError, MethodNotFoundError
 from ..protocol.jsonrpc import ErrorResponse, Message, Request, Response
-from .extensions import Extensions
 from .handlers import MethodHandler
 
 
@@ -52,56 +50,23 @@ class MountedServer(Protocol):
     @property
     def send_middleware(self) -> list[Middleware]: ...
 
-    @property
-    def extensions(self) -> Extensions: ...
-
     def run_handler(self, handler: MethodHandler, ctx: HandlerContext,
                     params: dict[str, Any]) -> dict[str, Any]: ...
 
 
 class MountedContext(HandlerContext):
     """The parent's context as a mounted server's handler sees it: the same request,
-    session, transport and cancellation; ``server`` (so ``state``, ``read_resource``) is
-    the mounted server; the extensions it uses are hidden. Thread-safe as its origin."""
+    session (capabilities included), transport and cancellation; ``server`` (so
+    ``state``, ``read_resource``) is the mounted server. Thread-safe as its origin."""
 
     def __init__(self, origin: HandlerContext, server: MountedServer) -> None:
         # Share the origin's request, session and transport: a copy, not a re-parse.
         self.__dict__.update(origin._shared_state())
         self._mounted = server
-        self._hidden = server.extensions.identifiers
-        self.meta = _without(origin.meta, self._hidden)
 
     @property
     def server(self) -> Any:
         return self._mounted
-
-    @property
-    def session(self) -> SessionInfo:
-        info = self._session.info
-        caps = info.client_capabilities
-        if not _declares(caps, self._hidden):
-            return info
-        return SessionInfo(protocol_version=info.protocol_version,
-                           client_info=info.client_info,
-                           client_capabilities=_strip_extensions(caps, self._hidden),
-                           session_id=info.session_id)
-
-
-def _declares(caps: Any, hidden: Collection[str]) -> bool:
-    """Whether capabilities ``caps`` declare one of the ``hidden`` extensions."""
-    extensions = caps.get("extensions") if isinstance(caps, dict) else None
-    return isinstance(extensions, dict) and any(key in extensions for key in hidden)
-
-
-def _strip_extensions(caps: dict[str, Any], hidden: Collection[str]) -> dict[str, Any]:
-    extensions = {k: v for k, v in caps["extensions"].items() if k not in hidden}
-    return {**caps, "extensions": extensions}
-
-
-def _without(meta: dict[str, Any], hidden: Collection[str]) -> dict[str, Any]:
-    changed = {key: _strip_extensions(value, hidden) for key, value in meta.items()
-               if _declares(value, hidden)}
-    return {**meta, **changed} if changed else meta
 
 
 def call_mounted(server: MountedServer, method: str, params: dict[str, Any],

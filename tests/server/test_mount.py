@@ -359,7 +359,8 @@ def test_a_server_defined_by_method_handlers_mounts_like_any_other() -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_mounted_tools_run_as_plain_calls_never_as_tasks(version: str) -> None:
+def test_mounted_tools_keep_their_task_support(version: str) -> None:
+    # Tasks cross a mount (issue 34): more in tests/mounts/test_mount_tasks.py.
     child, parent = Server("child"), Server("parent")
 
     @child.tool(task="optional")
@@ -370,13 +371,9 @@ def test_mounted_tools_run_as_plain_calls_never_as_tasks(version: str) -> None:
     with Client.memory(parent, protocol_version=version, timeout=WAIT) as client:
         listed = client.request("tools/list", {})["tools"]
         assert [t["name"] for t in listed] == ["c_slow"]
-        assert "execution" not in listed[0]
-        params: dict[str, Any] = {"name": "c_slow", "arguments": {}}
-        if version == LEGACY:
-            params["task"] = {"ttl": 60_000}
-        result = client.request("tools/call", params)
-        assert result.get("resultType", "complete") == "complete"
-        assert result["content"] == [{"type": "text", "text": "done"}]
+        assert listed[0]["execution"] == {"taskSupport": "optional"}
+        handle = client.start_task("c_slow")
+        assert handle.result().text == "done"
 
 
 def test_a_request_the_mounted_servers_middleware_drops_is_answered() -> None:
