@@ -16,8 +16,8 @@ import pytest
 import mcpsync
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["client.md", "wsgi.md", "quickstart.md", "observability.md", "auth.md",
-         "celery.md"]
+PAGES = ["README.md", "docs/client.md", "docs/wsgi.md", "docs/quickstart.md",
+         "docs/observability.md", "docs/auth.md", "docs/celery.md"]
 _BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 #: Names a block must import when it uses them: mcpsync's public API, and stdlib modules
 #: (those only where the block reads an attribute of the name: ``cmd`` may be a variable).
@@ -31,7 +31,7 @@ def _blocks() -> list[tuple[str, str, tuple[str, ...]]]:
     """(where, the block, the page's earlier blocks)."""
     found = []
     for page in PAGES:
-        text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+        text = (ROOT / page).read_text(encoding="utf-8")
         earlier: list[str] = []
         for match in _BLOCK.finditer(text):
             line = text[: match.start()].count("\n") + 2
