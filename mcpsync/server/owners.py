@@ -22,9 +22,9 @@ _OWNERS_LOCK = threading.Lock()
 
 
 def owner_of(ctx: HandlerContext) -> str:
-    """Who an item made for this request belongs to: in the handshake era its session (the HTTP session id, or
-    this stdio/memory connection); in 2026-07-28 the authenticated principal (a hash of
-    its identity), or ``""`` for an anonymous caller."""
+    """Who an item made for this request belongs to: in the handshake era its session
+    (the HTTP session id, or this stdio/memory connection); in 2026-07-28 the
+    authenticated principal (a hash of its identity), or ``""`` for an anonymous caller."""
     version = ctx.session.protocol_version
     if version is not None and features(version).era == "modern":
         return principal_key(ctx.auth)

@@ -166,6 +166,13 @@ class ResourceRegistry:
                 return resource, values
         return None
 
+    def hidden(self, uri: str, ctx: HandlerContext) -> bool:
+        """Whether ``uri`` names a registered resource (or matches a template) that the
+        caller of ``ctx`` may not see: its updates are not theirs to hear either. A URI
+        nothing registered names is not hidden (a read function may serve any URI)."""
+        return self.gate is not None and self.resolve(uri, ctx) is None and (
+            self.resolve(uri) is not None)
+
     def visible_template(self, uri_template: str,
                          ctx: HandlerContext) -> RegisteredResource | None:
         """The template ``uri_template`` if the caller of ``ctx`` may see it."""

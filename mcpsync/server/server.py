@@ -480,8 +480,14 @@ class ServerCore(ServerDefinition):
     def _listen(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
         # A method (not a function of builtins.py): capabilities_for() compares the
         # registered listen handler with it, and a bound method compares equal each time.
+        may_read = reader(self, ctx.auth)
+        resources = self.resources
+
+        def may_hear(uri: str) -> bool:  # per-item scopes, and what is hidden from it
+            return may_read(uri) and not resources.hidden(uri, ctx)
+
         return serve_listen(self.listeners, self.capabilities(), ctx, params,
-                            principal=owner_of(ctx), may_read=reader(self, ctx.auth))
+                            principal=owner_of(ctx), may_read=may_hear)
 
     def run_stdio(self, *, drain_timeout: float = 2.0,
                   write_timeout: float = WRITE_TIMEOUT) -> None:

@@ -338,3 +338,22 @@ def test_a_proxys_remote_decides_for_itself() -> None:
                             1] == "Unknown tool: refund"
             finally:
                 proxy.stop()
+
+
+def test_a_listen_does_not_hear_of_a_resource_hidden_from_its_caller() -> None:
+    server = build()
+    with _client(server, "bob", MODERN) as bob, _client(server, "alice", MODERN) as alice:
+        bobs = bob.listen(resource_uris=["notes://"], tools=False, prompts=False,
+                          resources=False)
+        alices = alice.listen(resource_uris=["notes://"], tools=False, prompts=False,
+                              resources=False)
+        try:
+            server.notify_resource_updated("notes://secret")
+            server.notify_resource_updated("notes://public")  # nothing registered: heard
+            heard = alices.get(timeout=WAIT)
+            assert heard is not None and heard.uri == "notes://secret"
+            first = bobs.get(timeout=WAIT)
+            assert first is not None and first.uri == "notes://public"
+        finally:
+            bobs.close()
+            alices.close()
