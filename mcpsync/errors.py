@@ -16,6 +16,7 @@ Every error mcpsync raises derives from :class:`MCPSyncError`::
     │   ├── MissingClientCapabilityError     -32021 (2026-07-28)
     │   ├── UnsupportedProtocolVersionError  -32022 (2026-07-28)
     │   ├── UrlElicitationRequiredError      -32042 (2025-11-25)
+    │   ├── RateLimitedError      -32029 a guard's limit (mcpsync.middleware; HTTP 429)
     │   └── PeerRequestError      the peer answered our reverse call with an error (-32603)
     ├── TransportError            a local failure: the peer could not be reached, or its
     │   │                         answer could not be read (also an OSError)
@@ -61,6 +62,9 @@ URL_ELICITATION_REQUIRED = -32042  # 2025-11-25 only
 HEADER_MISMATCH = -32020  # 2026-07-28
 MISSING_CLIENT_CAPABILITY = -32021  # 2026-07-28
 UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28
+#: A guard of ``mcpsync.middleware`` refused the request for now (a rate or concurrency
+#: limit): ``data.retryAfter`` says in how many seconds to try again (HTTP: 429).
+RATE_LIMITED = -32029
 
 
 class MCPSyncError(Exception):
@@ -296,6 +300,7 @@ _CLASSES: Final[tuple[tuple[int, Callable[[Any], bool] | None, type[MCPError] | 
     (MISSING_CLIENT_CAPABILITY, None, MissingClientCapabilityError),
     (UNSUPPORTED_PROTOCOL_VERSION, None, UnsupportedProtocolVersionError),
     (URL_ELICITATION_REQUIRED, None, UrlElicitationRequiredError),
+    (RATE_LIMITED, None, "mcpsync.middleware.errors:RateLimitedError"),
 )
 _ROWS: Final[dict[int, tuple[tuple[Callable[[Any], bool] | None, type[MCPError] | str],
                              ...]]] = {

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ from ..errors import (
     METHOD_NOT_FOUND,
     MISSING_CLIENT_CAPABILITY,
     PARSE_ERROR,
+    RATE_LIMITED,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from ..protocol import jsonrpc
@@ -67,6 +69,7 @@ OK: Final = "200 OK"
 BAD_REQUEST: Final = "400 Bad Request"
 NOT_FOUND: Final = "404 Not Found"
 UNAVAILABLE: Final = "503 Service Unavailable"
+TOO_MANY: Final = "429 Too Many Requests"
 
 
 class Statuses(NamedTuple):
@@ -89,6 +92,7 @@ STATUSES: Final[Mapping[int, Statuses]] = {
     UNSUPPORTED_PROTOCOL_VERSION: Statuses(BAD_REQUEST, BAD_REQUEST, OK),
     SESSION_NOT_FOUND: Statuses(NOT_FOUND, OK, OK),  # a handler's -32001 is its own
     INTERNAL_ERROR: Statuses(UNAVAILABLE, OK, OK),  # refused: busy, store down, no answer
+    RATE_LIMITED: Statuses(TOO_MANY, TOO_MANY, TOO_MANY),  # a guard's limit: Retry-After
 }
 _DEFAULT: Final = Statuses(BAD_REQUEST, OK, OK)
 
@@ -439,7 +443,18 @@ def json_response(start_response: StartResponse, message: Message | None,
     status = "200 OK"
     if isinstance(message, ErrorResponse):
         status = answer_status(message.error.get("code"), modern=modern)
+        if status == TOO_MANY:
+            extra = [*(extra or ()), *_retry_after(message.error.get("data"))]
     return json_reply(start_response, status, _encode(message), extra)
+
+
+def _retry_after(data: Any) -> list[tuple[str, str]]:
+    """``Retry-After`` (whole seconds, rounded up) for a 429 whose error says
+    ``data.retryAfter`` (seconds, as ``mcpsync.middleware``'s guards give it)."""
+    wait = data.get("retryAfter") if isinstance(data, dict) else None
+    if isinstance(wait, (int, float)) and not isinstance(wait, bool) and wait >= 0:
+        return [("Retry-After", str(max(1, math.ceil(wait))))]
+    return []
 
 
 def method_not_allowed() -> _HttpError:

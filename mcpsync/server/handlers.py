@@ -17,5 +17,8 @@ MethodHandler = Callable[[HandlerContext, dict[str, Any]], dict[str, Any]]
 #: What ``Server.request_scope`` registers: a context manager around each handler, per
 #: request, on its thread.
 ScopeFactory = Callable[[HandlerContext], AbstractContextManager[Any]]
+#: What ``Server.add_middleware`` adds (``mcpsync.middleware``): ``guard(ctx, params,
+#: next_)`` around each handler, on its thread; ``next_(ctx, params)`` runs the rest.
+Guard = Callable[[HandlerContext, dict[str, Any], MethodHandler], dict[str, Any]]
 
-__all__ = ["MethodHandler", "ScopeFactory"]
+__all__ = ["Guard", "MethodHandler", "ScopeFactory"]

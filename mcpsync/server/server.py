@@ -41,6 +41,7 @@ from .definition import NotificationHandler as NotificationHandler
 from .definition import ServerDefinition
 from .event_relay import EventRelay
 from .extensions import Extensions, Plugged
+from .handlers import Guard
 from .handlers import MethodHandler as MethodHandler
 from .handlers import ScopeFactory as ScopeFactory
 from .lifespan import Lifespan
@@ -66,6 +67,13 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 E = TypeVar("E", bound="Extension")
+
+
+def _guarded(guard: Guard, handler: MethodHandler) -> MethodHandler:
+    def run(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+        return guard(ctx, params, handler)
+
+    return run
 
 
 class Extension(Plugged, Protocol):
@@ -418,6 +426,23 @@ class ServerCore(ServerDefinition):
         if not isinstance(other, ServerCore):
             raise TypeError(f"mount() takes a Server, not {type(other).__name__}")
         mount(self, other, prefix)
+
+    #: The guards :meth:`add_middleware` added, outermost first.
+    guards: tuple[Guard, ...] = ()
+
+    def add_middleware(self, guard: Guard) -> Guard:
+        """Run ``guard(ctx, params, next_)`` around every handler this server runs (the
+        first added outermost), on every transport and era: the one inbound path is
+        :meth:`run_handler`. :mod:`mcpsync.middleware` holds the stock guards (RateLimit,
+        ResponseCache, AuditLog...); message middleware is ``recv_middleware``."""
+        self.guards = (*self.guards, guard)
+        return guard
+
+    def run_handler(self, handler: MethodHandler, ctx: HandlerContext,
+                    params: dict[str, Any]) -> dict[str, Any]:
+        for guard in reversed(self.guards):
+            handler = _guarded(guard, handler)
+        return super().run_handler(handler, ctx, params)
 
     # -- serving -------------------------------------------------------------------------
 
