@@ -46,6 +46,13 @@ class Browser:
     def get(self, url: str) -> requests.Response:
         return self.session.get(url, allow_redirects=False, timeout=TIMEOUT)
 
+    def sign_in(self, base: str) -> None:
+        """Sign in on the site's login page (as a person would before using it)."""
+        answer = self.session.post(base + "/login", data={"username": self.user,
+                                                          "password": self.password},
+                                   allow_redirects=False, timeout=TIMEOUT)
+        assert answer.status_code == 303, answer.text
+
     def authorize(self, url: str, *, decision: str = "allow") -> str:
         """Follow the authorization URL through login and consent; the URL the site
         sends the browser back to (the client's redirect URI with code, state, iss)."""
