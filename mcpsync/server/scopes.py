@@ -35,6 +35,8 @@ class Named(Protocol):
 
     def get(self, name: str) -> Scoped | None: ...
 
+    def find(self, name: str, ctx: HandlerContext) -> Scoped | None: ...
+
 
 class Resources(Protocol):
     """The resources of a server, looked up as ``resources/read`` and completion do."""
@@ -45,6 +47,10 @@ class Resources(Protocol):
     def template(self, uri_template: str) -> Scoped | None: ...
 
     def resolve(self, uri: str) -> tuple[Scoped, dict[str, str]] | None: ...
+
+    def hidden(self, uri: str, ctx: HandlerContext) -> bool: ...
+
+    def visible_template(self, uri_template: str, ctx: HandlerContext) -> Scoped | None: ...
 
 
 class Catalog(Protocol):
@@ -142,11 +148,33 @@ def check(server: Catalog, ctx: HandlerContext, method: str, params: Any) -> Non
         if tool is None or not tool.scopes:
             return
     needed = required_scopes(server, method, params)
-    if needed is None or permits(ctx.auth, needed.scopes):
-        return
+    if needed is None or permits(ctx.auth, needed.scopes) or _hidden(server, ctx, method,
+                                                                      params):
+        return  # (a component hidden from the caller: the handler answers "unknown")
     scope = " ".join(needed.scopes)
     raise MCPError(f"Forbidden: {needed.what} needs the scope(s) {scope}",
                    code=INVALID_REQUEST, data={"error": "insufficient_scope", "scope": scope})
+
+
+def _hidden(server: Catalog, ctx: HandlerContext, method: str, params: dict[str, Any]) -> bool:
+    """Whether the item a scoped request targets is hidden from its caller (visibility):
+    then it is answered as unknown, never with the scopes that would let it through."""
+    target = _SCOPED.get(method)
+    if target is not None:
+        named = params.get(_TARGET_PARAM[method])
+        if not isinstance(named, str):
+            return False
+        if target == "tool":
+            return server.tools.find(named, ctx) is None
+        if target == "prompt":
+            return server.prompts.find(named, ctx) is None
+        return server.resources.hidden(named, ctx)
+    ref = params.get("ref") if method == "completion/complete" else None
+    if isinstance(ref, dict) and ref.get("type") == "ref/prompt":
+        return server.prompts.find(str(ref.get("name")), ctx) is None
+    if isinstance(ref, dict) and ref.get("type") == "ref/resource":
+        return server.resources.visible_template(str(ref.get("uri")), ctx) is None
+    return False
 
 
 def reader(server: Catalog, auth: Any) -> Callable[[str], bool]:

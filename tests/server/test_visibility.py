@@ -357,3 +357,32 @@ def test_a_listen_does_not_hear_of_a_resource_hidden_from_its_caller() -> None:
         finally:
             bobs.close()
             alices.close()
+
+
+def test_a_hidden_component_that_needs_scopes_is_unknown_not_insufficient_scope() -> None:
+    """Scopes are checked before the handler: for a hidden item that answer would tell it
+    exists, so a hidden item is answered as unknown, whatever scopes it needs."""
+    server = build()
+
+    class Token:
+        scopes: tuple[str, ...] = ()
+
+    @server.request_scope
+    def no_scopes(ctx: HandlerContext) -> Iterator[None]:
+        ctx.transport.auth = Token()
+        yield
+
+    @server.tool(permission="shop.issue_refund", scopes=["shop:write"])
+    def void(order: int) -> str:
+        return "voided"
+
+    @server.prompt(permission="shop.issue_refund", scopes=["shop:write"])
+    def apology() -> str:
+        return "sorry"
+
+    with _client(server, "alice", MODERN) as alice, _client(server, "bob", MODERN) as bob:
+        assert "shop:write" in _error(lambda: alice.call_tool("void", {"order": 1}))[1]
+        assert _error(lambda: bob.call_tool("void", {"order": 1}))[1] == "Unknown tool: void"
+        assert "shop:write" in _error(lambda: alice.get_prompt("apology"))[1]
+        assert _error(lambda: bob.get_prompt("apology"))[1] == "Unknown prompt: apology"
+        assert _error(lambda: bob.complete("apology", "x", ""))[1] == "Unknown prompt: apology"
