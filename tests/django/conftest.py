@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.django.processes import server_process
 from tests.helpers import WAIT
-from tests.serving import free_port, serving_process
+from tests.serving import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(__file__).resolve().parent / "site"
@@ -67,7 +68,7 @@ SERVERS = {
 
 def serve_site(kind: str, db: Path, **extra: str) -> Iterator[str]:
     port = free_port()
-    with serving_process(SERVERS[kind](port), port, cwd=SITE,
+    with server_process(SERVERS[kind](port), port, cwd=SITE,
                          env=site_env(db, **extra)) as base:
         yield base
 

@@ -1,0 +1,289 @@
+"""``MCP(app, server, path="/mcp")``: the MCP endpoint as a route of a Flask app.
+
+The route hands the request to mcpsync's WSGI app (:class:`~mcpsync.http.McpWsgiApp`,
+one per extension) on the thread Flask serves it on, so Flask's ``before_request``
+hooks, its session and Flask-Login run first; the user found there (Flask-Login's
+``current_user``, or ``load_user()`` of your own) becomes ``ctx.user`` through a receive
+middleware, as :mod:`mcpsync.django.users` does for Django. The answer is Flask's
+response: JSON as it is, an SSE stream streamed (a generator body).
+
+Handlers that run on mcpsync's handler threads run inside an application context of the
+app (a request scope pushes one): ``current_app``, ``g`` (fresh for each handler) and
+extensions work as in a view, and whatever the app tears down with the context is torn
+down after each handler: Flask-SQLAlchemy removes its scoped session there, returning
+the connection to the pool. A handler run on the request's own thread (a tool without a
+context, ``tools/list``) already has the request's contexts.
+
+An anonymous request is refused (403, a JSON-RPC error body) unless
+``allow_anonymous=True``; with ``auth=`` (bearer tokens, a ResourceServer) a request
+without a token gets mcpsync's 401 challenge instead, and ``token_user(access_token)``
+says which user a token stands for. A Flask-WTF ``CSRFProtect`` on the app exempts the
+route (MCP POSTs are JSON, never simple cross-site requests; the ``Origin`` check of
+mcpsync's app applies).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..dispatch.inbound import TransportContext, current_transport
+from ..http.wsgi import McpWsgiApp
+from ..protocol.jsonrpc import Message, Request
+
+if TYPE_CHECKING:
+    from flask import Flask
+
+    from ..dispatch.context import HandlerContext
+    from ..server.server import ServerCore
+
+
+@dataclass
+class _ViewCall:
+    request: Any
+    user: Any
+    transports: list[TransportContext] = field(default_factory=list)
+
+
+_current: contextvars.ContextVar[_ViewCall | None] = contextvars.ContextVar(
+    "mcpsync_flask_view_call", default=None)
+_requests: dict[int, tuple[TransportContext, Any]] = {}
+_requests_lock = threading.Lock()
+
+
+def _bind_user(message: Message, next_: Callable[[Message], None]) -> None:
+    """Receive middleware: a message that came through the route acts as its user."""
+    call = _current.get()
+    transport = current_transport()
+    if call is not None and transport is not None:
+        transport.user = call.user
+        if isinstance(message, Request):
+            with _requests_lock:
+                _requests[id(transport)] = (transport, call.request)
+            call.transports.append(transport)
+    next_(message)
+
+
+def _forget(call: _ViewCall) -> None:
+    with _requests_lock:
+        for transport in call.transports:
+            _requests.pop(id(transport), None)
+    call.transports.clear()
+
+
+def acting_as(user: Any) -> Callable[[Message, Callable[[Message], None]], None]:
+    """Receive middleware: every message acts as ``user`` (``flask mcp stdio --user``)."""
+    def middleware(message: Message, next_: Callable[[Message], None]) -> None:
+        transport = current_transport()
+        if transport is not None:
+            transport.user = user
+        next_(message)
+
+    return middleware
+
+
+def current_request(ctx: HandlerContext) -> Any:
+    """The Flask ``Request`` the request of ``ctx`` came in, while its response lasts;
+    ``None`` when it came another way (stdio) or has been answered."""
+    with _requests_lock:
+        found = _requests.get(id(ctx.transport))
+    if found is None or found[0] is not ctx.transport:
+        return None
+    return found[1]
+
+
+def _refusal(status: int, message: str) -> Any:
+    from flask import Response
+
+    return Response(json.dumps({"jsonrpc": "2.0", "id": None,
+                                "error": {"code": -32600, "message": message}}),
+                    status=status, mimetype="application/json")
+
+
+def _authenticated(user: Any) -> bool:
+    return user is not None and bool(getattr(user, "is_authenticated", False))
+
+
+_HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "upgrade",
+                         "proxy-connection", "te", "trailer"})
+
+
+class MCP:
+    """The Flask extension: ``MCP(app, server)`` or ``mcp = MCP(server=server)`` then
+    ``mcp.init_app(app)``. ``path``: the route. ``load_user()``: the request's user
+    (default: Flask-Login's ``current_user`` when the app has a login manager).
+    ``user_by_id(id)``: a user by its id, for ``flask mcp stdio --user ID`` (default:
+    Flask-Login's ``user_loader``). ``allow_anonymous``, ``token_user``: see the module.
+    Other keywords go to :class:`~mcpsync.http.McpWsgiApp`."""
+
+    def __init__(self, app: Flask | None = None, server: ServerCore | None = None, *,
+                 path: str = "/mcp", load_user: Callable[[], Any] | None = None,
+                 user_by_id: Callable[[str], Any] | None = None,
+                 allow_anonymous: bool = False,
+                 token_user: Callable[[Any], Any] | None = None, **options: Any) -> None:
+        self.server = server
+        self.path = path
+        self.load_user = load_user
+        self.user_by_id = user_by_id
+        self.allow_anonymous = allow_anonymous
+        self.token_user = token_user
+        self.options = options
+        #: mcpsync's WSGI app serving the route (made by :meth:`init_app`).
+        self.wsgi_app: McpWsgiApp | None = None
+        self.flask_app: Flask | None = None
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Flask, server: ServerCore | None = None) -> None:
+        """Add the route, the ``flask mcp`` commands and the handler scope to ``app``."""
+        if server is not None:
+            self.server = server
+        if self.server is None:
+            raise TypeError("MCP needs the server to serve: MCP(app, server)")
+        self.flask_app = app
+        self.wsgi_app = McpWsgiApp(self.server, **{**self.options, "path": None})
+        app.extensions["mcpsync"] = self
+        view = self._view
+        app.add_url_rule(self.path, endpoint="mcpsync", view_func=view,
+                         methods=["GET", "POST", "DELETE"])
+        csrf = app.extensions.get("csrf")
+        if csrf is not None and hasattr(csrf, "exempt"):
+            csrf.exempt(view)
+        _install(self.server, app)
+        from .cli import mcp_group
+
+        if "mcp" not in app.cli.commands:
+            app.cli.add_command(mcp_group)
+
+    def close(self) -> None:
+        """Stop the handler threads and end the sessions (and run the server's shutdown)."""
+        if self.wsgi_app is not None:
+            self.wsgi_app.close()
+
+    def _user(self) -> Any:
+        if self.load_user is not None:
+            return self.load_user()
+        from flask import current_app
+
+        if getattr(current_app, "login_manager", None) is None:
+            return None
+        from flask_login import current_user  # type: ignore[import-untyped]
+
+        return current_user._get_current_object()
+
+    def _view(self) -> Any:
+        from flask import Response, request
+
+        assert self.wsgi_app is not None
+        user = self._user()
+        if not _authenticated(user):
+            auth = self.wsgi_app.auth
+            if auth is not None and self.token_user is not None:
+                from ..auth.server.resource import Refusal
+
+                verdict = auth.authenticate(request.headers.get("Authorization"))
+                if not isinstance(verdict, Refusal):
+                    user = self.token_user(verdict)
+                    if not _authenticated(user):
+                        return _refusal(403, "Forbidden: this access token stands for no "
+                                             "user of this site")
+            if not _authenticated(user) and not (self.allow_anonymous or auth is not None):
+                return _refusal(403, "Forbidden: this MCP endpoint serves signed-in users "
+                                     "only")
+        _release_session()
+        call = _ViewCall(request._get_current_object(), user)  # type: ignore[attr-defined]
+        environ = dict(request.environ)
+        environ["wsgi.input"] = request.stream
+        environ["SCRIPT_NAME"] = request.script_root + request.path
+        environ["PATH_INFO"] = ""
+        captured: list[Any] = []
+
+        def start_response(status: str, headers: list[tuple[str, str]],
+                           exc_info: Any = None) -> Callable[[bytes], object]:
+            captured[:] = [status, headers]
+            return lambda data: None
+
+        token = _current.set(call)
+        try:
+            body = self.wsgi_app(environ, start_response)
+        finally:
+            _current.reset(token)
+        status, headers = captured
+        kept = [(k, v) for k, v in headers if k.lower() not in _HOP_BY_HOP]
+        streaming = any(k.lower() == "content-type" and v.startswith("text/event-stream")
+                        for k, v in headers)
+        if streaming:
+            return Response(_streamed(body, call), status=status, headers=kept,
+                            direct_passthrough=True)
+        try:
+            data = b"".join(body)
+        finally:
+            _close(body)
+            _forget(call)
+        return Response(data, status=status, headers=kept)
+
+
+def _release_session() -> None:
+    """End the request's Flask-SQLAlchemy session (if the app has one) before the MCP
+    request is served: finding the user (Flask-Login's loaders) may have opened a
+    transaction, and this thread now waits for a handler on another thread that takes a
+    connection of its own; holding both, enough concurrent requests exhaust the pool and
+    wait on each other until its timeout. The user object is detached from the session,
+    which is also right for a handler thread, which must not use another thread's
+    session (load what it needs by the user's id)."""
+    from flask import current_app
+
+    extension = current_app.extensions.get("sqlalchemy")
+    session = getattr(extension, "session", None)
+    if session is not None:
+        session.close()
+
+
+def _close(body: Iterable[bytes]) -> None:
+    close = getattr(body, "close", None)
+    if close is not None:
+        close()
+
+
+def _streamed(body: Iterable[bytes], call: _ViewCall) -> Iterator[bytes]:
+    try:
+        yield from body
+    finally:
+        _close(body)
+        _forget(call)
+
+
+_installed: weakref.WeakSet[ServerCore] = weakref.WeakSet()
+_installed_lock = threading.Lock()
+
+
+def _install(server: ServerCore, app: Flask) -> None:
+    """The receive middleware and the app-context scope, once per server."""
+    with _installed_lock:
+        if server in _installed:
+            return
+        _installed.add(server)
+    server.recv_middleware.insert(0, _bind_user)
+    app_ref = weakref.ref(app)
+
+    @contextlib.contextmanager
+    def app_context(ctx: HandlerContext) -> Iterator[None]:
+        from flask import has_app_context
+
+        flask_app = app_ref()
+        if flask_app is None or has_app_context():
+            yield
+            return
+        with flask_app.app_context():
+            yield
+
+    server.request_scope(app_context)
+
+
+__all__ = ["MCP", "acting_as", "current_request"]

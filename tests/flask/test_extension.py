@@ -1,0 +1,104 @@
+"""mcpsync.flask.MCP on a real Flask app (Flask-Login, Flask-SQLAlchemy) under real
+servers: Flask-Login's user is the MCP principal (session or token), anonymous is
+refused, handlers run in the app context with Flask-SQLAlchemy's session removed after
+each (a thousand calls leave no connection checked out), progress streams as sent; and
+the ``flask mcp`` commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import requests
+
+from mcpsync import Client
+from tests.helpers import WAIT
+
+from .conftest import APP, app_env, flask
+
+VERSIONS = ["2025-11-25", "2026-07-28"]
+ALICE = {"Authorization": "Token alice-token"}
+
+
+def login(base: str, name: str) -> str:
+    with requests.Session() as browser:
+        done = browser.post(base + "/login", data={"name": name, "password": "secret"},
+                            timeout=20)
+        assert done.status_code == 200, done.text
+        return f"session={browser.cookies['session']}"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_flask_login_user_is_the_principal(flask_site, version):
+    ways = {"alice": ALICE, "bob": {"Authorization": "Token bob-token"},
+            "bob ": {"Cookie": login(flask_site, "bob")}}
+    for expected, headers in ways.items():
+        with Client.http(flask_site + "/mcp", protocol_version=version, timeout=WAIT,
+                         headers=headers) as client:
+            assert client.call_tool("whoami").text == expected.strip()
+
+
+def test_anonymous_is_refused(flask_site):
+    refused = requests.post(flask_site + "/mcp", timeout=20,
+                            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                            headers={"Accept": "application/json, text/event-stream"})
+    assert refused.status_code == 403
+    assert refused.json()["error"]["code"] == -32600
+
+
+def test_a_thousand_orm_calls_leave_no_connection_checked_out(flask_site):
+    with Client.http(flask_site + "/mcp", protocol_version="2026-07-28", timeout=WAIT,
+                     headers=ALICE) as client:
+        assert client.call_tool("add_order", {"item": "tea"}).structured_content["result"]
+
+        def calls(n: int) -> set[int]:
+            return {client.call_tool("count_orders").structured_content["result"]
+                    for _ in range(n)}
+
+        with ThreadPoolExecutor(8, thread_name_prefix="test-flask-orm") as pool:
+            counts = set().union(*pool.map(calls, [125] * 8))
+        assert counts and min(counts) >= 1
+        seen = client.call_tool("pool_status").structured_content
+    assert seen["handler_threads"], seen
+    assert seen["checked_out"] == 0, seen
+
+
+def test_progress_streams_as_it_is_sent(flask_site):
+    first = threading.Event()
+    outcome: list[object] = []
+    with (Client.http(flask_site + "/mcp", timeout=WAIT, headers=ALICE) as caller,
+          Client.http(flask_site + "/mcp", timeout=WAIT, headers=ALICE) as other):
+        def call() -> None:
+            try:
+                outcome.append(caller.call_tool("wait_for_release",
+                                                on_progress=lambda p: first.set()).text)
+            except BaseException as exc:
+                outcome.append(exc)
+
+        worker = threading.Thread(target=call, name="test-flask-sse-call")
+        worker.start()
+        try:
+            assert first.wait(WAIT), "no progress arrived while the tool ran"
+            assert not outcome
+        finally:
+            other.call_tool("release")
+            worker.join(WAIT)
+    assert outcome == ["released"]
+
+
+def test_flask_mcp_inspect(app_db):
+    listed = json.loads(flask(app_db, "mcp", "inspect", "--json").stdout)
+    assert listed["server"]["name"] == "flask-shop"
+    assert {"whoami", "count_orders"} <= {t["name"] for t in listed["tools"]}
+    text = flask(app_db, "mcp", "inspect").stdout
+    assert "whoami  The caller's name" in text
+
+
+def test_flask_mcp_stdio_as_a_user(app_db):
+    command = [sys.executable, "-m", "flask", "mcp", "stdio", "--user", "1"]
+    with Client.stdio(command, cwd=APP, env=app_env(app_db), timeout=WAIT) as client:
+        assert client.call_tool("whoami").text == "alice"
+        assert client.call_tool("count_orders").structured_content["result"] >= 0
