@@ -112,7 +112,8 @@ def test_gunicorn_app_with_several_workers(tmp_path):
 
 def test_every_example_is_covered():
     covered = {"demo.py", "notes_client.py", "weather_server.py", "notes_server.py",
-               "flask_app.py", "gunicorn_app.py"}
+               "flask_app.py", "gunicorn_app.py",
+               "oauth_site.py"}  # tests/auth_server/test_example_site.py
     assert {p.name for p in EXAMPLES.glob("*.py")} <= covered
     # examples/deploy/nginx.conf.template is what every test in tests/deploy/ runs.
     assert {p.name for p in EXAMPLES.iterdir() if p.is_dir()} <= {"django_project", "deploy",
