@@ -26,6 +26,7 @@ import json
 import logging
 import re
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from ..dispatch.context import HandlerContext
@@ -33,7 +34,7 @@ from ..dispatch.questions import InputRequired
 from ..errors import INTERNAL_ERROR, RATE_LIMITED, MCPError, RequestCancelledError
 from ..server.handlers import MethodHandler
 from ..telemetry.operation import current as current_operation
-from .request import client_address, principal, target
+from .request import client_address, networks, principal, target
 
 REDACTED = "[redacted]"
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
@@ -72,10 +73,12 @@ class AuditLog:
 
     ``logger``: a ``logging.Logger`` or its name (default ``"mcpsync.audit"``).
     ``redact``: replace argument values (default); ``False`` logs them as sent.
+    ``trusted_proxies``: as for RateLimit: ``client`` is then the address the proxy saw.
     """
 
     def __init__(self, logger: logging.Logger | str | None = None, *, redact: bool = True,
-                 level: int = logging.INFO) -> None:
+                 level: int = logging.INFO, trusted_proxies: Iterable[str] = ()) -> None:
+        self._proxies = networks(trusted_proxies)
         self.logger = logger if isinstance(logger, logging.Logger) else \
             logging.getLogger(logger or "mcpsync.audit")
         self.redact = redact
@@ -117,7 +120,7 @@ class AuditLog:
             record["uri" if "uri" in params else "tool" if method == "tools/call"
                    else "name"] = item
         record["principal"] = principal(ctx) or None
-        record["client"] = client_address(ctx)
+        record["client"] = client_address(ctx, self._proxies)
         record.update(outcome)
         record["durationMs"] = round(elapsed * 1000, 3)
         record["traceId"] = trace_id(params)
