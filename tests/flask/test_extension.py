@@ -102,3 +102,20 @@ def test_flask_mcp_stdio_as_a_user(app_db):
     with Client.stdio(command, cwd=APP, env=app_env(app_db), timeout=WAIT) as client:
         assert client.call_tool("whoami").text == "alice"
         assert client.call_tool("count_orders").structured_content["result"] >= 0
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_permissions_follow_the_flask_user(flask_site, version):
+    with (Client.http(flask_site + "/mcp", protocol_version=version, timeout=WAIT,
+                      headers=ALICE) as alice,
+          Client.http(flask_site + "/mcp", protocol_version=version, timeout=WAIT,
+                      headers={"Authorization": "Token bob-token"}) as bob):
+        assert {t.name for t in alice.list_tools()} - {t.name for t in bob.list_tools()} == {
+            "refund"}
+        assert alice.call_tool("refund", {"order": 3}).text == "order 3 refunded by alice"
+        errors = []
+        for name in ("refund", "no_such_tool"):
+            with pytest.raises(Exception) as caught:
+                bob.call_tool(name, {"order": 3})
+            errors.append((type(caught.value), str(caught.value).replace(name, "NAME")))
+        assert errors[0] == errors[1]

@@ -102,6 +102,12 @@ def wait_for_release(ctx: HandlerContext) -> str:
     return "released" if RELEASED.wait(30) else "timed out"
 
 
+@server.tool(permission="shop.issue_refund")
+def refund(ctx: HandlerContext, order: int) -> str:
+    """Refund an order (only for users whose has_perm allows it)."""
+    return f"order {order} refunded by {ctx.user.name}"
+
+
 @server.tool()
 def release() -> str:
     """Let ``wait_for_release`` finish."""

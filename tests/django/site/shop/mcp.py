@@ -62,3 +62,9 @@ def release() -> str:
     """Let ``wait_for_release`` finish."""
     RELEASED.set()
     return "ok"
+
+
+@server.tool(permission="shop.issue_refund")
+def refund(ctx: HandlerContext, order: int) -> str:
+    """Refund an order (only for users with the shop.issue_refund permission)."""
+    return f"order {order} refunded by {ctx.user.username}"
