@@ -67,12 +67,11 @@ class Browser:
                 continue
             assert response.status_code in (200, 401), (response.status_code, response.text)
             if urlsplit(here).path == "/login":
-                next_url = forms(response.text)[0][1]["next"]
-                answer = self.session.post(here, data={"username": self.user,
-                                                       "password": self.password,
-                                                       "next": next_url},
+                hidden = forms(response.text)[0][1]  # next, and a CSRF token if any
+                answer = self.session.post(here, data={**hidden, "username": self.user,
+                                                       "password": self.password},
                                            allow_redirects=False, timeout=TIMEOUT)
-                assert answer.status_code == 303, answer.text
+                assert answer.status_code in (302, 303), answer.text
                 here = urljoin(here, answer.headers["Location"])
                 continue
             self.consent_pages.append(response.text)
