@@ -4,10 +4,10 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "oauthsite.settings")
 
-from django.core.wsgi import get_wsgi_application  # noqa: E402
+from django.core.wsgi import get_wsgi_application
 
-from mcpsync import HandlerContext, Server  # noqa: E402
-from mcpsync.http import mount  # noqa: E402
+from mcpsync import HandlerContext, Server
+from mcpsync.http import mount
 
 django_app = get_wsgi_application()
 
