@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from .._version import __version__
+from ..apps import cli as cli_apps
 from ..errors import MCPSyncError
 from ..facade import Server
 from ..hosts import is_host_target
@@ -59,6 +60,10 @@ HELP = """\
                                             serve it over HTTP and restart it whenever a
                                             file under its folder changes; prints how to
                                             open the MCP Inspector on it
+  mcpsync apps preview TARGET TOOL [KEY=VALUE ... | JSON] [--port N]
+                                            call a tool and show its MCP Apps view in a
+                                            local page (the bridge and sandbox of a
+                                            browser host)
 
 SERVER is MODULE_OR_FILE[:OBJ] (OBJ defaults to server): a Server in this process.
 
@@ -179,6 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli_surface.add_parsers(sub)
     cli_hosts.add_parsers(sub)
     cli_dev.add_parser(sub)
+    cli_apps.add_parser(sub)
     run.add_argument("--header", type=cli_args.header, action="append", default=None,
                      metavar="NAME:VALUE",
                      help="add this header to every HTTP request to the URL relayed "
@@ -244,6 +250,8 @@ def _run(args: argparse.Namespace) -> int:
         return cli_hosts.run(args)
     if args.command == "dev":
         return cli_dev.run(args)
+    if args.command == "apps":
+        return cli_apps.run(args)
     return cli_surface.run(args)
 
 
