@@ -12,7 +12,9 @@ What the remote says comes back as it said it: an error keeps its code, message 
 itself are -32603 saying what failed (unreachable, dead, silent past the timeout), never
 where the remote is: its command line or URL is logged, for the operator.
 Progress is passed on to the caller (when it asked for progress); cancelling the request
-cancels the remote call.
+cancels the remote call. A call the remote runs as a task is followed to its end here, and
+answered with its result (the remote's task ids are the proxy's client's, shared by every
+caller); so the proxy lists no tool's task support.
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
+from ..client.client import Client
+from ..client.tasks import TaskHandle
 from ..client.tracking import CallTracker
+from ..codec import to_wire
 from ..dispatch.context import HandlerContext
 from ..dispatch.questions import InputRequired
 from ..dispatch.registry import KNOWS_NAME, SERVES_EVERY_NAME
@@ -54,6 +59,8 @@ _HOP_PARAMS: Final = frozenset({"_meta", "inputResponses", "requestState", "task
 #: Result fields that belong to the hop from the proxy to the remote.
 _HOP_RESULT: Final = frozenset({"resultType", "ttlMs", "cacheScope"})
 _PROTOCOL_META: Final = "io.modelcontextprotocol/"
+#: The longest cancelling a remote task (the caller cancelled its call) may take.
+CANCEL_WAIT: Final = 5.0
 
 
 def install(server: ProxyHost, link: RemoteLink, calls: CallTable, tracker: CallTracker) -> None:
@@ -94,6 +101,8 @@ def _forward(method: str, ctx: HandlerContext, params: dict[str, Any], link: Rem
                 # that came before the answer (a log line too) before the call returns.
                 result = client.request(method, _outbound(params),
                                         on_progress=_progress_to(ctx), cache=False)
+                if method == "tools/call" and result.get("resultType") == "task":
+                    result = _followed(client, result, ctx)
             except RequestTimeoutError as exc:
                 logger.warning("proxy of %s: %s: %s", link.target, method, exc)
                 raise MCPError(f"the proxied server did not answer {method} in time ("
@@ -114,7 +123,38 @@ def _forward(method: str, ctx: HandlerContext, params: dict[str, Any], link: Rem
                                f"{link.scrub(str(exc))}", code=INTERNAL_ERROR) from None
     if method == "tools/list":
         link.param_headers.record(result.get("tools"))
+        result = _without_task_support(result)
     return _inbound(result)
+
+
+def _followed(client: Client, created: dict[str, Any], ctx: HandlerContext) -> dict[str, Any]:
+    """The remote ran the call as a task: follow it to its end, within the proxy client's
+    timeout, and answer with its result. The proxy's callers see plain calls: the remote's
+    task ids are the proxy client's (every caller shares that client), so handing them out
+    would let one caller reach another's task. Cancelling the call cancels the task."""
+    handle = client.task(str(created.get("taskId")), timeout=client.timeout)
+    cancelled = ctx.cancelled
+    if isinstance(cancelled, CancelEvent):
+        cancelled.add_callback(lambda: _cancel_quietly(handle))
+    return dict(to_wire(handle.result(timeout=client.timeout)))
+
+
+def _cancel_quietly(handle: TaskHandle) -> None:
+    try:
+        handle.cancel(timeout=CANCEL_WAIT)
+    except MCPSyncError as exc:  # gone already, or the remote with it
+        logger.info("proxy: cancelling a remote task failed: %s", exc)
+
+
+def _without_task_support(result: dict[str, Any]) -> dict[str, Any]:
+    """A remote ``tools/list`` page as the proxy lists it: without each tool's
+    ``execution`` (its task support), since the proxy runs such calls to their end."""
+    tools = result.get("tools")
+    if not isinstance(tools, list) or not any(
+            isinstance(t, dict) and "execution" in t for t in tools):
+        return result
+    return {**result, "tools": [{k: v for k, v in t.items() if k != "execution"}
+                                if isinstance(t, dict) else t for t in tools]}
 
 
 def _after_cancel(call: ForwardedCall, method: str, link: RemoteLink) -> None:
