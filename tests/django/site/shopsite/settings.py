@@ -2,6 +2,7 @@
 DRF with token auth, GZipMiddleware first, a header-based RemoteUserMiddleware and
 LoginRequiredMiddleware, and mcpsync.django."""
 
+import json
 import os
 
 BASE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -56,7 +57,10 @@ MCPSYNC = {
     "NAME": "shop",
     "AUTHENTICATION_CLASSES": ["rest_framework.authentication.TokenAuthentication"],
     "OPTIONS": {"json_window": 0.2},
+    # The tests add keys (a misspelt one, to see the system check) through the environment.
+    **json.loads(os.environ.get("SHOPSITE_MCPSYNC_EXTRA", "{}")),
 }
+MIDDLEWARE += json.loads(os.environ.get("SHOPSITE_EXTRA_MIDDLEWARE", "[]"))
 
 # A refused Host is expected in the tests: logged without its traceback.
 LOGGING = {
