@@ -188,7 +188,10 @@ def test_a_result_over_the_size_limit_is_a_tool_error_or_truncated(
         assert not cut.is_error
         assert text(cut).startswith("yyy") and text(cut).endswith(
             "[truncated: the result exceeded 300 bytes]")
-        wire = {"content": [{"type": "text", "text": text(cut)}], "isError": False}
+        wire: dict[str, Any] = {"content": [{"type": "text", "text": text(cut)}]}
+        if cut.structured_content is not None:  # cut alike, still a string
+            wire["structuredContent"] = cut.structured_content
+            assert set(cut.structured_content["result"]) == {"y"}
         assert len(encode(wire)) <= 300
 
 
