@@ -5,6 +5,7 @@ inspect|serve`` run it from the command line. See docs/flask.md."""
 
 from __future__ import annotations
 
-from .extension import MCP, acting_as, current_request
+from .extension import MCP
+from .users import acting_as, current_request
 
 __all__ = ["MCP", "acting_as", "current_request"]

@@ -12,29 +12,26 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 from flask import current_app
 from flask.cli import AppGroup
 
-if TYPE_CHECKING:
-    from .extension import MCP
-
 mcp_group = AppGroup("mcp", help="Run or inspect the app's MCP server.")
 
 
-def _extension() -> MCP:
+def _extension() -> Any:
     extension = current_app.extensions.get("mcpsync")
     if extension is None:
         raise click.ClickException("this app has no MCP extension: MCP(app, server)")
-    return extension  # type: ignore[no-any-return]
+    return extension
 
 
-def _act_as(extension: MCP, user_id: str | None) -> None:
+def _act_as(extension: Any, user_id: str | None) -> None:
     if user_id is None:
         return
-    from .extension import acting_as
+    from .users import acting_as
 
     finder = extension.user_by_id
     if finder is None:

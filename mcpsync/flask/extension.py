@@ -25,77 +25,20 @@ mcpsync's app applies).
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import json
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..dispatch.inbound import TransportContext, current_transport
 from ..http.wsgi import McpWsgiApp
-from ..protocol.jsonrpc import Message, Request
+from .users import ViewCall, bind_user, current_call, forget
 
 if TYPE_CHECKING:
     from flask import Flask
 
     from ..dispatch.context import HandlerContext
     from ..server.server import ServerCore
-
-
-@dataclass
-class _ViewCall:
-    request: Any
-    user: Any
-    transports: list[TransportContext] = field(default_factory=list)
-
-
-_current: contextvars.ContextVar[_ViewCall | None] = contextvars.ContextVar(
-    "mcpsync_flask_view_call", default=None)
-_requests: dict[int, tuple[TransportContext, Any]] = {}
-_requests_lock = threading.Lock()
-
-
-def _bind_user(message: Message, next_: Callable[[Message], None]) -> None:
-    """Receive middleware: a message that came through the route acts as its user."""
-    call = _current.get()
-    transport = current_transport()
-    if call is not None and transport is not None:
-        transport.user = call.user
-        if isinstance(message, Request):
-            with _requests_lock:
-                _requests[id(transport)] = (transport, call.request)
-            call.transports.append(transport)
-    next_(message)
-
-
-def _forget(call: _ViewCall) -> None:
-    with _requests_lock:
-        for transport in call.transports:
-            _requests.pop(id(transport), None)
-    call.transports.clear()
-
-
-def acting_as(user: Any) -> Callable[[Message, Callable[[Message], None]], None]:
-    """Receive middleware: every message acts as ``user`` (``flask mcp stdio --user``)."""
-    def middleware(message: Message, next_: Callable[[Message], None]) -> None:
-        transport = current_transport()
-        if transport is not None:
-            transport.user = user
-        next_(message)
-
-    return middleware
-
-
-def current_request(ctx: HandlerContext) -> Any:
-    """The Flask ``Request`` the request of ``ctx`` came in, while its response lasts;
-    ``None`` when it came another way (stdio) or has been answered."""
-    with _requests_lock:
-        found = _requests.get(id(ctx.transport))
-    if found is None or found[0] is not ctx.transport:
-        return None
-    return found[1]
 
 
 def _refusal(status: int, message: str) -> Any:
@@ -197,7 +140,7 @@ class MCP:
                 return _refusal(403, "Forbidden: this MCP endpoint serves signed-in users "
                                      "only")
         _release_session()
-        call = _ViewCall(request._get_current_object(), user)  # type: ignore[attr-defined]
+        call = ViewCall(request._get_current_object(), user)  # type: ignore[attr-defined]
         environ = dict(request.environ)
         environ["wsgi.input"] = request.stream
         environ["SCRIPT_NAME"] = request.script_root + request.path
@@ -209,11 +152,11 @@ class MCP:
             captured[:] = [status, headers]
             return lambda data: None
 
-        token = _current.set(call)
+        token = current_call.set(call)
         try:
             body = self.wsgi_app(environ, start_response)
         finally:
-            _current.reset(token)
+            current_call.reset(token)
         status, headers = captured
         kept = [(k, v) for k, v in headers if k.lower() not in _HOP_BY_HOP]
         streaming = any(k.lower() == "content-type" and v.startswith("text/event-stream")
@@ -225,7 +168,7 @@ class MCP:
             data = b"".join(body)
         finally:
             _close(body)
-            _forget(call)
+            forget(call)
         return Response(data, status=status, headers=kept)
 
 
@@ -251,12 +194,12 @@ def _close(body: Iterable[bytes]) -> None:
         close()
 
 
-def _streamed(body: Iterable[bytes], call: _ViewCall) -> Iterator[bytes]:
+def _streamed(body: Iterable[bytes], call: ViewCall) -> Iterator[bytes]:
     try:
         yield from body
     finally:
         _close(body)
-        _forget(call)
+        forget(call)
 
 
 _installed: weakref.WeakSet[ServerCore] = weakref.WeakSet()
@@ -269,7 +212,7 @@ def _install(server: ServerCore, app: Flask) -> None:
         if server in _installed:
             return
         _installed.add(server)
-    server.recv_middleware.insert(0, _bind_user)
+    server.recv_middleware.insert(0, bind_user)
     app_ref = weakref.ref(app)
 
     @contextlib.contextmanager
@@ -286,4 +229,4 @@ def _install(server: ServerCore, app: Flask) -> None:
     server.request_scope(app_context)
 
 
-__all__ = ["MCP", "acting_as", "current_request"]
+__all__ = ["MCP"]
