@@ -15,6 +15,7 @@ from typing import Any
 
 from ..engine.connection import Connection
 from ..errors import ConnectionClosedError, RequestCancelledError, RequestTimeoutError
+from ..protocol.deadline import budget_text
 from .calls import Calls, raw
 from .listen import Listens, Subscription, SubscriptionCallback
 from .negotiate import Negotiation
@@ -72,7 +73,8 @@ class Subscriptions:
             if subscription.error is not None:
                 raise subscription.error
             subscription.close()
-            raise RequestTimeoutError(f"subscriptions/listen not acknowledged in {wait} s")
+            raise RequestTimeoutError("subscriptions/listen not acknowledged in "
+                                      f"{budget_text(wait)}")
         return subscription
 
     def _ended(self, request_id: Any, done: Future[dict[str, Any]]) -> None:

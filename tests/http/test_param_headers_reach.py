@@ -133,3 +133,17 @@ def test_a_new_tool_never_gets_a_removed_tools_header_map(serve: Any) -> None:
         srv.remove_tool("regional")
         gc.collect()
     assert not wrong, wrong[:5]
+
+
+def test_the_clients_header_maps_are_bounded() -> None:
+    """The client side of the same class: the maps a client learns from ``tools/list``
+    pages (to send ``Mcp-Param-*``) are bounded, newest kept."""
+    from mcpsync.transports.http.tools import MAX_TOOL_MAPS, ToolHeaders
+
+    maps = ToolHeaders()
+    for page in range(3):
+        maps.filter({"tools": [{"name": f"t{page}_{n}", "inputSchema": schema("Region")}
+                               for n in range(MAX_TOOL_MAPS // 2 + 1)]})
+    assert len(maps._maps) <= MAX_TOOL_MAPS
+    assert maps.get(f"t2_{MAX_TOOL_MAPS // 2}") == {"Region": ("region",)}
+    assert maps.get("t0_0") is None

@@ -3,15 +3,20 @@
 
 A tool whose ``x-mcp-header`` annotations are invalid is dropped from the list the caller
 sees (the spec says a client must not call it); the rest have their header map kept here,
-keyed by tool name, until the next ``tools/list`` replaces it. Thread-safe.
+keyed by tool name, until the next ``tools/list`` replaces it; at most
+:data:`MAX_TOOL_MAPS` (the oldest learned goes first: a server listing without end can not
+grow the client). Thread-safe.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Final
 
 from ...protocol.http_headers import valid_tools
+
+#: Tools whose header maps one client keeps, at most.
+MAX_TOOL_MAPS: Final = 10_000
 
 
 class ToolHeaders:
@@ -32,6 +37,8 @@ class ToolHeaders:
             for tool in kept:
                 self._maps.pop(str(tool.get("name")), None)
             self._maps.update(maps)
+            for name in list(self._maps)[:max(0, len(self._maps) - MAX_TOOL_MAPS)]:
+                del self._maps[name]
         return {**result, "tools": kept}
 
     def get(self, name: str) -> dict[str, tuple[str, ...]] | None:
