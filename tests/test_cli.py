@@ -28,6 +28,27 @@ def mcpsync(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
                           text=True, env=env, cwd=cwd, timeout=WAIT, stdin=subprocess.DEVNULL)
 
 
+def mcpsync_in_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """``mcpsync ARGS`` run in this process (``mcpsync.cli.main.main``), its stdout and
+    stderr captured: for the tests of what the command prints and returns, where the
+    subprocess itself is not what is tested (a subprocess costs an interpreter start and
+    mcpsync's import, each time). Not for ``run``/``serve`` (they serve until stopped), nor
+    for what depends on the process (signals, exit codes of a crash, the environment)."""
+    import contextlib
+    import io
+
+    from mcpsync.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's usage errors and --help
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return subprocess.CompletedProcess(["mcpsync", *args], code, out.getvalue(),
+                                       err.getvalue())
+
+
 def assert_usage_error(done: subprocess.CompletedProcess[str], *phrases: str) -> None:
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert "Traceback" not in done.stderr

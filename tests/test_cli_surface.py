@@ -1,6 +1,8 @@
 """``mcpsync resources | read | prompts | prompt | inspect`` and ``call`` with KEY=VALUE
-words, through the real command (a subprocess), against tests/cli_surface_server.py over a
-stdio command line, an HTTP URL in both eras, and in this process (FILE:OBJ).
+words, through the command's entry point run in this process (what it prints and returns
+is what is tested; tests/test_cli.py runs the real subprocess), against
+tests/cli_surface_server.py over a stdio command line, an HTTP URL in both eras, and in
+this process (FILE:OBJ).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_surface_server import bare, partial, server
-from tests.test_cli import assert_usage_error, mcpsync
+from tests.test_cli import assert_usage_error, mcpsync_in_process
 
 SERVER = Path(__file__).resolve().parent / "cli_surface_server.py"
 KINDS = ["stdio", "http-2026-07-28", "http-2025-11-25", "memory"]
@@ -44,7 +46,7 @@ def target(kind: str, urls: dict[str, str], which: str = "server") -> list[str]:
 
 def run(command: str, kind: str, urls: dict[str, str], *args: str, which: str = "server"):
     where = target(kind, urls, which)
-    return mcpsync(command, where[0], *args, *where[1:])
+    return mcpsync_in_process(command, where[0], *args, *where[1:])
 
 
 def ok(done) -> str:
