@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import assert_usage_error, mcpsync
+from tests.test_cli import assert_usage_error, mcpsync, mcpsync_in_process
 
 NOISY = textwrap.dedent("""\
     import contextlib
@@ -89,13 +89,13 @@ def test_an_in_process_servers_prints_go_to_stderr_for_call(noisy, target, as_js
 
 
 def test_a_refused_connection_says_so_on_the_command_line():
-    done = mcpsync("tools", "http://127.0.0.1:1/mcp", "--timeout", "5")
+    done = mcpsync_in_process("tools", "http://127.0.0.1:1/mcp", "--timeout", "5")
     assert done.returncode == 1, done.stderr
     assert done.stderr == "mcpsync: cannot connect to http://127.0.0.1:1/mcp: connection refused\n"
 
 
 def test_a_refused_connection_quotes_no_password():
-    done = mcpsync("tools", "http://user:hunter2@127.0.0.1:1/mcp", "--timeout", "5")
+    done = mcpsync_in_process("tools", "http://user:hunter2@127.0.0.1:1/mcp", "--timeout", "5")
     assert done.stderr == "mcpsync: cannot connect to http://127.0.0.1:1/mcp: connection refused\n"
 
 
@@ -225,13 +225,13 @@ def option_entries(help_text: str) -> dict[str, str]:
 
 
 def test_the_parser_sees_every_option():
-    entries = option_entries(mcpsync("serve", "--help").stdout)
+    entries = option_entries(mcpsync_in_process("serve", "--help").stdout)
     assert {"--help", "--host", "--port", "--path", "--timeout"} <= set(entries)
 
 
 @pytest.mark.parametrize("command", SUBCOMMANDS)
 def test_every_option_has_help_text(command):
-    done = mcpsync(command, "--help")
+    done = mcpsync_in_process(command, "--help")
     assert done.returncode == 0, done.stderr
     entries = option_entries(done.stdout)
     assert len(entries) > 1
@@ -241,7 +241,7 @@ def test_every_option_has_help_text(command):
 
 @pytest.mark.parametrize("command", SUBCOMMANDS)
 def test_every_positional_argument_has_help_text(command):
-    done = mcpsync(command, "--help")
+    done = mcpsync_in_process(command, "--help")
     section = done.stdout.split("\npositional arguments:\n", 1)[1].split("\n\n", 1)[0]
     for line in section.splitlines():
         if re.match(r"^  \w", line):
