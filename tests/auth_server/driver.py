@@ -37,7 +37,9 @@ def forms(page: str) -> list[tuple[str, dict[str, str]]]:
 class Browser:
     """One person's browser (its cookies) on the site."""
 
-    def __init__(self, user: str = "alice", password: str = "secret") -> None:
+    def __init__(self, user: str = "alice", password: str = "secret", *,
+                 stop_at: str | None = None) -> None:
+        self.stop_at = stop_at  # the client's redirect URI (else: leaving the site)
         self.user = user
         self.password = password
         self.session = requests.Session()
@@ -61,7 +63,10 @@ class Browser:
             response = self.get(here)
             if response.status_code in (302, 303):
                 target = urljoin(here, response.headers["Location"])
-                if urlsplit(target).netloc != urlsplit(url).netloc:
+                if self.stop_at is not None:
+                    if target.startswith(self.stop_at):
+                        return target
+                elif urlsplit(target).netloc != urlsplit(url).netloc:
                     return target  # leaving the site: the client's redirect URI
                 here = target
                 continue

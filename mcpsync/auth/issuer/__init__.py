@@ -24,6 +24,7 @@ from .store import (
     StoreFullError,
     TokenRecord,
 )
+from .upstream import UpstreamLogin, UpstreamProvider, with_upstream
 from .wsgi import issuer_app, with_issuer
 
 __all__ = [
@@ -41,6 +42,9 @@ __all__ = [
     "SqlIssuerStore",
     "StoreFullError",
     "TokenRecord",
+    "UpstreamLogin",
+    "UpstreamProvider",
     "issuer_app",
     "with_issuer",
+    "with_upstream",
 ]

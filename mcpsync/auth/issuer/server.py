@@ -729,16 +729,7 @@ class AuthorizationServer:
         """Answer ``request`` when its path is one of this server's endpoints, else
         ``None``. Every failure is an OAuth error answer, never a traceback."""
         path = urlsplit(request.url).path
-        base = urlsplit(self.issuer).path
-        routes: dict[str, Callable[[IssuerRequest], IssuerResponse]] = {
-            self.metadata_path: self._metadata,
-            f"{base}/authorize": self.authorize,
-            f"{base}/token": self.token,
-            f"{base}/revoke": self.revoke,
-            f"{base}/register": self.register,
-            f"{base}/jwks.json": self._jwks,
-        }
-        route = routes.get(path)
+        route = self._routes().get(path)
         if route is None:
             return None
         try:
@@ -746,6 +737,17 @@ class AuthorizationServer:
         except Exception:
             logger.exception("mcpsync: the authorization server failed on %s", path)
             return _json(500, {"error": "server_error"})
+
+    def _routes(self) -> dict[str, Callable[[IssuerRequest], IssuerResponse]]:
+        base = urlsplit(self.issuer).path
+        return {self.metadata_path: self._metadata, f"{base}/authorize": self.authorize,
+                f"{base}/token": self.token, f"{base}/revoke": self.revoke,
+                f"{base}/register": self.register, f"{base}/jwks.json": self._jwks}
+
+    @property
+    def paths(self) -> frozenset[str]:
+        """The URL paths this server answers (a binding routes exactly these)."""
+        return frozenset(self._routes())
 
     def _metadata(self, request: IssuerRequest) -> IssuerResponse:
         return _json(200, self.metadata(), ("Access-Control-Allow-Origin", "*"))

@@ -77,8 +77,7 @@ def _send(response: IssuerResponse, start_response: Callable[..., Any]) -> list[
 def _answer(server: AuthorizationServer, environ: dict[str, Any],
             start_response: Callable[..., Any]) -> list[bytes] | None:
     path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
-    base = urlsplit(server.issuer).path
-    if path != server.metadata_path and not path.startswith(base + "/"):
+    if path not in server.paths:  # another path's body is the app's: never read it here
         return None
     try:
         request = read_request(environ, server.issuer)
