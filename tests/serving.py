@@ -152,12 +152,14 @@ def serving_process(argv: Sequence[str], port: int, *, cwd: str | os.PathLike[st
 
 
 @contextlib.contextmanager
-def client_over(kind: str, server: Any, module: str, version: str,
+def client_over(kind: str, server: Any, module: str | None, version: str,
                 **options: Any) -> Iterator[Any]:
     """A ``Client`` of ``server`` over ``kind``: ``"memory"`` (in this process),
     ``"stdio"`` (``python -m module`` as a real subprocess, from the repository root) or
-    ``"http"`` (``server.wsgi_app()`` on a real socket), speaking ``version``. The one way
-    the tests that run the same checks on every transport connect."""
+    ``"http"`` (``server.wsgi_app()`` on a real socket), speaking ``version``; ``options``
+    go to the ``Client``. The one way the tests that run the same checks on every
+    transport connect (``module=None``: a server with no module of its own, memory and
+    HTTP only)."""
     from mcpsync import Client
 
     options.setdefault("timeout", 30)
@@ -165,6 +167,7 @@ def client_over(kind: str, server: Any, module: str, version: str,
         with Client.memory(server, protocol_version=version, **options) as client:
             yield client
     elif kind == "stdio":
+        assert module is not None, "over stdio the server runs as python -m MODULE"
         command = [sys.executable, "-m", module]
         with Client.stdio(command, cwd=ROOT, protocol_version=version, **options) as client:
             yield client

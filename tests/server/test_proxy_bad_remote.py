@@ -17,7 +17,7 @@ import pytest
 from mcpsync import Client, Server, StartupError
 from mcpsync.errors import MCPSyncError
 from tests.helpers import WAIT
-from tests.serving import RunningServer
+from tests.serving import client_over
 
 ERAS = ("2025-11-25", "2026-07-28")
 TIMEOUT = 3.0  # the proxy's own bound on its remote
@@ -49,15 +49,8 @@ for line in sys.stdin:
 @contextlib.contextmanager
 def caller(proxy: Server, kind: str, version: str) -> Iterator[Client]:
     try:
-        if kind == "memory":
-            with Client.memory(proxy, protocol_version=version, timeout=WAIT) as client:
-                yield client
-        else:
-            app = proxy.wsgi_app(path="/mcp")
-            with (RunningServer(app, on_stop=app.close) as running,
-                  Client.http(running.base + "/mcp", protocol_version=version,
-                              timeout=WAIT) as client):
-                yield client
+        with client_over(kind, proxy, None, version, timeout=WAIT) as client:
+            yield client
     finally:
         proxy.stop()
 

@@ -12,20 +12,16 @@ import pytest
 from mcpsync import Client, Server
 from mcpsync.errors import MCPError
 from tests.helpers import WAIT
-from tests.serving import RunningServer
+from tests.serving import client_over
 
 TRANSPORTS = ["memory:2025-11-25", "memory:2026-07-28", "http:2025-11-25", "http:2026-07-28"]
 
 
 def _client(transport: str, server: Server, stack: contextlib.ExitStack, telemetry) -> Client:
     kind, version = transport.split(":")
-    if kind == "memory":
-        return stack.enter_context(Client.memory(server, protocol_version=version,
-                                                 telemetry=telemetry, timeout=WAIT))
-    app = server.wsgi_app(path="/mcp")
-    running = stack.enter_context(RunningServer(app, on_stop=app.close))
-    return stack.enter_context(Client.http(running.base + "/mcp", protocol_version=version,
-                                           telemetry=telemetry, timeout=WAIT))
+    client: Client = stack.enter_context(
+        client_over(kind, server, None, version, telemetry=telemetry, timeout=WAIT))
+    return client
 
 
 def _methods(sdk, side: str) -> set[str]:
