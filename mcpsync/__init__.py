@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     )
     from .client import Client
     from .client.host import HostRequest
-    from .client.options import ClientLimits, ClientMiddleware, HostHandlers
+    from .client.options import ClientLimits, ClientMiddleware, HostHandlers, RetryPolicy
     from .client.tasks import TaskCancelledError, TaskHandle, TaskState
     from .dispatch.context import DetachedContext, HandlerContext
     from .dispatch.inbound import TransportContext, current_transport
@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     )
     from .facade import Server
     from .hub import Hub, ServerUnavailableError
+    from .middleware.errors import RateLimitedError
     from .protocol.deadline import Deadline, DeadlineExceeded
     from .routes import RouteMap
     from .server.lifespan import StartupError
@@ -245,6 +246,8 @@ _LAZY: dict[str, str] = {
     "ClientLimits": ".client.options",
     "ClientMiddleware": ".client.options",
     "HostHandlers": ".client.options",
+    "RetryPolicy": ".client.options",
+    "RateLimitedError": ".middleware.errors",
     "Hub": ".hub",
     "ServerUnavailableError": ".hub",
 }
@@ -318,6 +321,7 @@ __all__ = [
     "PromptMessage",
     "ProtocolOptions",
     "ProtocolStateError",
+    "RateLimitedError",
     "ReadResourceResult",
     "RegistrationError",
     "RequestCancelledError",
@@ -329,6 +333,7 @@ __all__ = [
     "ResourceNotFoundParamsError",
     "ResourceServer",
     "ResourceTemplate",
+    "RetryPolicy",
     "Root",
     "RouteMap",
     "RunAsTask",

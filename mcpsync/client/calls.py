@@ -32,6 +32,8 @@ state echoed verbatim, until the result is ``complete`` (:func:`resolve`).
 from __future__ import annotations
 
 import logging
+import random
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -39,11 +41,21 @@ from typing import Any, Final, Protocol
 from ..codec import from_wire, to_wire
 from ..display.notebook import progress_bar
 from ..engine.connection import Connection
-from ..errors import InvalidParamsError, MCPSyncError, ProtocolStateError, RequestTimeoutError
+from ..errors import (
+    RATE_LIMITED,
+    InvalidParamsError,
+    MCPError,
+    MCPSyncError,
+    MessageTooLargeError,
+    ProtocolStateError,
+    RequestTimeoutError,
+    TransportError,
+)
 from ..protocol.deadline import Deadline, budget_text
 from ..types import Progress
 from ..types.client_features import CreateMessageRequestParams, ElicitRequestParams
 from .cache import ResponseCache, cache_key
+from .options import RetryPolicy
 
 ProgressHandler = Callable[[Progress], None]
 #: Answers one 2026-07-28 input request (method, params) with the host's handler.
@@ -57,6 +69,30 @@ INPUT_MODES: Final = ("auto", "manual")
 logger = logging.getLogger("mcpsync.client")
 
 _MAX_PAGES = 10_000
+#: How many read-only tool names a client remembers for retries (bounded, docs/limits.md).
+_MAX_KNOWN_TOOLS = 10_000
+#: Methods that read and change nothing: a retry can not do anything twice.
+IDEMPOTENT_METHODS: Final = frozenset({"resources/read", "prompts/get", "completion/complete",
+                                       "ping", "server/discover"})
+
+
+def retry_pause(policy: RetryPolicy, attempt: int, error: BaseException) -> float | None:
+    """Seconds to wait before try ``attempt + 1`` after ``error``, or ``None``: do not
+    retry (no tries left, or an error that will not pass by waiting)."""
+    if attempt >= policy.attempts:
+        return None
+    if isinstance(error, MCPError):
+        if error.code != RATE_LIMITED:
+            return None
+        data = error.data if isinstance(error.data, dict) else {}
+        floor = data.get("retryAfter")
+        floor = float(floor) if isinstance(floor, (int, float)) and floor > 0 else 0.0
+    elif isinstance(error, TransportError) and not isinstance(error, MessageTooLargeError):
+        floor = 0.0
+    else:
+        return None
+    ceiling = min(policy.max_backoff, policy.backoff * 2 ** (attempt - 1))
+    return floor + random.uniform(0.0, ceiling)
 
 
 @dataclass
@@ -71,6 +107,8 @@ class CallOptions:
     input_mode: str
     #: Bound on 2026-07-28 multi round-trip rounds for one call.
     max_input_rounds: int
+    #: Retry of idempotent calls (:class:`~.options.RetryPolicy`); None: never.
+    retry: RetryPolicy | None = None
 
 
 class EnvelopeSource(Protocol):
@@ -82,8 +120,8 @@ class EnvelopeSource(Protocol):
 
 
 class Calls:
-    """How one client sends a call and reads its answer. Thread-safe: it holds no state
-    of its own beyond what it is given (the cache and the connection are thread-safe)."""
+    """How one client sends a call and reads its answer. Thread-safe: its only state of
+    its own is the set of read-only tools (for retries), replaced whole in one assignment."""
 
     def __init__(self, connection: Connection, negotiation: EnvelopeSource,
                  cache: ResponseCache | None, options: CallOptions,
@@ -93,6 +131,7 @@ class Calls:
         self._cache = cache
         self._options = options
         self._answer = answer
+        self._read_only: frozenset[str] = frozenset()
 
     def send(self, method: str, params: dict[str, Any] | None, timeout: float | None,
              on_progress: ProgressHandler | str | None, input_mode: str | None,
@@ -132,8 +171,7 @@ class Calls:
         deadline = budget(timeout, options.timeout, method)  # every round shares it
         connection = self._connection
         try:
-            result = connection.request(method, params or None, timeout=timeout,
-                                        on_progress=progress)
+            result = self._first(method, params, timeout, progress, deadline)
         except InvalidParamsError:
             if cache is not None and key is not None and key[1] is not None and (
                     method.endswith("/list")):
@@ -151,6 +189,35 @@ class Calls:
                        answer=self._answer if mode == "auto" else None,
                        max_rounds=options.max_input_rounds, convert=convert,
                        deadline=deadline)
+
+    def _first(self, method: str, params: dict[str, Any], timeout: float | None,
+               progress: Callable[[dict[str, Any]], None] | None,
+               deadline: Deadline) -> dict[str, Any]:
+        """The call's first request, tried again per the client's :class:`RetryPolicy`
+        when it is idempotent (see there), each try and pause within ``deadline``."""
+        connection = self._connection
+        policy = self._options.retry
+        if policy is None or not self._idempotent(method, params):
+            return connection.request(method, params or None, timeout=timeout,
+                                      on_progress=progress)
+        for attempt in range(1, policy.attempts + 1):
+            try:
+                return connection.request(method, params or None,
+                                          timeout=timeout if attempt == 1 else left(deadline),
+                                          on_progress=progress)
+            except (MCPError, TransportError) as exc:
+                pause = retry_pause(policy, attempt, exc)
+                if pause is None or pause >= deadline.remaining():
+                    raise
+                logger.debug("%s: try %d failed (%s); again in %.3f s", method, attempt,
+                             exc, pause)
+                threading.Event().wait(pause)  # (interruptible: Ctrl-C ends it)
+        raise AssertionError("unreachable")  # pragma: no cover (the last try raises)
+
+    def _idempotent(self, method: str, params: dict[str, Any]) -> bool:
+        if method == "tools/call":
+            return params.get("name") in self._read_only and "task" not in params
+        return method in IDEMPOTENT_METHODS or method.endswith("/list")
 
     def all_pages(self, method: str, key: str, timeout: float | None) -> list[dict[str, Any]]:
         """Every item of a paginated list, following ``nextCursor`` (bounded, never in a
@@ -173,6 +240,12 @@ class Calls:
             items.extend(page)
             cursor = result.get("nextCursor")
             if cursor is None:
+                if method == "tools/list":
+                    self._read_only = frozenset(
+                        tool["name"] for tool in items[:_MAX_KNOWN_TOOLS]
+                        if isinstance(tool, dict) and isinstance(tool.get("name"), str)
+                        and isinstance(tool.get("annotations"), dict)
+                        and tool["annotations"].get("readOnlyHint") is True)
                 return items
             if cursor in seen:
                 raise MCPSyncError(f"{method}: the server repeated cursor {cursor!r}")

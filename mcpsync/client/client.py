@@ -95,7 +95,8 @@ class Client(ClientSurface):
     (:class:`~mcpsync.client.options.HostHandlers`: the elicitation and sampling
     handlers, roots, custom methods, who answers 2026-07-28 questions), ``limits``
     (:class:`~mcpsync.client.options.ClientLimits`: handler threads, input rounds, the
-    notification queue) and ``middleware``
+    notification queue, the :class:`~mcpsync.client.options.RetryPolicy` of idempotent
+    calls) and ``middleware``
     (:class:`~mcpsync.client.options.ClientMiddleware`). Their old flat keywords
     (``elicitation_handler=``, ``max_handlers=``, ``send_middleware=``...) still work,
     with a ``DeprecationWarning``. Custom methods registered after the connection starts:
@@ -135,7 +136,7 @@ class Client(ClientSurface):
             raise ValueError(f"log_level {log_level!r} is not one of {levels.LEVELS}")
         if input_mode not in INPUT_MODES:
             raise ValueError(f"input_mode {input_mode!r} is not one of {INPUT_MODES}")
-        options = CallOptions(timeout, input_mode, limits.max_input_rounds)
+        options = CallOptions(timeout, input_mode, limits.max_input_rounds, limits.retry)
         #: The response cache for ``ttlMs`` hints (None when turned off with cache=False).
         self.cache: ResponseCache | None = (
             cache if isinstance(cache, ResponseCache) else ResponseCache() if cache else None)

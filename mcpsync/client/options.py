@@ -57,6 +57,34 @@ class HostHandlers:
 
 
 @dataclass(frozen=True)
+class RetryPolicy:
+    """``Client(limits=ClientLimits(retry=RetryPolicy()))``: try an idempotent call again
+    when it failed for a reason that may pass: the server's rate or concurrency limit
+    (-32029; its ``retryAfter`` is waited out) or a transport failure (a refused or
+    broken connection, a silent peer: the instance behind a balancer restarting).
+
+    Idempotent means reads and lists (``resources/read``, ``prompts/get``, every
+    ``*/list``, ``completion/complete``, ``ping``) and ``tools/call`` of a tool whose last
+    ``list_tools()`` said ``readOnlyHint``; any other ``tools/call`` is never retried (it
+    may have run). Every try, pause included, stays within the call's one deadline
+    (``timeout=``): a pause that would pass it is not taken, the error is raised.
+
+    ``attempts``: tries in all, the first included. ``backoff``: the first pause before
+    jitter (seconds), doubled each time up to ``max_backoff``; each pause is drawn
+    uniformly from 0 to that ("full jitter"), so clients refused together do not return
+    together; a server's ``retryAfter`` is the floor.
+    """
+
+    attempts: int = 3
+    backoff: float = 0.1
+    max_backoff: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1 or self.backoff < 0 or self.max_backoff < 0:
+            raise ValueError("RetryPolicy: attempts >= 1, backoff and max_backoff >= 0")
+
+
+@dataclass(frozen=True)
 class ClientLimits:
     """How much a client takes on (docs/limits.md).
 
@@ -65,13 +93,15 @@ class ClientLimits:
     :class:`~mcpsync.errors.ProtocolStateError`. ``max_queued_notifications`` and
     ``max_queued_notification_bytes``: notifications (and progress) waiting for
     ``on_log``/``on_notification``/``on_progress``, by count and by encoded size; past
-    either, new ones are dropped with one warning per burst.
+    either, new ones are dropped with one warning per burst. ``retry``: how idempotent
+    calls are tried again (:class:`RetryPolicy`; ``None``, the default: never).
     """
 
     max_handlers: int = 16
     max_input_rounds: int = 8
     max_queued_notifications: int = DEFAULT_MAX_QUEUED_NOTIFICATIONS
     max_queued_notification_bytes: int = DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES
+    retry: RetryPolicy | None = None
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ an auth layer would). Guards, in order (the audit log outermost):
 - ``AuditLog`` on the logger ``tests.audit`` (and, in a subprocess, the JSON lines file
   ``MCPSYNC_TEST_AUDIT``);
 - ``RateLimit("3/minute")`` per principal on the tool ``limited``;
+- ``RateLimit("2/second")`` on the read-only ``quick_read`` and on ``guarded://limited``;
 - ``ConcurrencyLimit(1)`` per principal on ``hold`` (which waits for ``release``);
 - ``ResponseLimit(300)`` on ``big``, and with ``truncate=True`` on ``big_cut``;
 - ``ResponseCache(60)`` (per principal): ``stamp`` is read-only, ``bump`` is not, the
@@ -56,6 +57,8 @@ def build(*, storage: str = "memory://", audit: logging.Logger | str = AUDIT) ->
     server.add_middleware(AuditLog(audit))
     server.add_middleware(RateLimit("3/minute", tools=["limited"], storage=storage,
                                     name=f"tests-rate-{os.urandom(4).hex()}"))
+    server.add_middleware(RateLimit("2/second", tools=["quick_read", "guarded://limited"],
+                                    storage=storage, name=f"tests-quick-{os.urandom(4).hex()}"))
     server.add_middleware(ConcurrencyLimit(1, tools=["hold"], storage=storage,
                                            name=f"tests-conc-{os.urandom(4).hex()}"))
     server.add_middleware(ResponseLimit(300, tools=["big"]))
@@ -98,6 +101,15 @@ def build(*, storage: str = "memory://", audit: logging.Logger | str = AUDIT) ->
     def stamp(ctx: HandlerContext, tag: str = "") -> str:
         """Read-only: the cache may answer it."""
         return f"{tag}:{count('stamp')}:{(ctx.auth or {}).get('sub')}"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def quick_read(n: int) -> int:
+        """Read-only, 2 per second (a client's retry waits the refusal out)."""
+        return n
+
+    @server.resource("guarded://limited")
+    def read_limited() -> str:
+        return "limited read"
 
     @server.tool()
     def bump() -> int:
