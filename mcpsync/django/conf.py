@@ -6,6 +6,7 @@ One dictionary in ``settings.py``, read when it is needed (never at import, so i
     MCPSYNC = {
         "NAME": "shop",                  # the server's name (the default server only)
         "SERVER": "shop.mcp_server:server",  # or: use this Server instead of a default one
+        "PATH": "mcp",                   # where include("mcpsync.django.urls") puts it
         "ALLOW_ANONYMOUS": False,        # anonymous requests are refused (the default)
         "AUTODISCOVER": True,            # import every installed app's mcp.py at start-up
         "OPTIONS": {"json_window": 0.5}, # McpWsgiApp keywords (limits, stores, auth...)
@@ -27,6 +28,7 @@ DEFAULTS: Final[dict[str, Any]] = {
     "NAME": "django",
     "VERSION": "1.0.0",
     "SERVER": None,
+    "PATH": "mcp",
     "ALLOW_ANONYMOUS": False,
     "AUTODISCOVER": True,
     "OPTIONS": {},

@@ -55,6 +55,7 @@ LOGIN_URL = "/login/"
 
 MCPSYNC = {
     "NAME": "shop",
+    "PATH": "mcp",
     "AUTHENTICATION_CLASSES": ["rest_framework.authentication.TokenAuthentication"],
     "OPTIONS": {"json_window": 0.2},
     # The tests add keys (a misspelt one, to see the system check) through the environment.

@@ -1,11 +1,10 @@
-"""The test site's URLs: a login view, a page, and the MCP endpoint in the URLconf."""
+"""The test site's URLs: a login view, a page, and the MCP endpoint in the URLconf (the
+``include`` form; the docs' runnable example calls ``mcp_endpoint`` itself)."""
 
 from django.contrib.auth import views as auth_views
 from django.http import JsonResponse
-from django.urls import path
+from django.urls import include, path
 from shop.models import Order
-
-from mcpsync.django import mcp_endpoint
 
 
 def orders(request):
@@ -15,5 +14,5 @@ def orders(request):
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="login.html"), name="login"),
     path("orders/", orders),
-    path("mcp", mcp_endpoint()),
+    path("", include("mcpsync.django.urls")),  # MCPSYNC["PATH"]: /mcp
 ]
