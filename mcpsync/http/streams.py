@@ -48,7 +48,7 @@ logger = logging.getLogger("mcpsync.http")
 
 #: Bytes (encoded) of the messages one stream holds for its consumer, at most, the final
 #: answer not counted; see :meth:`ResponseStream.put` for what happens past it.
-MAX_QUEUED_BYTES: Final = 1024 * 1024
+MAX_QUEUED_BYTES: Final = 4 * 1024 * 1024
 #: Notifications a full stream drops first: the spec makes each advisory (progress MAY be
 #: sent, a log message is best effort), and a newer one says more than an older.
 DROPPABLE: Final = frozenset({"notifications/progress", "notifications/message"})

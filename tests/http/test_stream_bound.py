@@ -134,4 +134,4 @@ def test_a_stalled_reader_gets_a_bounded_backlog_and_its_answer(serve: Any, era:
 
 
 def test_the_bound_is_what_the_limits_page_says() -> None:
-    assert streams.MAX_QUEUED_BYTES == 1024 * 1024
+    assert streams.MAX_QUEUED_BYTES == 4 * 1024 * 1024
