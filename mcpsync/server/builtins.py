@@ -114,6 +114,8 @@ def subscribe(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
         raise MethodNotFoundError("Method not found: resources/subscribe (this server "
                                   "offers no resource subscriptions)",
                                   data={"method": "resources/subscribe"})
+    if ctx.server.resources.hidden(uri, ctx):
+        return {}  # answered as any URI is, and never told of: it is not the caller's
     if not _share(session, "subscribe", uri):
         session.subscribe(uri)
     return {}

@@ -386,3 +386,24 @@ def test_a_hidden_component_that_needs_scopes_is_unknown_not_insufficient_scope(
         assert "shop:write" in _error(lambda: alice.get_prompt("apology"))[1]
         assert _error(lambda: bob.get_prompt("apology"))[1] == "Unknown prompt: apology"
         assert _error(lambda: bob.complete("apology", "x", ""))[1] == "Unknown prompt: apology"
+
+
+def test_a_handshake_era_subscription_to_a_hidden_resource_is_never_told_of_it() -> None:
+    server = build()
+    heard: list[str] = []
+    told = threading.Event()
+
+    def note(method: str, params: Any) -> None:
+        if method == "notifications/resources/updated":
+            heard.append(params["uri"])
+            told.set()
+
+    with _client(server, "bob", LEGACY, on_notification=note) as bob, _client(
+            server, "alice", LEGACY, on_notification=note) as alice:
+        for client in (bob, alice):
+            client.subscribe("notes://secret")  # accepted alike: no oracle
+        server.notify_resource_updated("notes://secret")
+        assert told.wait(WAIT)
+        alice.ping()
+        bob.ping()
+    assert heard == ["notes://secret"]  # alice's only
