@@ -22,6 +22,7 @@ Add it first (outermost) to record what the other guards refuse.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -57,15 +58,23 @@ def trace_id(params: dict[str, Any]) -> str | None:
 
 def _otel_traceparent() -> str | None:
     """The current OpenTelemetry span's context, if the API is installed and one is set
-    (a WSGI instrumentation's span, say)."""
-    try:
-        from opentelemetry import trace
-    except ImportError:
+    (a WSGI instrumentation's span, say). The import is tried once per process."""
+    trace = _otel_trace()
+    if trace is None:
         return None
     context = trace.get_current_span().get_span_context()
     if not context.is_valid:
         return None
     return f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
+
+
+@functools.cache
+def _otel_trace() -> Any:
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        return None
+    return trace
 
 
 class AuditLog:
