@@ -163,8 +163,12 @@ class Endpoint:
             captured[:] = [status, headers]
             return lambda data: None
 
-        with serving(call):
-            body = self.app(environ, start_response)
+        try:
+            with serving(call):
+                body = self.app(environ, start_response)
+        except BaseException:
+            forget(call)
+            raise
         status, headers = captured
         code, _, reason = status.partition(" ")
         streaming = any(k.lower() == "content-type" and v.startswith("text/event-stream")

@@ -155,6 +155,9 @@ class MCP:
         token = current_call.set(call)
         try:
             body = self.wsgi_app(environ, start_response)
+        except BaseException:
+            forget(call)
+            raise
         finally:
             current_call.reset(token)
         status, headers = captured

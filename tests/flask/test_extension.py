@@ -119,3 +119,12 @@ def test_permissions_follow_the_flask_user(flask_site, version):
                 bob.call_tool(name, {"order": 3})
             errors.append((type(caught.value), str(caught.value).replace(name, "NAME")))
         assert errors[0] == errors[1]
+
+
+def test_csrf_protect_guards_the_apps_forms_not_the_mcp_route(flask_site):
+    # CSRFProtect is on: a POST to another route without a token is refused ...
+    form = requests.post(flask_site + "/orders-form", data={"item": "x"}, timeout=20)
+    assert form.status_code == 400 and "CSRF" in form.text
+    # ... while MCP POSTs (JSON, no CSRF token) go through.
+    with Client.http(flask_site + "/mcp", timeout=WAIT, headers=ALICE) as client:
+        assert client.call_tool("whoami").text == "alice"

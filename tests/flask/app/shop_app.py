@@ -1,6 +1,7 @@
-"""The test Flask app: Flask-Login (a session login form and an ``Authorization: Token``
-request loader), Flask-SQLAlchemy on a SQLite file (SHOP_DB), and the MCP endpoint at
-/mcp through mcpsync.flask.MCP. Users: alice (may issue refunds), bob; password secret."""
+"""The test Flask app: Flask-WTF's CSRFProtect, Flask-Login (a session login form and an
+``Authorization: Token`` request loader), Flask-SQLAlchemy on a SQLite file (SHOP_DB), and
+the MCP endpoint at /mcp through mcpsync.flask.MCP. Users: alice (may issue refunds), bob;
+password secret."""
 
 import os
 import threading
@@ -8,6 +9,7 @@ import threading
 from flask import Flask, g, jsonify, request
 from flask_login import LoginManager, UserMixin, current_user, login_user
 from flask_sqlalchemy import SQLAlchemy
+from flask_wtf.csrf import CSRFProtect
 
 from mcpsync import HandlerContext, Server
 from mcpsync.flask import MCP
@@ -17,6 +19,7 @@ app.config.update(SECRET_KEY="test-only",
                   SQLALCHEMY_DATABASE_URI="sqlite:///" + os.environ["SHOP_DB"])
 db = SQLAlchemy(app)
 login = LoginManager(app)
+csrf = CSRFProtect(app)  # forms need a token; the MCP route is exempted by MCP()
 server = Server("flask-shop")
 RELEASED = threading.Event()
 
@@ -50,12 +53,18 @@ def user_from_token(req):
 
 
 @app.post("/login")
+@csrf.exempt  # the tests log in without a form
 def log_in():
     user = User.query.filter_by(name=request.form["name"]).first()
     if user is None or request.form.get("password") != "secret":
         return "no", 403
     login_user(user)
     return "ok"
+
+
+@app.post("/orders-form")
+def order_form():
+    return "created"
 
 
 @app.get("/whoami")
