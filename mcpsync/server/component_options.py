@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
+from ..protocol.versions import features
+
 if TYPE_CHECKING:
     from ..dispatch.context import HandlerContext
 
@@ -117,6 +119,13 @@ class ComponentOptions:
                 spec.describe(kind, options[spec.key], wire)
 
 
+def modern(ctx: HandlerContext) -> bool:
+    """Whether ``ctx``'s request speaks 2026-07-28, whose results carry ``cacheScope``
+    (a list that differs by principal is marked private there, and only there)."""
+    version = ctx.session.protocol_version
+    return version is not None and features(version).era == "modern"
+
+
 class Gate(Protocol):
     """Who may see a component: set on a registry (``registry.gate``) by the extension
     that decides it (visibility), ``None`` while nothing is hidden from anyone, so the
@@ -133,4 +142,4 @@ class Gate(Protocol):
         """Whether the caller of ``ctx`` may see the component ``name`` of ``kind``."""
 
 
-__all__ = ["KINDS", "NO_OPTIONS", "ComponentOptions", "Gate", "Kind", "OptionSpec"]
+__all__ = ["KINDS", "NO_OPTIONS", "ComponentOptions", "Gate", "Kind", "OptionSpec", "modern"]

@@ -17,7 +17,7 @@ from ..errors import InvalidParamsError
 from ..types import Icon
 from ..types.content import CONTENT_TYPES
 from ..types.prompts import GetPromptResult, PromptMessage
-from .component_options import NO_OPTIONS, Gate
+from .component_options import NO_OPTIONS, Gate, modern
 from .scopes import as_scopes, permits
 
 #: ``fn(value, context_arguments) -> list of suggestions`` for one argument.
@@ -128,7 +128,7 @@ class PromptRegistry:
                                          gate is None
                                          or gate.allows("prompt", p.name, p.options, ctx))],
                          params.get("cursor"), page_size)
-        if hide or (gate is not None and gate.private):
+        if (hide or (gate is not None and gate.private)) and modern(ctx):
             result["cacheScope"] = "private"  # another principal sees another list
         return result
 

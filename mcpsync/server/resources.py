@@ -19,7 +19,7 @@ from ..protocol.uritemplate import UriTemplate, is_template
 from ..protocol.versions import LATEST_LEGACY, features
 from ..types import Icon
 from ..types.content import BlobResourceContents, TextResourceContents
-from .component_options import NO_OPTIONS, Gate, Kind
+from .component_options import NO_OPTIONS, Gate, Kind, modern
 from .scopes import as_scopes, permits
 
 
@@ -144,7 +144,7 @@ class ResourceRegistry:
                                if (not hide or permits(ctx.auth, r.scopes)) and (
                                    gate is None or gate.allows(r.kind, r.key, r.options, ctx))],
                          params.get("cursor"), page_size)
-        if hide or (gate is not None and gate.private):
+        if (hide or (gate is not None and gate.private)) and modern(ctx):
             result["cacheScope"] = "private"  # another principal sees another list
         return result
 

@@ -15,7 +15,7 @@ from ..errors import InvalidParamsError, PeerRequestError
 from ..protocol.tool_outcome import tool_failed
 from ..protocol.versions import features
 from ..types import Icon, ToolAnnotations
-from .component_options import NO_OPTIONS, Gate
+from .component_options import NO_OPTIONS, Gate, modern
 from .scopes import permits
 
 
@@ -137,7 +137,7 @@ class ToolRegistry:
             items = [t.description for t in tools if (not hide or _allowed(t, ctx)) and (
                 gate is None or gate.allows("tool", t.name, t.options, ctx))]
         result = listing("tools", items, params.get("cursor"), page_size)
-        if hide or (gate is not None and gate.private):
+        if (hide or (gate is not None and gate.private)) and modern(ctx):
             result["cacheScope"] = "private"  # another principal sees another list
         version = ctx.session.protocol_version
         if version is not None and not features(version).structured_output:

@@ -277,6 +277,8 @@ def test_over_http_a_denied_call_is_byte_for_byte_an_unknown_one_and_lists_are_p
             "secrex", "?")
 
         session = LegacySession(url)
+        legacy_list = session.call("tools/list", {})
+        assert "cacheScope" not in legacy_list["result"]  # a 2026-07-28 field only
         legacy_denied = session.call("tools/call", {"name": "refund", "arguments": {}})
         legacy_unknown = session.call("tools/call", {"name": "refunx", "arguments": {}})
         assert "error" in legacy_denied
