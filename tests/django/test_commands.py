@@ -59,9 +59,32 @@ def test_manage_py_check_warns_about_what_would_fail_in_production(site_db: Path
     assert "mcpsync.E001" in out and "ALLOW_ANONYMUS" in out
     assert "mcpsync.W001" in out  # several workers would each make up a request_state_key
     assert "mcpsync.W002" in out and "BrotliMiddleware" in out
+    persistent = manage(site_db, "check", SHOPSITE_CONN_MAX_AGE="600")
+    assert "mcpsync.I001" in persistent.stdout + persistent.stderr
     keyed = manage(site_db, "check", SHOPSITE_DEBUG="0",
                    MCPSYNC_REQUEST_STATE_KEY="a-key-every-worker-shares-0123456789")
     assert "mcpsync.W001" not in keyed.stdout + keyed.stderr
+
+
+NOT_INSTALLED = """
+import logging, django
+from django.conf import settings
+settings.configure(INSTALLED_APPS=["django.contrib.auth", "django.contrib.contenttypes"],
+                   DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3",
+                                          "NAME": ":memory:"}})
+django.setup()
+from mcpsync import Server
+from mcpsync.django import mcp_endpoint
+view = mcp_endpoint(Server("x"))
+view.endpoint.app.close()
+"""
+
+
+def test_an_endpoint_without_the_app_installed_says_so():
+    proc = subprocess.run([sys.executable, "-c", NOT_INSTALLED], capture_output=True,
+                          text=True, timeout=WAIT, check=False, cwd=SITE.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert 'add "mcpsync.django" to INSTALLED_APPS' in proc.stderr
 
 
 def test_a_retiring_handler_thread_closes_its_connection(tmp_path: Path):

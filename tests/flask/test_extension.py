@@ -41,6 +41,12 @@ def test_flask_login_user_is_the_principal(flask_site, version):
             assert client.call_tool("whoami").text == expected.strip()
 
 
+def test_a_handler_reads_the_flask_request(flask_site):
+    with Client.http(flask_site + "/mcp", timeout=WAIT,
+                     headers={**ALICE, "X-Trace": "t-1"}) as client:
+        assert client.call_tool("request_header", {"name": "X-Trace"}).text == "t-1"
+
+
 def test_anonymous_is_refused(flask_site):
     refused = requests.post(flask_site + "/mcp", timeout=20,
                             json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
@@ -102,6 +108,7 @@ def test_flask_mcp_stdio_as_a_user(app_db):
     with Client.stdio(command, cwd=APP, env=app_env(app_db), timeout=WAIT) as client:
         assert client.call_tool("whoami").text == "alice"
         assert client.call_tool("count_orders").structured_content["result"] >= 0
+        assert client.call_tool("request_header", {"name": "X"}).text == "no request"
 
 
 @pytest.mark.parametrize("version", VERSIONS)

@@ -12,7 +12,7 @@ from flask_sqlalchemy import SQLAlchemy
 from flask_wtf.csrf import CSRFProtect
 
 from mcpsync import HandlerContext, Server
-from mcpsync.flask import MCP
+from mcpsync.flask import MCP, current_request
 
 app = Flask(__name__)
 app.config.update(SECRET_KEY="test-only",
@@ -76,6 +76,13 @@ def whoami_page():
 def whoami(ctx: HandlerContext) -> str:
     """The caller's name (Flask-Login's current_user, as ctx.user)."""
     return ctx.user.name if ctx.user is not None and ctx.user.is_authenticated else "anonymous"
+
+
+@server.tool()
+def request_header(ctx: HandlerContext, name: str) -> str:
+    """A header of the Flask request the call came in (mcpsync.flask.current_request)."""
+    request = current_request(ctx)
+    return "no request" if request is None else request.headers.get(name, "")
 
 
 @server.tool()
