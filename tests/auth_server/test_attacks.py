@@ -41,11 +41,16 @@ def test_redirect_uri_not_registered_is_never_redirected_to(site: Site) -> None:
         assert "Location" not in answer.headers
         assert "cannot be authorized" in answer.text
     # Registration refuses such URIs in the first place.
-    for bad in (["javascript:alert(1)"], ["http://example.com/cb"], ["https://a/cb#frag"]):
+    for bad, kind in ((["javascript:alert(1)"], "native"), (["http://example.com/cb"], "native"),
+                      (["https://a/cb#frag"], "web"), ([REDIRECT_URI], "web"),
+                      (["com.example.app:/cb"], "web")):
         refused = requests.post(site.base + "/register", timeout=10,
-                                json={"client_name": "x", "redirect_uris": bad})
+                                json={"client_name": "x", "redirect_uris": bad,
+                                      "application_type": kind})
         assert refused.status_code == 400, bad
-        assert refused.json()["error"] == "invalid_redirect_uri"
+        assert refused.json()["error"] == "invalid_redirect_uri", (bad, kind)
+    # A native application may use a loopback or private-use redirect URI.
+    assert register(site, redirect_uris=["com.example.app:/cb", REDIRECT_URI])
 
 
 def test_code_replayed_is_refused_and_revokes_what_it_gave(site: Site) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mcpsync import Client, OAuth
-from tests.helpers import require_module
+from tests.helpers import missing, require_module
 from tests.serving import RunningServer
 
 from .conftest import Site
@@ -27,7 +27,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 def chromium() -> Iterator[Any]:
     require_module("playwright")
     if not os.path.exists(CHROMIUM):
-        pytest.skip("no Chromium at /usr/bin/chromium")
+        missing("no Chromium at /usr/bin/chromium (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
