@@ -2,6 +2,8 @@
 interactive HTML view. See docs/apps.md.
 
 * the wire rules both sides read: :mod:`mcpsync.apps.wire`;
+* the server extension (``server.use(Apps())``, views, tools linked with ``ui=``):
+  :mod:`mcpsync.apps.extension`;
 * the host (a client that shows views): :mod:`mcpsync.apps.host` and
   ``mcpsync apps preview``.
 
@@ -26,11 +28,13 @@ from .wire import (
 )
 
 if TYPE_CHECKING:
+    from .extension import Apps, client_shows_apps
     from .host.bridge import Bridge
     from .host.preview import PreviewServers, preview_of
     from .host.view import View, ViewError, fetch_view, tools_with_views
 
 _LAZY = {
+    "Apps": ".extension", "client_shows_apps": ".extension",
     "Bridge": ".host.bridge", "PreviewServers": ".host.preview", "preview_of": ".host.preview",
     "View": ".host.view", "ViewError": ".host.view", "fetch_view": ".host.view",
     "tools_with_views": ".host.view",
@@ -46,7 +50,8 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["EXTENSION", "MIME_TYPE", "UI_PROTOCOL_VERSION", "Bridge", "PreviewServers",
-           "View", "ViewError", "app_visible", "declares_apps", "fetch_view",
+__all__ = ["EXTENSION", "MIME_TYPE", "UI_PROTOCOL_VERSION", "Apps", "Bridge", "PreviewServers",
+           "View", "ViewError", "app_visible", "client_shows_apps", "declares_apps",
+           "fetch_view",
            "host_capabilities", "model_visible", "preview_of", "tools_with_views",
            "view_uri", "visibility"]

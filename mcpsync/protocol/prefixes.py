@@ -68,4 +68,20 @@ def content_out(prefix: str | None, block: Any) -> Any:
     return block
 
 
-__all__ = ["PREFIX", "content_out", "name_in", "name_out", "uri_in", "uri_out"]
+def view_out(prefix: str | None, tool: Any) -> Any:
+    """A wire tool with the URI of the view it links to prefixed (MCP Apps:
+    ``_meta.ui.resourceUri`` and the flat ``_meta["ui/resourceUri"]``), so that the
+    prefixed side reads the view the tool names."""
+    meta = tool.get("_meta") if isinstance(tool, dict) else None
+    if not prefix or not isinstance(meta, dict):
+        return tool
+    ui = meta.get("ui")
+    changed = dict(meta)
+    if isinstance(ui, dict) and isinstance(ui.get("resourceUri"), str):
+        changed["ui"] = {**ui, "resourceUri": uri_out(prefix, ui["resourceUri"])}
+    if isinstance(meta.get("ui/resourceUri"), str):
+        changed["ui/resourceUri"] = uri_out(prefix, meta["ui/resourceUri"])
+    return {**tool, "_meta": changed} if changed != meta else tool
+
+
+__all__ = ["PREFIX", "content_out", "name_in", "name_out", "uri_in", "uri_out", "view_out"]

@@ -67,7 +67,7 @@ from ..dispatch.pagination import listing
 from ..dispatch.registry import KNOWS_NAME, SERVES_EVERY_NAME
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, MCPError, MethodNotFoundError
 from ..protocol.methods import VIEWS
-from ..protocol.prefixes import PREFIX, content_out, name_in, name_out, uri_in, uri_out
+from ..protocol.prefixes import PREFIX, content_out, name_in, name_out, uri_in, uri_out, view_out
 from .handlers import MethodHandler
 from .lifespan import Lifespan, Named
 from .mounted import MountedServer, call_mounted, error_out
@@ -181,7 +181,8 @@ class Mount:
         value = item[field]
         renamed = name_out(self.prefix, value) if field == "name" else uri_out(
             self.prefix, value)
-        return {**item, field: renamed}
+        return view_out(self.prefix, {**item, field: renamed}) if field == "name" else {
+            **item, field: renamed}
 
 
 def knows(server: Mountable, method: str, kind: str, key: str) -> bool:

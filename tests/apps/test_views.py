@@ -1,0 +1,94 @@
+"""How a view's HTML is made per read (a string, a function, a Jinja2 or Django
+template), what the extension refuses at registration, and the host's CSP rules."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from mcpsync import Client, HandlerContext, HostHandlers, Server
+from mcpsync.apps import Apps
+from mcpsync.apps.host import CspError, policy, with_policy
+from mcpsync.apps.wire import host_capabilities
+
+
+def _read(server: Server, uri: str) -> str:
+    with Client.memory(server, host=HostHandlers(extra_capabilities=host_capabilities())
+                       ) as client:
+        text: str = client.read_resource(uri).contents[0].text  # type: ignore[union-attr]
+        return text
+
+
+def test_a_function_view_is_called_per_read_with_the_context() -> None:
+    server = Server("s")
+    apps = server.use(Apps())
+    count = itertools.count(1)
+
+    @apps.view("ui://s/counter")
+    def counter(ctx: HandlerContext) -> str:
+        return f"<p>read {next(count)} by {ctx.session.client_info['name']}</p>"
+
+    assert _read(server, "ui://s/counter") == "<p>read 1 by mcpsync</p>"
+    assert _read(server, "ui://s/counter") == "<p>read 2 by mcpsync</p>"
+
+
+def test_a_jinja2_template_is_rendered_per_read() -> None:
+    jinja2 = pytest.importorskip("jinja2")
+    server = Server("s")
+    apps = server.use(Apps())
+    template = jinja2.Environment(autoescape=True).from_string(
+        "<h1>{{ title }}</h1><p>{{ note }}</p>")
+    apps.view("ui://s/page", template, context=lambda ctx: {"title": "Sales", "note": "<b>"})
+    assert _read(server, "ui://s/page") == "<h1>Sales</h1><p>&lt;b&gt;</p>"
+
+
+def test_a_django_template_is_rendered_per_read() -> None:
+    engine = pytest.importorskip("django.template").Engine()
+    server = Server("s")
+    apps = server.use(Apps())
+    apps.view("ui://s/page", engine.from_string("<h1>{{ title }}</h1>"),
+              context={"title": "Orders"})
+    assert _read(server, "ui://s/page") == "<h1>Orders</h1>"
+
+
+def test_bad_options_are_refused_at_registration() -> None:
+    server = Server("s")
+    apps = server.use(Apps())
+    with pytest.raises(ValueError, match="ui= must be a ui:// URI"):
+        server.tool(ui="https://example.com/view")
+    with pytest.raises(ValueError, match="ui_visibility="):
+        server.tool(ui_visibility=["agent"])
+    with pytest.raises(ValueError, match="csp keys"):
+        apps.view("ui://s/v", "<p></p>", csp={"scriptDomains": ["https://x.example"]})
+    with pytest.raises(ValueError, match="fixed ui:// URI"):
+        apps.view("ui://s/{id}", "<p></p>")
+    with pytest.raises(ValueError, match="Apps"):
+        Server("t").use(Apps()).install(server)
+
+
+def test_the_host_policy_allows_only_what_was_declared() -> None:
+    assert policy(None) == (
+        "default-src 'none'; script-src 'self' 'unsafe-inline'; "
+        "style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; "
+        "media-src 'self' data:; connect-src 'none'; frame-src 'none'; object-src 'none'; "
+        "base-uri 'self'")
+    declared = policy({"connectDomains": ["https://api.example.com"],
+                       "resourceDomains": ["https://*.cdn.example"]})
+    assert "connect-src https://api.example.com;" in declared
+    assert "script-src 'self' 'unsafe-inline' https://*.cdn.example;" in declared
+
+
+@pytest.mark.parametrize("source", ["*", "'unsafe-eval'", "https://x.example; script-src *",
+                                    "javascript:", "https://x.example 'unsafe-eval'", 3])
+def test_a_source_that_is_not_an_origin_is_refused(source: object) -> None:
+    with pytest.raises(CspError):
+        policy({"resourceDomains": [source]})
+
+
+def test_the_policy_meta_comes_before_the_content() -> None:
+    html = "<!DOCTYPE html><script>alert(1)</script>"
+    shown = with_policy(html, "default-src 'none'")
+    assert shown.startswith('<!DOCTYPE html><meta http-equiv="Content-Security-Policy" '
+                            'content="default-src \'none\'">')
+    assert with_policy("<p>x</p>", "a").startswith("<meta ")
