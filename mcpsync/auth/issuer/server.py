@@ -389,8 +389,11 @@ class _Registration(ClientRegistrationEndpoint):  # type: ignore[misc]
             if exc.error == "invalid_redirect_uri":
                 raise InvalidRedirectURIError(exc.description) from None
             raise InvalidClientMetadataError(exc.description) from None
-        request.payload._data = checked
+        # authlib's claims check the rest; the redirect URIs are check_metadata's alone
+        # (authlib's refuses a native application's private-use scheme).
+        request.payload._data = {k: v for k, v in checked.items() if k != "redirect_uris"}
         metadata: dict[str, Any] = super().extract_client_metadata(request)
+        request.payload._data = checked
         for key in ("application_type", "token_endpoint_auth_method", "grant_types",
                     "response_types", "redirect_uris", "client_name"):
             if key in checked:
