@@ -4,13 +4,13 @@ What may be cached: ``tools/call`` of a tool that declares ``readOnlyHint`` (or 
 ``tools=``), and ``resources/read``. A result that is an error (``isError``), a task, or a
 2026-07-28 question (``InputRequiredResult``, a retry carrying answers) is never stored.
 
-Whose answer is whose: the key is the method, the tool or URI and the arguments (the
-request's ``_meta`` aside), and, with ``vary_on_principal=True`` (the default), who asked.
-``vary_on_principal=False`` shares answers between callers, except an answer that says it
-is private: a result whose ``cacheScope`` is ``"private"`` (for ``resources/read`` the
-server's ``cache_scope`` when the result names none, as 2026-07-28 tells clients) is
-always kept per principal. A result's ``ttlMs`` shortens the entry's life (``0``: not
-stored).
+Whose answer is whose: the key is the method, the tool or URI, the arguments (the
+request's ``_meta`` aside) and the protocol revision, and, with ``vary_on_principal=True``
+(the default), who asked. ``vary_on_principal=False`` shares answers between callers,
+except an answer that says it is private: a result whose ``cacheScope`` is ``"private"``
+(for ``resources/read`` the server's ``cache_scope`` when the result names none, as
+2026-07-28 tells clients) is always kept per principal. A result's ``ttlMs`` shortens
+the entry's life (``0``: not stored).
 
 Bounded: in memory, entries are evicted least recently used past ``max_bytes`` (encoded
 bytes, 16 MiB by default) and an entry over ``max_entry_bytes`` (1 MiB) is not stored; in
@@ -131,8 +131,6 @@ class ResponseCache:
         self._entries: _MemoryEntries | _RedisEntries = (
             _MemoryEntries(max_bytes) if is_memory(storage)
             else _RedisEntries(storage, f"{name}:"))
-        self.hits = 0
-        self.misses = 0
 
     def _cacheable(self, ctx: HandlerContext, params: dict[str, Any]) -> bool:
         if "inputResponses" in params or "requestState" in params:
@@ -157,8 +155,11 @@ class ResponseCache:
     @staticmethod
     def _key(ctx: HandlerContext, params: dict[str, Any], who: str | None) -> str:
         asked = {key: value for key, value in params.items() if key != "_meta"}
-        text = json.dumps([ctx.method, asked, who], sort_keys=True, separators=(",", ":"),
-                          default=str)
+        # The revision too: a handler may answer each era its own way (content types,
+        # fields one of them lacks).
+        version = getattr(ctx.session, "protocol_version", None)
+        text = json.dumps([ctx.method, asked, who, version], sort_keys=True,
+                          separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
 
     def __call__(self, ctx: HandlerContext, params: dict[str, Any],
@@ -174,10 +175,8 @@ class ResponseCache:
         for key in keys:
             hit = self._entries.get(key)
             if hit is not None:
-                self.hits += 1
                 cached: dict[str, Any] = json.loads(hit)
                 return cached
-        self.misses += 1
         result = next_(ctx, params)
         self._store(ctx, params, who, result)
         return result
