@@ -29,12 +29,12 @@ SECRET = "a-test-secret-that-is-long-enough-for-hmac-0123456789"
 class Neutral:
     """A plain WSGI site: the MCP endpoint behind ``with_issuer``, everyone is Alice."""
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, store: Any = None, **options: Any) -> None:
         self._app: Any = None
         self.running = RunningServer(lambda e, s: self._app(e, s))
         self.base = self.running.base
         self.mcp = self.base + "/mcp"
-        self.store = SqlIssuerStore(":memory:")
+        self.store = store if store is not None else SqlIssuerStore(":memory:")
         self.issuer = AuthorizationServer(
             self.base, resources=[self.mcp], store=self.store, secret_key=SECRET,
             current_user=lambda request: IssuerUser("alice", name="Alice"),
@@ -156,3 +156,21 @@ def test_the_users_grants_page_lists_and_revokes(site: Site) -> None:
     assert whoami_status(site, issued["access_token"]) == 401
     assert "No application has access" in browser.get(site.base + "/oauth/grants").text
     assert client_id
+
+
+def test_a_whole_flow_on_the_redis_store(neutral: Any, redis_url: str,
+                                         redis_prefix: str) -> None:
+    from mcpsync.auth.issuer.redis_store import RedisIssuerStore
+
+    site = neutral(store=RedisIssuerStore(redis_url, prefix=redis_prefix))
+    client_id, issued = tokens(site)  # type: ignore[arg-type]
+    assert whoami_status(site, issued["access_token"]) == 200  # type: ignore[arg-type]
+    refresh = {"grant_type": "refresh_token", "client_id": client_id}
+    first = requests.post(site.base + "/token", timeout=10,
+                          data={**refresh, "refresh_token": issued["refresh_token"]})
+    assert first.status_code == 200
+    reused = requests.post(site.base + "/token", timeout=10,
+                           data={**refresh, "refresh_token": issued["refresh_token"]})
+    assert reused.json()["error"] == "invalid_grant"
+    assert whoami_status(site, first.json()["access_token"]) == 401  # type: ignore[arg-type]
+    site.store.close()
