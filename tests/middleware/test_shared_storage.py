@@ -265,3 +265,25 @@ def test_a_guard_whose_redis_is_gone_fails_the_request_and_never_runs_the_tool(
     assert seen == []  # refused, not let through unguarded
     logged = [r.exc_info[1] for r in caplog.records if r.exc_info]
     assert any(isinstance(exc, StoreUnavailableError) for exc in logged)
+
+
+def test_a_key_of_your_own_and_a_combined_key_count_apart() -> None:
+    seen: list[str] = []
+    plans = {"free": "free", "paid": "paid"}
+
+    def plan(ctx: HandlerContext, params: dict[str, Any]) -> str:
+        return plans[str(params.get("arguments", {}).get("q", "free"))]
+
+    server = worker([RateLimit("1/minute", key=plan, strategy="fixed-window"),
+                     RateLimit("2/minute", key=("principal", "tool"), name="combined")],
+                    seen)
+    with Client.memory(server) as client:
+        client.call_tool("look", {"q": "free"})
+        with pytest.raises(RateLimitedError):
+            client.call_tool("look", {"q": "free"})  # the "free" count is spent
+        client.call_tool("look", {"q": "paid"})  # "paid" is its own count
+    assert seen == ["free", "paid"]
+    with pytest.raises(ValueError, match="key="):
+        RateLimit("1/minute", key="tenant")
+    with pytest.raises(ValueError, match="strategy="):
+        RateLimit("1/minute", strategy="leaky-bucket")
