@@ -92,3 +92,15 @@ def test_django_refresh_reuse_revokes(django_site: str) -> None:
     assert first.status_code == 200
     assert refresh(token.refresh_token).json()["error"] == "invalid_grant"
     assert refresh(first.json()["refresh_token"]).status_code == 400
+
+
+def test_the_store_contract_on_django(tmp_path: Path) -> None:
+    env = dict(os.environ, OAUTHSITE_URL="http://127.0.0.1:1",
+               OAUTHSITE_DB=str(tmp_path / "contract.sqlite3"),
+               DJANGO_SETTINGS_MODULE="oauthsite.settings",
+               PYTHONPATH=os.pathsep.join([str(SITE), str(ROOT)]))
+    done = subprocess.run([sys.executable, "-m", "tests.auth_server.django_contract"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("PASS ") >= 9, done.stdout
