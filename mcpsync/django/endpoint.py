@@ -41,6 +41,7 @@ Decisions (docs/django.md says the same to users):
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import weakref
@@ -69,26 +70,7 @@ _HOP_BY_HOP: Final = frozenset({"connection", "keep-alive", "transfer-encoding",
 _MAX_OWNERS: Final = 100_000
 
 
-class _Body:
-    """The request body for mcpsync's reader: Django's request stream (bounded by
-    ``Content-Length``), or the body already read, when something read it first."""
-
-    def __init__(self, request: HttpRequest) -> None:
-        import io
-
-        self._read: Callable[..., bytes]
-        if hasattr(request, "_body"):
-            self._read = io.BytesIO(request.body).read
-        else:
-            self._read = request.read
-
-    def read(self, size: int = -1) -> bytes:
-        return self._read(size)
-
-
 def _error_body(message: str) -> bytes:
-    import json
-
     return json.dumps({"jsonrpc": "2.0", "id": None,
                        "error": {"code": -32600, "message": message}}).encode()
 
@@ -153,7 +135,9 @@ class Endpoint:
             forget(call)
             return _refusal(404, "Session not found")
         environ = dict(request.environ)
-        environ["wsgi.input"] = _Body(request)
+        # Read through the request (bounded by Content-Length); Django hands back the body
+        # it already read when a middleware read request.body first.
+        environ["wsgi.input"] = request
         environ["SCRIPT_NAME"] = request.path
         environ["PATH_INFO"] = ""
         captured: list[Any] = []

@@ -25,6 +25,7 @@ mcpsync's app applies).
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import threading
 import weakref
@@ -142,7 +143,10 @@ class MCP:
         _release_session()
         call = ViewCall(request._get_current_object(), user)  # type: ignore[attr-defined]
         environ = dict(request.environ)
-        environ["wsgi.input"] = request.stream
+        # The body as the client sent it, read (and bounded) by mcpsync; or, when a hook
+        # of the app read it first (request.get_json() in a before_request), what it read.
+        cached = getattr(request, "_cached_data", None)
+        environ["wsgi.input"] = io.BytesIO(cached) if cached is not None else request.stream
         environ["SCRIPT_NAME"] = request.script_root + request.path
         environ["PATH_INFO"] = ""
         captured: list[Any] = []

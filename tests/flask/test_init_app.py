@@ -40,6 +40,8 @@ def build(allow_anonymous: bool) -> tuple[Flask, MCP]:
     def find_member() -> None:
         name = request.headers.get("X-Member")
         g.member = Member(name) if name else None
+        if request.headers.get("X-Peek"):
+            g.peeked = request.get_json(silent=True)  # a hook that reads the body first
 
     extension = MCP(server=server, load_user=lambda: g.member,
                     allow_anonymous=allow_anonymous)
@@ -56,6 +58,9 @@ def test_init_app_with_a_user_loader_of_its_own():
             assert {t.name for t in root.list_tools()} == {"whoami", "admin"}
         with Client.http(url, timeout=WAIT, headers={"X-Member": "ann"}) as ann:
             assert {t.name for t in ann.list_tools()} == {"whoami"}
+        with Client.http(url, timeout=WAIT,
+                         headers={"X-Member": "ann", "X-Peek": "1"}) as peeked:
+            assert peeked.call_tool("whoami").text == "ann"
         with (pytest.raises(InvalidRequestError, match="signed-in users only"),
               Client.http(url, timeout=WAIT) as anonymous):
             anonymous.list_tools()

@@ -32,6 +32,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "shop.middleware.HeaderRemoteUserMiddleware",
+    "shop.middleware.PeekBodyMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
 ]
 
