@@ -23,7 +23,8 @@ from .test_example_site import full_flow
 SITE = Path(__file__).resolve().parent / "django_site"
 USERS = ("from django.contrib.auth.models import User; "
          "[User.objects.create_user(n, password='secret', first_name=n.title()) "
-         "for n in ('alice', 'bob')]")
+         "for n in ('alice', 'bob')]; "
+         "User.objects.create_superuser('admin', password='secret')")
 
 
 @pytest.fixture(scope="module")
@@ -104,3 +105,43 @@ def test_the_store_contract_on_django(tmp_path: Path) -> None:
                           check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("PASS ") >= 9, done.stdout
+
+
+def test_the_admin_lists_grants_and_revokes_them(django_site: str) -> None:
+    import re
+
+    oauth = OAuth(redirect_uri=REDIRECT_URI, redirect_handler=Browser("alice"),
+                  client_name="Admin Visible Client")
+    from mcpsync import Client
+
+    with Client.http(django_site + "/mcp", auth=oauth, protocol_version="2026-07-28") as c:
+        c.call_tool("whoami", {})
+    token = oauth.token_for(django_site + "/mcp")
+    assert token is not None
+    admin = requests.Session()
+    login = admin.get(django_site + "/admin/login/", timeout=10)
+    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login.text)
+    assert csrf is not None
+    signed_in = admin.post(django_site + "/admin/login/?next=/admin/", timeout=10,
+                           data={"username": "admin", "password": "secret",
+                                 "csrfmiddlewaretoken": csrf.group(1), "next": "/admin/"})
+    assert signed_in.status_code == 200
+    listing = admin.get(django_site + "/admin/mcpsync_oauth/oauthgrant/", timeout=10)
+    assert listing.status_code == 200
+    rows = re.findall(r'name="_selected_action" value="(\d+)"', listing.text)
+    assert rows, listing.text[:2000]
+    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', listing.text)
+    assert csrf is not None
+    headers = {"Authorization": f"Bearer {token.access_token}",
+               "Content-Type": "application/json"}
+
+    def status() -> int:
+        return requests.post(django_site + "/mcp", headers=headers, data="{}",
+                             timeout=10).status_code
+
+    assert status() != 401
+    done = admin.post(django_site + "/admin/mcpsync_oauth/oauthgrant/", timeout=10,
+                      data={"action": "revoke", "_selected_action": rows,
+                            "csrfmiddlewaretoken": csrf.group(1), "index": "0"})
+    assert done.status_code == 200
+    assert status() == 401
