@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..http.wsgi import McpWsgiApp
-from .users import ViewCall, bind_user, current_call, forget
+from .users import SessionOwners, ViewCall, bind_user, current_call, forget
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -81,6 +81,7 @@ class MCP:
         #: mcpsync's WSGI app serving the route (made by :meth:`init_app`).
         self.wsgi_app: McpWsgiApp | None = None
         self.flask_app: Flask | None = None
+        self._owners = SessionOwners()
         if app is not None:
             self.init_app(app)
 
@@ -140,6 +141,10 @@ class MCP:
             if not _authenticated(user) and not (self.allow_anonymous or auth is not None):
                 return _refusal(403, "Forbidden: this MCP endpoint serves signed-in users "
                                      "only")
+        session_id = request.headers.get("Mcp-Session-Id")
+        if session_id and not self._owners.matches(session_id, user):
+            # As for a session that does not exist: no hint that it does, for someone else.
+            return _refusal(404, "Session not found")
         _release_session()
         call = ViewCall(request._get_current_object(), user)  # type: ignore[attr-defined]
         environ = dict(request.environ)
@@ -165,6 +170,9 @@ class MCP:
         finally:
             current_call.reset(token)
         status, headers = captured
+        created = next((v for k, v in headers if k.lower() == "mcp-session-id"), None)
+        if created and not session_id:
+            self._owners.remember(created, user)
         kept = [(k, v) for k, v in headers if k.lower() not in _HOP_BY_HOP]
         streaming = any(k.lower() == "content-type" and v.startswith("text/event-stream")
                         for k, v in headers)

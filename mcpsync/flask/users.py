@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -74,4 +75,42 @@ def current_request(ctx: HandlerContext) -> Any:
     return found[1]
 
 
-__all__ = ["ViewCall", "acting_as", "bind_user", "current_call", "current_request", "forget"]
+#: Sessions remembered per route with the user that created them (oldest forgotten first).
+MAX_OWNERS = 100_000
+
+
+class SessionOwners:
+    """Which user created each handshake-era session seen through the route, so that
+    another user presenting its ``Mcp-Session-Id`` is answered as for an unknown session.
+    Thread-safe; bounded (``MAX_OWNERS``, the oldest forgotten first)."""
+
+    def __init__(self) -> None:
+        self._owners: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def matches(self, session: str, user: Any) -> bool:
+        """Whether ``user`` may use ``session`` (one created elsewhere, on another worker,
+        or forgotten, is left to mcpsync's own checks)."""
+        with self._lock:
+            if session not in self._owners:
+                return True
+            return bool(self._owners[session] == user_key(user))
+
+    def remember(self, session: str, user: Any) -> None:
+        with self._lock:
+            self._owners[session] = user_key(user)
+            while len(self._owners) > MAX_OWNERS:
+                self._owners.popitem(last=False)
+
+
+def user_key(user: Any) -> Any:
+    """What identifies a user across requests (its id; ``None``: anonymous)."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return None
+    get_id = getattr(user, "get_id", None)  # Flask-Login's
+    return (type(user).__name__, get_id() if callable(get_id) else
+            getattr(user, "id", None) or str(user))
+
+
+__all__ = ["MAX_OWNERS", "SessionOwners", "ViewCall", "acting_as", "bind_user", "current_call",
+           "current_request", "forget", "user_key"]

@@ -135,3 +135,22 @@ def test_csrf_protect_guards_the_apps_forms_not_the_mcp_route(flask_site):
     # ... while MCP POSTs (JSON, no CSRF token) go through.
     with Client.http(flask_site + "/mcp", timeout=WAIT, headers=ALICE) as client:
         assert client.call_tool("whoami").text == "alice"
+
+
+def test_a_session_belongs_to_the_user_that_made_it(flask_site):
+    legacy = {"Content-Type": "application/json",
+              "Accept": "application/json, text/event-stream",
+              "MCP-Protocol-Version": "2025-11-25"}
+    made = requests.post(flask_site + "/mcp", timeout=20, headers={**legacy, **ALICE},
+                         json={"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                               "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                          "clientInfo": {"name": "t", "version": "1"}}})
+    assert made.status_code == 200, made.text
+    session = {"Mcp-Session-Id": made.headers["Mcp-Session-Id"]}
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    taken = requests.post(flask_site + "/mcp", json=listing, timeout=20,
+                          headers={**legacy, "Authorization": "Token bob-token", **session})
+    assert taken.status_code == 404, taken.text
+    own = requests.post(flask_site + "/mcp", json=listing, timeout=20,
+                        headers={**legacy, **ALICE, **session})
+    assert own.status_code == 200, own.text
