@@ -32,13 +32,16 @@ def _hide(tmp_path: Path, *modules: str) -> Path:
 
 def _pytest(args: list[str], *, cwd: Path, pythonpath: list[Path], require: bool
             ) -> subprocess.CompletedProcess[str]:
+    """pytest in a subprocess (without pytest-xdist unless ``args`` ask for workers)."""
     env = {k: v for k, v in os.environ.items()
            if k not in (REQUIRE_ENV, "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
     env["PYTHONPATH"] = os.pathsep.join(str(p) for p in pythonpath)
     if require:
         env[REQUIRE_ENV] = "1"
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p",
-                           "no:xdist", "-q", "-rs", *args], cwd=cwd, env=env,
+    if "-n" not in args:
+        args = ["-p", "no:xdist", *args]
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+                           "-q", "-rs", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=LONG_WAIT)
 
 
@@ -86,10 +89,13 @@ def test_goes_quiet():
 '''
 
 
-@pytest.mark.parametrize("require", [False, True], ids=["local", "ci"])
-def test_in_ci_a_skip_not_on_the_list_fails_the_run_and_is_named(tmp_path, require):
+@pytest.mark.parametrize(("require", "workers"), [(False, 0), (True, 0), (True, 2)],
+                         ids=["local", "ci", "ci-xdist"])
+def test_in_ci_a_skip_not_on_the_list_fails_the_run_and_is_named(tmp_path, require, workers):
+    # With pytest-xdist the skips happen in the workers and the check in the controller.
     (tmp_path / "test_quiet.py").write_text(SKIPPING)
-    done = _pytest(["-p", "tests.skip_policy", "test_quiet.py"], cwd=tmp_path,
+    parallel = ["-n", str(workers)] if workers else []
+    done = _pytest(["-p", "tests.skip_policy", *parallel, "test_quiet.py"], cwd=tmp_path,
                    pythonpath=[ROOT], require=require)
     out = done.stdout + done.stderr
     assert "1 passed, 1 skipped" in out, out
