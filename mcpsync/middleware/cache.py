@@ -133,8 +133,8 @@ class ResponseCache:
             else _RedisEntries(storage, f"{name}:"))
 
     def _cacheable(self, ctx: HandlerContext, params: dict[str, Any]) -> bool:
-        if "inputResponses" in params or "requestState" in params:
-            return False
+        if "inputResponses" in params or "requestState" in params or "task" in params:
+            return False  # a retry with answers, a call run as a task: never the same twice
         method = ctx.method
         if method == "resources/read":
             return self.resources
@@ -183,7 +183,8 @@ class ResponseCache:
 
     def _store(self, ctx: HandlerContext, params: dict[str, Any], who: str,
                result: dict[str, Any]) -> None:
-        if result.get("isError") or result.get("resultType") in ("task", "input_required"):
+        if result.get("isError") or result.get("resultType") in ("task", "input_required") \
+                or "task" in result:
             return
         ttl = self.ttl
         hint = result.get("ttlMs")

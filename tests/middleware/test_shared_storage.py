@@ -287,3 +287,22 @@ def test_a_key_of_your_own_and_a_combined_key_count_apart() -> None:
         RateLimit("1/minute", key="tenant")
     with pytest.raises(ValueError, match="strategy="):
         RateLimit("1/minute", strategy="leaky-bucket")
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_read_only_tool_run_as_a_task_is_never_answered_from_the_cache(version: str) -> None:
+    server = Server("tasks")
+    server.add_middleware(ResponseCache(60))
+    runs: list[int] = []
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True), task="optional")
+    def report() -> int:
+        runs.append(1)
+        return len(runs)
+
+    with Client.memory(server, protocol_version=version) as client:
+        first = client.start_task("report")
+        second = client.start_task("report")
+        assert first.id != second.id  # two tasks, not one task's id twice
+        assert {first.result(timeout=WAIT).structured_content["result"],
+                second.result(timeout=WAIT).structured_content["result"]} == {1, 2}
