@@ -165,3 +165,20 @@ def test_purge_keeps_what_is_live(stores: Pair) -> None:
     a.put_token(refresh_token("live"))
     a.purge(time.time())
     assert a.get_token("live", time.time()) is not None
+    assert a.get_grant("g1") is not None
+
+
+def test_purge_drops_revoked_and_spent_grants(stores: Pair) -> None:
+    a, b = stores
+    old = time.time() - 2 * 24 * 3600
+    a.put_grant(GrantRecord("spent", "cl", "alice", "mcp", "https://s/mcp", old))
+    a.put_grant(GrantRecord("young", "cl", "alice", "mcp", "https://s/mcp", time.time()))
+    a.put_grant(grant("gone"))
+    a.revoke_grant("gone")
+    b.purge(time.time())
+    if isinstance(a, SqlIssuerStore) or type(a).__name__ == "DjangoIssuerStore":
+        assert a.get_grant("spent") is None and a.get_grant("gone") is None
+    # Redis keeps the records until they expire (90 days after the last use); either way a
+    # revoked grant is listed nowhere and a live one stays.
+    listed = [g.grant_id for g in a.grants_of("alice")]
+    assert "gone" not in listed and "young" in listed

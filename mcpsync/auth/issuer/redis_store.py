@@ -42,7 +42,8 @@ from .store import (
     TokenRecord,
 )
 
-#: How long a revoked grant's record is kept (so a reused token finds it revoked).
+#: How long a grant's records are kept after it was made or last refreshed (longer than a
+#: refresh token lives, so a grant in use never loses them; then they expire on their own).
 GRANT_RECORD_SECONDS = 90 * 24 * 3600
 
 _PUT_CLIENT = """
@@ -91,6 +92,10 @@ old.rotated = true
 redis.call('SET', KEYS[1], cjson.encode(old), 'KEEPTTL')
 redis.call('SET', KEYS[2], ARGV[1], 'PXAT', ARGV[2])
 redis.call('SADD', gkey .. ':tokens', ARGV[3])
+-- a grant in use lives on: its records expire GRANT_RECORD_SECONDS after its last use
+redis.call('EXPIRE', gkey, ARGV[6])
+redis.call('EXPIRE', gkey .. ':tokens', ARGV[6])
+redis.call('EXPIRE', KEYS[3] .. 'user:' .. ARGV[5], ARGV[6])
 return {'rotated', grant}
 """
 
@@ -218,8 +223,9 @@ class RedisIssuerStore:
             pipe.set(self._key("grant", grant.grant_id), _grant_json(grant),
                      ex=GRANT_RECORD_SECONDS)
             if not grant.revoked:
-                pipe.zadd(self._key("user", _h(grant.subject)),
-                          {grant.grant_id: grant.created_at})
+                user = self._key("user", _h(grant.subject))
+                pipe.zadd(user, {grant.grant_id: grant.created_at})
+                pipe.expire(user, GRANT_RECORD_SECONDS)
             pipe.execute()
 
     def get_grant(self, grant_id: str) -> GrantRecord | None:
@@ -228,9 +234,13 @@ class RedisIssuerStore:
         return _grant(raw) if raw is not None else None
 
     def grants_of(self, subject: str) -> list[GrantRecord]:
+        user = self._key("user", _h(subject))
         with unavailable(self.redis, "listing a user's OAuth grants"):
-            ids: list[Any] = list(self.redis.zrange(self._key("user", _h(subject)), 0, -1))
+            ids: list[Any] = list(self.redis.zrange(user, 0, -1))
             raws = [self.redis.get(self._key("grant", bytes(gid).decode())) for gid in ids]
+            gone = [gid for gid, raw in zip(ids, raws, strict=True) if raw is None]
+            if gone:  # grants whose records expired: the index forgets them too
+                self.redis.zrem(user, *gone)
         grants = [_grant(raw) for raw in raws if raw is not None]
         return [grant for grant in grants if not grant.revoked]
 
@@ -279,7 +289,7 @@ class RedisIssuerStore:
                 keys=[self._key("token", old_hash), self._key("token", new.token_hash),
                       self.prefix],
                 args=[self._token_json(new), _ms(new.expires_at), new.token_hash, _ms(now),
-                      _h(grant.subject)])
+                      _h(grant.subject), GRANT_RECORD_SECONDS])
         outcome = bytes(found[0]).decode()
         if outcome == "unknown":
             return "unknown", None

@@ -50,6 +50,7 @@ from .consent import (
 from .documents import DocumentError, DocumentPolicy, fetch_metadata_document, is_document_url
 from .keys import KeyRing
 from .store import (
+    GRANT_GRACE,
     ClientRecord,
     CodeRecord,
     GrantRecord,
@@ -67,6 +68,9 @@ __all__ = ["AuthorizationServer", "InvalidTargetError", "IssuerRequest", "Issuer
 
 #: Metadata documents are accepted, fetched with these bounds, unless told otherwise.
 DEFAULT_DOCUMENTS = DocumentPolicy()
+#: The longest a refresh token may live (a store keeps a grant's records 90 days after
+#: its last use).
+MAX_REFRESH_LIFETIME = 90 * 24 * 3600.0
 #: The largest request body read by any endpoint (a registration, a token request).
 MAX_BODY_BYTES = 64 * 1024
 
@@ -515,6 +519,11 @@ class AuthorizationServer:
         key = secret_key.encode() if isinstance(secret_key, str) else bytes(secret_key)
         if len(key) < 32:
             raise ValueError("secret_key must be at least 32 bytes")
+        if not 0 < access_token_lifetime <= GRANT_GRACE:
+            raise ValueError("access_token_lifetime must be positive and at most a day "
+                             "(a stored grant with no token left is dropped after a day)")
+        if not 0 < refresh_token_lifetime <= MAX_REFRESH_LIFETIME:
+            raise ValueError("refresh_token_lifetime must be positive and at most 90 days")
         if key_rotation * 2 <= access_token_lifetime:
             raise ValueError("key_rotation must exceed half the access token lifetime "
                              "(a retired key stays published for two rotations)")

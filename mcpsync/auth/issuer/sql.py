@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .store import (
+    GRANT_GRACE,
     ClientRecord,
     CodeRecord,
     GrantRecord,
@@ -247,3 +248,6 @@ class SqlIssuerStore:
             db.execute("DELETE FROM oauth_tokens WHERE expires_at <= ?", (now,))
             db.execute("DELETE FROM oauth_clients WHERE expires_at IS NOT NULL "
                        "AND expires_at <= ?", (now,))
+            db.execute("DELETE FROM oauth_grants WHERE revoked = 1 OR (created_at <= ? AND "
+                       "grant_id NOT IN (SELECT grant_id FROM oauth_tokens))",
+                       (now - GRANT_GRACE,))

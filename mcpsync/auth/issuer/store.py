@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = [
+    "GRANT_GRACE",
     "ClientRecord",
     "CodeRecord",
     "GrantRecord",
@@ -47,6 +48,11 @@ __all__ = [
 #: Where a client came from: configured by the site, RFC 7591 registration, or a
 #: client ID metadata document fetched by its URL (cached until ``expires_at``).
 ClientSource = Literal["registered", "dynamic", "metadata-document"]
+
+
+#: Seconds a grant with no stored token is kept: longer than any access token lives
+#: (a JWT access token is not stored, yet its grant must outlive it).
+GRANT_GRACE = 24 * 3600.0
 
 
 def secret_hash(secret: str) -> str:
@@ -191,4 +197,6 @@ class IssuerStore(Protocol):
 
     # -- housekeeping -----------------------------------------------------------------
     def purge(self, now: float) -> None:
-        """Drop expired codes, tokens and cached metadata documents."""
+        """Drop expired codes, tokens and cached metadata documents, revoked grants, and
+        grants older than :data:`GRANT_GRACE` seconds with no live token left (every
+        token they gave has expired: nothing can use them again)."""

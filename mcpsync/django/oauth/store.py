@@ -14,6 +14,7 @@ from django.db import transaction  # type: ignore[import-untyped]
 
 from ...auth.issuer.sql import DEFAULT_MAX_CLIENTS
 from ...auth.issuer.store import (
+    GRANT_GRACE,
     ClientRecord,
     CodeRecord,
     GrantRecord,
@@ -177,8 +178,14 @@ class DjangoIssuerStore:
 
     # -- housekeeping -----------------------------------------------------------------
     def purge(self, now: float) -> None:
-        from .models import OAuthClient, OAuthCode, OAuthToken
+        from django.db.models import Q  # type: ignore[import-untyped]
+
+        from .models import OAuthClient, OAuthCode, OAuthGrant, OAuthToken
 
         OAuthCode.objects.filter(expires_at__lte=now).delete()
         OAuthToken.objects.filter(expires_at__lte=now).delete()
         OAuthClient.objects.filter(expires_at__isnull=False, expires_at__lte=now).delete()
+        live = OAuthToken.objects.values("grant_id")
+        OAuthGrant.objects.filter(
+            Q(revoked=True) | (Q(created_at__lte=now - GRANT_GRACE)
+                               & ~Q(grant_id__in=live))).delete()
