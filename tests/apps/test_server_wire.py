@@ -122,6 +122,10 @@ def test_a_mount_prefixes_the_view_and_the_link(version: str) -> None:
         [answer] = bridge.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
             "name": "wx_refresh", "arguments": {"city": "Oslo"}}})
         assert answer["result"]["content"][0]["text"] == "Oslo: refreshed"
+    with Client.memory(parent, protocol_version=version) as plain:
+        assert [t.name for t in plain.list_tools()] == ["wx_forecast", "wx_advise"]
+        with pytest.raises(MCPError, match="Unknown tool"):
+            plain.call_tool("wx_refresh", {"city": "Oslo"})
 
 
 @pytest.mark.parametrize("version", VERSIONS)
