@@ -68,6 +68,9 @@ _HOP_BY_HOP: Final = frozenset({"connection", "keep-alive", "transfer-encoding",
 #: Sessions remembered per endpoint with the user that created them (the oldest is
 #: forgotten past it; mcpsync holds at most ``max_sessions`` sessions anyway).
 _MAX_OWNERS: Final = 100_000
+#: What another user's session id is replaced with: no session is ever named so (ids are
+#: random hex), so mcpsync answers it as an unknown session.
+NOT_A_SESSION: Final = "not-a-session"
 
 
 def _error_body(message: str) -> bytes:
@@ -130,11 +133,11 @@ class Endpoint:
             return user
         call = ViewCall(request, user.value)
         session = request.META.get("HTTP_MCP_SESSION_ID")
-        if session and not self._owner_matches(session, user.value):
-            # As for a session that does not exist: no hint that it does, for someone else.
-            forget(call)
-            return _refusal(404, "Session not found")
         environ = dict(request.environ)
+        if session and not self._owner_matches(session, user.value):
+            # Another user's session is answered by mcpsync exactly as a session that does
+            # not exist (404, its error code, the request's id): no hint that it does.
+            environ["HTTP_MCP_SESSION_ID"] = NOT_A_SESSION
         # Read through the request (bounded by Content-Length); Django hands back the body
         # it already read when a middleware read request.body first.
         environ["wsgi.input"] = request

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..http.wsgi import McpWsgiApp
-from .users import SessionOwners, ViewCall, bind_user, current_call, forget
+from .users import NOT_A_SESSION, SessionOwners, ViewCall, bind_user, current_call, forget
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -142,9 +142,6 @@ class MCP:
                 return _refusal(403, "Forbidden: this MCP endpoint serves signed-in users "
                                      "only")
         session_id = request.headers.get("Mcp-Session-Id")
-        if session_id and not self._owners.matches(session_id, user):
-            # As for a session that does not exist: no hint that it does, for someone else.
-            return _refusal(404, "Session not found")
         _release_session()
         call = ViewCall(request._get_current_object(), user)  # type: ignore[attr-defined]
         environ = dict(request.environ)
@@ -154,6 +151,10 @@ class MCP:
         environ["wsgi.input"] = io.BytesIO(cached) if cached is not None else request.stream
         environ["SCRIPT_NAME"] = request.script_root + request.path
         environ["PATH_INFO"] = ""
+        if session_id and not self._owners.matches(session_id, user):
+            # Another user's session is answered by mcpsync exactly as a session that does
+            # not exist (404, its error code, the request's id): no hint that it does.
+            environ["HTTP_MCP_SESSION_ID"] = NOT_A_SESSION
         captured: list[Any] = []
 
         def start_response(status: str, headers: list[tuple[str, str]],

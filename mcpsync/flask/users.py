@@ -77,6 +77,9 @@ def current_request(ctx: HandlerContext) -> Any:
 
 #: Sessions remembered per route with the user that created them (oldest forgotten first).
 MAX_OWNERS = 100_000
+#: What another user's session id is replaced with: no session is ever named so (ids are
+#: random hex), so mcpsync answers it as an unknown session.
+NOT_A_SESSION = "not-a-session"
 
 
 class SessionOwners:
@@ -112,5 +115,5 @@ def user_key(user: Any) -> Any:
             getattr(user, "id", None) or str(user))
 
 
-__all__ = ["MAX_OWNERS", "SessionOwners", "ViewCall", "acting_as", "bind_user", "current_call",
-           "current_request", "forget", "user_key"]
+__all__ = ["MAX_OWNERS", "NOT_A_SESSION", "SessionOwners", "ViewCall", "acting_as", "bind_user",
+           "current_call", "current_request", "forget", "user_key"]

@@ -105,6 +105,9 @@ def test_a_session_belongs_to_the_user_that_made_it(site):
     taken = requests.post(site + "/mcp", json=listing, timeout=20,
                           headers={**legacy, **TOKEN["bob"], **session})
     assert taken.status_code == 404, taken.text
+    unknown = requests.post(site + "/mcp", json=listing, timeout=20,
+                            headers={**legacy, **TOKEN["bob"], "Mcp-Session-Id": "0" * 32})
+    assert taken.json() == unknown.json()  # another's session looks like no session at all
     own = requests.post(site + "/mcp", json=listing, timeout=20,
                         headers={**legacy, **TOKEN["alice"], **session})
     assert own.status_code == 200, own.text

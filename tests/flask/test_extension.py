@@ -151,6 +151,10 @@ def test_a_session_belongs_to_the_user_that_made_it(flask_site):
     taken = requests.post(flask_site + "/mcp", json=listing, timeout=20,
                           headers={**legacy, "Authorization": "Token bob-token", **session})
     assert taken.status_code == 404, taken.text
+    unknown = requests.post(flask_site + "/mcp", json=listing, timeout=20,
+                            headers={**legacy, "Authorization": "Token bob-token",
+                                     "Mcp-Session-Id": "0" * 32})
+    assert taken.json() == unknown.json()  # another's session looks like no session at all
     own = requests.post(flask_site + "/mcp", json=listing, timeout=20,
                         headers={**legacy, **ALICE, **session})
     assert own.status_code == 200, own.text
