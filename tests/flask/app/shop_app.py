@@ -131,7 +131,8 @@ def release() -> str:
     return "ok"
 
 
-mcp = MCP(app, server)
+# SHOP_ALLOW_ANONYMOUS=1: the variant the official SDK's client (no credentials) calls.
+mcp = MCP(app, server, allow_anonymous=os.environ.get("SHOP_ALLOW_ANONYMOUS") == "1")
 
 
 
