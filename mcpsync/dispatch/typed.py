@@ -254,13 +254,15 @@ class ToolBinding:
     def _plan_output(self, hint: Any, structured: bool | None, builder: SchemaBuilder) -> None:
         self.output_schema: dict[str, Any] | None = None
         self._wrap_result = False
+        #: ``-> str``: a str result is its own proof of the schema (no validation to run).
+        self._str_result = hint is str and structured is not False
         self._structured_allowed = structured is not False
         if hint in (bytes, bytearray, memoryview) and not structured:
             return  # binary content: an image, audio or blob block (see bytes_block)
-        if structured is False or hint in (inspect.Parameter.empty, None, _NONE_TYPE, str):
+        if structured is False or hint in (inspect.Parameter.empty, None, _NONE_TYPE):
             if structured:
                 raise TypeError(f"tool {self.name!r}: structured output needs a return "
-                                f"annotation other than str/None (got {hint!r})")
+                                f"annotation other than None (got {hint!r})")
             return
         if isinstance(hint, type) and issubclass(hint, (CallToolResult, *CONTENT_TYPES)):
             return
@@ -338,8 +340,11 @@ class ToolBinding:
             return tool_failed(self.name, exc, doing="the result cannot be encoded as JSON")
 
     def _encode(self, value: Any) -> dict[str, Any]:
-        if isinstance(value, str) and self.output_schema is None:
-            return {"content": [_text(value)]}
+        if isinstance(value, str):
+            if self.output_schema is None:
+                return {"content": [_text(value)]}
+            if self._str_result:  # wrapped as the official SDK wraps a scalar
+                return {"content": [_text(value)], "structuredContent": {"result": value}}
         if isinstance(value, CallToolResult):
             return to_wire(value)  # type: ignore[no-any-return]
         if isinstance(value, CONTENT_TYPES):

@@ -203,7 +203,12 @@ def test_structured_returns_carry_output_schema():
         "result": {"type": "integer"}}, "required": ["result"]}
     assert bind(count).call(None, None)["structuredContent"] == {"result": 7}
     assert bind(listing).call(None, None)["structuredContent"] == {"result": ["a", "b"]}
-    assert bind(text).output_schema is None
+    # A str is wrapped as the official SDK wraps it; its text block is the string itself.
+    assert bind(text).output_schema == {"type": "object", "properties": {
+        "result": {"type": "string"}}, "required": ["result"]}
+    assert bind(text).call(None, None) == {"content": [{"type": "text", "text": "plain"}],
+                                           "structuredContent": {"result": "plain"}}
+    assert ToolBinding.from_function(text, structured_output=False).output_schema is None
     assert ToolBinding.from_function(count, structured_output=False).output_schema is None
 
 
