@@ -135,3 +135,19 @@ def test_a_tool_of_a_preview_that_has_no_view_is_a_502() -> None:
             PreviewServers(preview_of(c, "secret", {}, timeout=20)) as servers:
         page = requests.get(servers.url, timeout=20)
     assert page.status_code == 502 and "has no view" in page.text
+
+
+def test_a_preview_on_every_interface_is_opened_at_loopback() -> None:
+    """Browsers do not open 0.0.0.0: the page and its sandbox are named 127.0.0.1, and
+    the page's posts (whose Origin is that) are accepted."""
+    with Client.memory(meta_server("<p>view</p>"), timeout=20,
+                       host=HostHandlers(extra_capabilities=host_capabilities())) as c, \
+            PreviewServers(preview_of(c, "show", {"city": "Oslo"}, timeout=20),
+                           "0.0.0.0", 0) as servers:
+        assert servers.url.startswith("http://127.0.0.1:")
+        assert servers.preview.sandbox_origin.startswith("http://127.0.0.1:")
+        token = _token(servers)
+        origin = servers.url.rstrip("/")
+        ping = requests.post(f"{origin}/s/{token}/message", headers={"Origin": origin},
+                             json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=20)
+        assert ping.json() == [{"jsonrpc": "2.0", "id": 1, "result": {}}]

@@ -128,3 +128,18 @@ def test_closing_tears_the_view_down_first(page: Any, strict: PreviewServers) ->
     page.wait_for_function("document.getElementById('status').textContent === 'closed'")
     assert page.locator("#view").count() == 0
     assert page.locator("#log li.from-view", has_text="response host-teardown-1").count() == 1
+
+
+def test_declared_permissions_are_delegated_to_the_view(page: Any) -> None:
+    """Both frames carry the declared permission in ``allow`` (a feature reaches an inner
+    frame only through every frame above it); nothing undeclared is there."""
+    server = meta_server(HAND_VIEW.replace("{evil}", "http://127.0.0.1:9"),
+                         permissions={"geolocation": {}, "clipboardWrite": {}})
+    for servers in _preview(server, "show", {"city": "Oslo"}):
+        page.goto(servers.url)
+        allow = "geolocation; clipboard-write"
+        assert page.locator("#view").get_attribute("allow") == allow
+        inner = page.frame_locator("#view").locator("iframe")
+        expect(inner).to_have_attribute("allow", allow)
+        expect(page.frame_locator("#view").frame_locator("iframe").locator("#result")
+               ).to_have_text("sunny in Oslo")

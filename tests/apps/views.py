@@ -107,7 +107,8 @@ def static_app(files: dict[str, tuple[bytes, str]]) -> Any:
     return app
 
 
-def meta_server(view_html: str, *, csp: dict[str, Any] | None = None) -> Server:
+def meta_server(view_html: str, *, csp: dict[str, Any] | None = None,
+                permissions: dict[str, Any] | None = None) -> Server:
     """A server with views linked by the core ``meta=`` only: ``show`` (model and app,
     its view ``ui://demo/view``), ``refresh`` (app only), ``secret`` (model only) and the
     resource ``ui://demo/data``."""
@@ -128,7 +129,8 @@ def meta_server(view_html: str, *, csp: dict[str, Any] | None = None) -> Server:
 
     @server.resource("ui://demo/view", mime_type=MIME_TYPE)
     def view() -> TextResourceContents:
-        meta = {"ui": {"csp": csp}} if csp is not None else None
+        ui = {k: v for k, v in (("csp", csp), ("permissions", permissions)) if v is not None}
+        meta = {"ui": ui} if ui else None
         return TextResourceContents(uri="ui://demo/view", mime_type=MIME_TYPE,
                                     text=view_html, meta=meta)
 

@@ -129,6 +129,8 @@ iframe {{ border: 0; width: 100%; height: 100%; display: block; }}</style></head
 <body><script>
 "use strict";
 const HOST = {host_origin};
+const FEATURES = {{camera: "camera", microphone: "microphone", geolocation: "geolocation",
+                  clipboardWrite: "clipboard-write"}};
 let inner = null;
 const reserved = m => m && typeof m.method === "string"
   && m.method.startsWith("ui/notifications/sandbox-");
@@ -140,7 +142,10 @@ window.addEventListener("message", (event) => {{
       const p = m.params || {{}};
       inner = document.createElement("iframe");
       inner.setAttribute("sandbox", "allow-scripts");
-      if (typeof p.allow === "string") inner.setAttribute("allow", p.allow);
+      const granted = p.permissions && typeof p.permissions === "object" ? p.permissions : {{}};
+      const allow = Object.keys(FEATURES).filter(k => granted[k] && typeof granted[k] === "object")
+        .map(k => FEATURES[k]).join("; ");
+      if (allow) inner.setAttribute("allow", allow);
       inner.srcdoc = String(p.html || "");
       document.body.append(inner);
     }} else if (!reserved(m) && inner) {{

@@ -55,7 +55,9 @@ class PreviewServers:
         except BaseException:
             self.page.server_close()
             raise
-        shown = f"[{host}]" if ":" in host else host
+        # A wildcard address is no origin a browser can open: the page is this machine's.
+        shown = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "[::1]"}.get(
+            host, f"[{host}]" if ":" in host else host)
         self.url = f"http://{shown}:{self.page.server_port}/"
         preview.bind(f"http://{shown}:{self.page.server_port}",
                      f"http://{shown}:{self.sandbox.server_port}")
