@@ -296,3 +296,26 @@ def test_metadata_document_must_name_itself(
                              "redirect_uris": [REDIRECT_URI]}
     answer = Browser().get(authorize_url(site, url, Pkce.new()))
     assert answer.status_code == 400 and hits == ["/client.json"]
+
+
+def test_a_name_lookup_that_never_answers_is_cut_off_by_the_deadline(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # getaddrinfo takes no timeout; a DNS server that never answers is played by a lookup
+    # that blocks until the test ends.
+    import socket
+
+    release = threading.Event()
+
+    def silent(*args: Any, **kwargs: Any) -> Any:
+        release.wait(30)
+        raise OSError("no answer")
+
+    monkeypatch.setattr(socket, "getaddrinfo", silent)
+    policy = DocumentPolicy(timeout=0.5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(DocumentError, match="took too long"):
+            fetch_metadata_document("https://slow-dns.example/client.json", policy)
+    finally:
+        release.set()
+    assert time.monotonic() - started < 0.5 + slack(2)

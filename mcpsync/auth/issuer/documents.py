@@ -12,9 +12,9 @@ SSRF consideration, and draft-ietf-oauth-client-id-metadata-document §6):
   goes to the checked address, with TLS verifying the host name. A DNS answer that
   changes between check and connect (rebinding) cannot redirect the fetch.
 * **No redirects** are followed (a redirect is a refusal).
-* **One deadline for the whole fetch** (connect, headers, body: a document trickled a
-  byte at a time is cut off), and **a size bound** (the body is read in chunks and
-  abandoned past ``max_bytes``, whatever it declares).
+* **One deadline for the whole fetch** (the name lookup, connect, headers, body: a
+  document trickled a byte at a time is cut off), and **a size bound** (the body is read
+  in chunks and abandoned past ``max_bytes``, whatever it declares).
 * The document must be JSON, its ``client_id`` exactly the URL, with ``redirect_uris``
   and ``client_name``; it is validated like a registration.
 
@@ -29,10 +29,13 @@ import ipaddress
 import json
 import socket
 import ssl
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+from ...threads.pool import PoolFullError, WorkerPool
 
 __all__ = ["DocumentError", "DocumentPolicy", "fetch_metadata_document", "is_document_url"]
 
@@ -91,15 +94,39 @@ def _public(address: str) -> bool:
                                        or ip.is_link_local or ip.is_private)
 
 
+#: Where host names are resolved: ``getaddrinfo`` takes no timeout, so it runs on a thread
+#: of this small pool and the fetch waits for it only until its deadline (the thread ends
+#: the lookup on its own; idle threads retire after 5 s).
+_RESOLVERS = WorkerPool(4, name="mcpsync-cimd-dns", max_backlog=64, idle_timeout=5.0)
+
+
+def _lookup(host: str, port: int, deadline: float) -> list[str]:
+    done = threading.Event()
+    box: list[Any] = []
+
+    def job() -> None:
+        try:
+            box.append([str(info[4][0]) for info in
+                        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)])
+        except (OSError, UnicodeError) as exc:
+            box.append(exc)
+        finally:
+            done.set()
+
+    try:
+        _RESOLVERS.submit(job)
+    except PoolFullError:
+        raise DocumentError("too many client metadata documents are being fetched") from None
+    if not done.wait(max(0.0, deadline - time.monotonic())):
+        raise DocumentError("fetching the client metadata document took too long")
+    if isinstance(box[0], BaseException):
+        raise DocumentError("the client_id URL's host does not resolve")
+    return list(box[0])
+
+
 def _resolve(host: str, port: int, policy: DocumentPolicy, deadline: float) -> str:
     """One address for ``host``, every one of its addresses having been checked."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError):
-        raise DocumentError("the client_id URL's host does not resolve") from None
-    if time.monotonic() > deadline:
-        raise DocumentError("fetching the client metadata document took too long")
-    addresses = [str(info[4][0]) for info in infos]
+    addresses = _lookup(host, port, deadline)
     if not addresses:
         raise DocumentError("the client_id URL's host does not resolve")
     if not policy.allow_private_addresses and not all(_public(a) for a in addresses):
