@@ -9,7 +9,9 @@ machine shares them: one sorted set per key, one member per running call, scored
 its *lease* ends. Taking a slot is one script (drop expired leases, count, add), run on the
 Redis server's clock so machines with skewed clocks agree. A call gives its slot back when
 it ends; a worker killed mid-call cannot, and its slot frees itself when the lease ends
-(``lease`` seconds: make it longer than your longest call).
+(``lease`` seconds). While a call runs, one thread per process and guard
+(``mcpsync-concurrency-leases``, running only while calls hold slots) pushes its lease
+forward every third of a lease, so a long call keeps its slot however long it runs.
 """
 
 from __future__ import annotations
@@ -40,6 +42,17 @@ if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
   redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
   return 1
 end
+return 0
+"""
+#: KEYS[1]: the slots; ARGV: lease (ms), then the members whose lease to push forward
+#: (only those still there: ZADD XX never brings back a slot that was given up).
+_RENEW = """
+local now = redis.call('TIME')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+for i = 2, #ARGV do
+  redis.call('ZADD', KEYS[1], 'XX', ms + tonumber(ARGV[1]), ARGV[i])
+end
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]))
 return 0
 """
 
@@ -73,22 +86,77 @@ class _MemorySlots:
 
 
 class _RedisSlots:
-    """Leased slots in Redis (see the module docstring)."""
+    """Leased slots in Redis (see the module docstring), and the thread that renews the
+    leases of this process's running calls."""
 
     def __init__(self, storage: Any, prefix: str, lease: float) -> None:
         self._redis = redis_client(storage)
         self._prefix = prefix
         self._lease_ms = max(1, int(lease * 1000))
         self._acquire = self._redis.register_script(_ACQUIRE)
+        self._renew = self._redis.register_script(_RENEW)
+        self._lock = threading.Lock()
+        self._held: dict[str, str] = {}  # token -> Redis key, for the calls running here
+        self._renewer: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._wake = threading.Event()  # set when the last call here gave its slot back
 
     def acquire(self, key: str, limit: int) -> str | None:
         token = f"{os.getpid()}:{uuid.uuid4().hex}"
         with reachable("concurrency limit"):
             taken = self._acquire(keys=[self._prefix + key],
                                   args=[limit, self._lease_ms, token])
-        return token if taken else None
+        if not taken:
+            return None
+        with self._lock:
+            self._held[token] = self._prefix + key
+            if self._renewer is None:
+                self._renewer = threading.Thread(target=self._renew_leases,
+                                                 name="mcpsync-concurrency-leases",
+                                                 daemon=True)
+                self._renewer.start()
+        return token
+
+    def _renew_leases(self) -> None:
+        """Every third of a lease, push the lease of each call still running here forward
+        (one script per key), so a live call keeps its slot however long it runs. Ends
+        as soon as no call is running here (the next slot taken starts it again), or on
+        close()."""
+        while True:
+            self._wake.wait(self._lease_ms / 3000)
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            with self._lock:
+                if not self._held:
+                    self._renewer = None
+                    return
+                by_key: dict[str, list[str]] = {}
+                for token, key in self._held.items():
+                    by_key.setdefault(key, []).append(token)
+            for key, tokens in by_key.items():
+                try:
+                    with reachable("concurrency lease"):
+                        self._renew(keys=[key], args=[self._lease_ms, *tokens])
+                except StoreUnavailableError as exc:  # the next round tries again
+                    logger.warning("could not renew concurrency leases: %s", exc)
+        with self._lock:
+            self._renewer = None
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop renewing (the leases then run out) and join the thread."""
+        self._stop.set()
+        self._wake.set()
+        with self._lock:
+            renewer = self._renewer
+        if renewer is not None:
+            renewer.join(timeout)
 
     def release(self, key: str, token: str) -> None:
+        with self._lock:
+            self._held.pop(token, None)
+            if not self._held:
+                self._wake.set()
         try:
             with reachable("concurrency limit"):
                 self._redis.zrem(self._prefix + key, token)
@@ -108,7 +176,8 @@ class ConcurrencyLimit:
     ``"method"``, a tuple, or a function). ``methods``: which requests take a slot
     (default ``tools/call`` only: the calls that run user code for long); ``tools``: only
     these tools. ``storage``: ``"memory://"`` or Redis (a URL or client). ``lease``:
-    seconds a Redis slot outlives a worker that died holding it (default 300).
+    seconds a Redis slot outlives a worker that died holding it (default 300; a live
+    call's lease is renewed).
     ``retry_after``: the wait a refusal suggests (seconds). ``name``: the slots' name in
     Redis.
     """
@@ -143,6 +212,12 @@ class ConcurrencyLimit:
             return next_(ctx, params)
         finally:
             self._slots.release(key, token)
+
+    def close(self) -> None:
+        """Stop renewing this process's Redis leases (they then run out) and join the
+        thread that renews them. Nothing to do in memory."""
+        if isinstance(self._slots, _RedisSlots):
+            self._slots.close()
 
     def running(self, ctx: HandlerContext, params: dict[str, Any]) -> int:
         """How many calls hold a slot of the key ``ctx``/``params`` fall under."""

@@ -6,6 +6,7 @@ worker that died holding a concurrency slot, Redis going away."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -116,6 +117,7 @@ def test_a_slot_held_by_a_worker_that_died_frees_itself_when_its_lease_ends(
     # Another worker took the slot and was killed mid-call: nobody gives it back.
     dead = ConcurrencyLimit(1, key="method", storage=redis_url, name=name, lease=0.5)
     assert dead._slots.acquire("m=tools/call", 1) is not None
+    dead.close()  # its process is gone: nobody renews its lease any more
     with Client.memory(server) as mcp:
         with pytest.raises(RateLimitedError):
             mcp.call_tool("quick")
@@ -131,6 +133,47 @@ def test_a_slot_held_by_a_worker_that_died_frees_itself_when_its_lease_ends(
         wait_until(passes, timeout=WAIT, interval=0.1,
                    message="the dead worker's slot never freed")
     assert ran == ["ran"]
+
+
+def test_a_call_running_past_its_lease_keeps_its_slot(redis_url: str) -> None:
+    name = unique_prefix("renew")
+    lease = 0.6
+    started, release = threading.Event(), threading.Event()
+    guards = [ConcurrencyLimit(1, key="method", storage=redis_url, name=name, lease=lease)
+              for _ in range(2)]
+    servers = []
+    for guard in guards:
+        server = Server("worker")
+        server.add_middleware(guard)
+
+        @server.tool()
+        def hold() -> str:
+            started.set()
+            release.wait(WAIT)
+            return "held"
+
+        servers.append(server)
+    with Client.memory(servers[0]) as a, Client.memory(servers[1]) as b:
+        results: list[str] = []
+        thread = threading.Thread(target=lambda: results.append(
+            a.call_tool("hold").content[0].text), name="test-guards-renew-hold")
+        thread.start()
+        try:
+            assert started.wait(WAIT)
+            began = time.monotonic()
+            # Three leases go by while the call runs; its slot is still taken all along.
+            wait_until(lambda: time.monotonic() - began > 3 * lease, timeout=WAIT,
+                       interval=0.1)
+            with pytest.raises(RateLimitedError):
+                b.call_tool("hold")
+        finally:
+            release.set()
+            thread.join(WAIT)
+        assert results == ["held"]
+    # With no call running, the renewing threads end by themselves (close() not needed).
+    wait_until(lambda: not any(t.name == "mcpsync-concurrency-leases"
+                               for t in threading.enumerate()),
+               timeout=WAIT, message="a lease renewing thread outlived its calls")
 
 
 def test_the_shared_cache_serves_each_principal_its_own_answer(redis_url: str) -> None:
