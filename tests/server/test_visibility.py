@@ -18,70 +18,10 @@ from mcpsync import Client, HandlerContext, MCPError, Server
 from mcpsync.server.visibility import MAX_RULES, has_permission
 from tests.helpers import WAIT
 from tests.http.raw import LEGACY, MODERN, LegacySession, answer_of, post_modern
-from tests.serving import RunningServer
+from tests.server.visibility_server import USERS, build
+from tests.serving import RunningServer, client_over
 
 ERAS = [MODERN, LEGACY]
-
-
-class User:
-    """A framework user as Django and Flask-Login shape it: ``has_perm(codename)``."""
-
-    def __init__(self, name: str, perms: set[str], staff: bool = False) -> None:
-        self.name, self.perms, self.is_staff = name, perms, staff
-
-    def has_perm(self, codename: str) -> bool:
-        return codename in self.perms
-
-
-USERS = {"alice": User("alice", {"shop.issue_refund", "notes.read_secret"}, staff=True),
-         "bob": User("bob", set())}
-
-
-def build(name: str = "shop") -> Server:
-    """A server whose framework adapter (a request scope here: a real one sets
-    ``TransportContext.user`` as the request enters) takes the user from an ``X-User``
-    header over HTTP, else from the client's name."""
-    server = Server(name)
-
-    @server.request_scope
-    def adapter(ctx: HandlerContext) -> Iterator[None]:
-        who = ctx.transport.headers.get("x-user") or (ctx.session.client_info or {}).get("name")
-        ctx.transport.user = USERS.get(str(who))
-        yield
-
-    @server.tool()
-    def public() -> str:
-        return "for everyone"
-
-    @server.tool(permission="shop.issue_refund")
-    def refund(order: int) -> str:
-        return f"refunded {order}"
-
-    @server.tool(permission=lambda ctx: bool(getattr(ctx.user, "is_staff", False)))
-    def staff_report() -> str:
-        return "report"
-
-    @server.tool(tags={"beta"})
-    def beta_feature() -> str:
-        return "beta"
-
-    @server.resource("notes://secret", permission="notes.read_secret")
-    def secret() -> str:
-        return "the secret"
-
-    @server.resource("files://{name}", permission="notes.read_secret")
-    def files(name: str) -> str:
-        return name
-
-    @server.prompt(permission="shop.issue_refund")
-    def refund_letter(order: str) -> str:
-        return f"Dear customer, order {order}"
-
-    @server.completer("refund_letter", "order")
-    def orders(value: str, context: dict[str, str]) -> list[str]:
-        return ["1", "2"]
-
-    return server
 
 
 def _client(server: Server, user: str, version: str, **options: Any) -> Client:
@@ -95,6 +35,27 @@ def _error(call: Callable[[], object]) -> tuple[int, str, Any]:
     with pytest.raises(MCPError) as caught:
         call()
     return caught.value.code, caught.value.message, caught.value.data
+
+
+# -- every transport, both eras --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["memory", "stdio", "http"])
+@pytest.mark.parametrize("version", ERAS)
+def test_on_every_transport_two_users_two_lists_and_no_oracle(kind: str, version: str) -> None:
+    from mcpsync.types import Implementation
+
+    module = "tests.server.visibility_server"
+    server = build()
+    with client_over(kind, server, module, version,
+                     client_info=Implementation("alice", "1")) as alice, client_over(
+            kind, server, module, version, client_info=Implementation("bob", "1")) as bob:
+        assert "refund" in {t.name for t in alice.list_tools()}
+        assert {t.name for t in bob.list_tools()} == {"public", "beta_feature"}
+        denied = _error(lambda: bob.call_tool("refund", {"order": 1}))
+        unknown = _error(lambda: bob.call_tool("refunx", {"order": 1}))
+        assert denied[0] == unknown[0] and denied[1] == "Unknown tool: refund"
+        assert alice.call_tool("refund", {"order": 1}).text == "refunded 1"
 
 
 # -- in memory, both eras ----------------------------------------------------------------------
