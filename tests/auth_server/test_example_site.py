@@ -5,6 +5,7 @@ client calls ``whoami``, refreshes, and revokes; in both eras."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -118,3 +119,57 @@ def test_two_gunicorn_workers_share_the_store(gunicorn_site: str, client_documen
                                        redirect_handler=Browser(user)), user, "2026-07-28")
     full_flow(gunicorn_site, OAuth(redirect_uri=REDIRECT_URI, redirect_handler=Browser("bob"),
                                    client_metadata_url=client_document), "bob", "2026-07-28")
+
+
+def test_two_processes_sharing_the_store_serve_one_flow_in_turns(tmp_path: Path) -> None:
+    """Every step at the other process than the one before: the code issued by A is
+    exchanged at B, the refresh token B issued is rotated at A, its reuse is caught at B,
+    and the revoked grant's access token is refused by A's MCP endpoint."""
+    from .oauth_steps import Pkce, authorize_url, callback, whoami_status
+
+    ports = [free_port(), free_port()]
+    base = f"http://127.0.0.1:{ports[0]}"  # the public URL both serve (a balancer's)
+    store = str(tmp_path / "oauth.db")
+    with contextlib.ExitStack() as stack:
+        urls = [stack.enter_context(serving_process(
+            [sys.executable, "examples/oauth_site.py", "--port", str(port), "--base-url",
+             base, "--store", store], port, cwd=ROOT, env=_env())) for port in ports]
+        a, b = urls
+
+        class At:  # the site as seen through one process
+            def __init__(self, url: str) -> None:
+                self.base = url
+                self.mcp = base + "/mcp"  # the resource both issue tokens for
+
+        registered = requests.post(a + "/register", timeout=10, json={
+            "client_name": "turns", "redirect_uris": [REDIRECT_URI],
+            "application_type": "native", "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"]})
+        client_id = registered.json()["client_id"]
+        pkce = Pkce.new()
+        url = authorize_url(At(b), client_id, pkce)  # type: ignore[arg-type]
+        back = callback(Browser("alice").authorize(url))
+        assert back["iss"] == base
+        issued = requests.post(a + "/token", timeout=10, data={
+            "grant_type": "authorization_code", "code": back["code"], "client_id": client_id,
+            "redirect_uri": REDIRECT_URI, "code_verifier": pkce.verifier,
+            "resource": base + "/mcp"}).json()
+
+
+        class McpAt:
+            def __init__(self, url: str) -> None:
+                self.mcp = url + "/mcp"
+
+        # A token A issued works at B's MCP endpoint (the keys are in the store).
+        assert whoami_status(McpAt(b), issued["access_token"]) == 200  # type: ignore[arg-type]
+        refresh = {"grant_type": "refresh_token", "client_id": client_id}
+        rotated = requests.post(b + "/token", timeout=10,
+                                data={**refresh, "refresh_token": issued["refresh_token"]})
+        assert rotated.status_code == 200
+        again = requests.post(a + "/token", timeout=10,
+                              data={**refresh, "refresh_token": issued["refresh_token"]})
+        assert again.json()["error"] == "invalid_grant"
+        fresh = rotated.json()
+        assert requests.post(b + "/token", timeout=10, data={
+            **refresh, "refresh_token": fresh["refresh_token"]}).status_code == 400
+        assert whoami_status(McpAt(a), fresh["access_token"]) == 401  # type: ignore[arg-type]
