@@ -155,7 +155,6 @@ def test_two_processes_sharing_the_store_serve_one_flow_in_turns(tmp_path: Path)
             "redirect_uri": REDIRECT_URI, "code_verifier": pkce.verifier,
             "resource": base + "/mcp"}).json()
 
-
         class McpAt:
             def __init__(self, url: str) -> None:
                 self.mcp = url + "/mcp"
