@@ -4,6 +4,7 @@ sockets): a JSON-RPC error or a 4xx, never a hang, a 500 or a traceback."""
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +19,7 @@ from mcpsync.apps.host.preview import PreviewServers, preview_of
 from mcpsync.apps.wire import host_capabilities
 from tests.apps import weather
 from tests.apps.views import meta_server
+from tests.helpers import WAIT
 
 URI = "ui://weather/dashboard"
 
@@ -151,3 +153,26 @@ def test_a_preview_on_every_interface_is_opened_at_loopback() -> None:
         ping = requests.post(f"{origin}/s/{token}/message", headers={"Origin": origin},
                              json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=20)
         assert ping.json() == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
+
+
+def test_a_call_given_up_on_is_told_to_the_view_as_cancelled() -> None:
+    server = Server("slow")
+    apps = server.use(Apps())
+    apps.view("ui://slow/v", "<p></p>")
+    release = threading.Event()
+
+    @server.tool(ui="ui://slow/v")
+    def slow() -> str:
+        release.wait(WAIT)
+        return "late"
+
+    try:
+        with Client.memory(server, host=HostHandlers(
+                extra_capabilities=host_capabilities())) as c:
+            [tool] = c.list_tools()
+            bridge = Bridge(c, tool, {}, fetch_view(c, "ui://slow/v"), timeout=0.3)
+            told = bridge.tool_result()
+    finally:
+        release.set()
+    assert told["method"] == "ui/notifications/tool-cancelled"
+    assert "timed out" in told["params"]["reason"]

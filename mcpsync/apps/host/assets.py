@@ -100,7 +100,8 @@ window.addEventListener("message", async (event) => {{
       const [result] = await ask("/result", {{}});
       toView(result);
       showFallback(result.params);
-      status.textContent = "shown";
+      status.textContent = result.method === "ui/notifications/tool-cancelled"
+        ? "cancelled: " + result.params.reason : "shown";
     }}
   }} catch (error) {{
     status.textContent = "error: " + error.message;

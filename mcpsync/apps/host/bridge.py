@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..._version import __version__
 from ...codec import to_wire
-from ...errors import MCPError, MCPSyncError
+from ...errors import MCPError, MCPSyncError, RequestCancelledError
 from ..wire import UI_PROTOCOL_VERSION, app_visible
 from .csp import declared
 
@@ -76,9 +76,10 @@ class Bridge:
 
     def tool_result(self) -> dict[str, Any]:
         """``ui/notifications/tool-result`` of the tool call, run once however many times
-        this is asked (a reload of the page gets the same result). A call the server
-        refused is a result with ``isError`` and the error's message, so the view shows it
-        as it would a tool's own failure."""
+        this is asked. A call the server refused is a result with ``isError`` and the
+        error's message, so the view shows it as it would a tool's own failure; a call
+        given up on (its deadline passed) is ``ui/notifications/tool-cancelled`` with
+        the reason, as the revision requires for a cancelled execution."""
         with self._once:
             future = self._result
             mine = future is None
@@ -86,17 +87,22 @@ class Bridge:
                 future = self._result = Future()
         if mine:
             try:
-                result = to_wire(self.client.call_tool(self.tool.name, self.arguments,
-                                                       timeout=self.timeout))
-            except MCPSyncError as exc:  # refused, timed out, connection lost
+                result = {"jsonrpc": "2.0", "method": "ui/notifications/tool-result",
+                          "params": to_wire(self.client.call_tool(
+                              self.tool.name, self.arguments, timeout=self.timeout))}
+            except RequestCancelledError as exc:  # given up on (its deadline): cancelled
+                result = {"jsonrpc": "2.0", "method": "ui/notifications/tool-cancelled",
+                          "params": {"reason": str(exc)}}
+            except MCPSyncError as exc:  # refused by the server, connection lost
                 text = exc.message if isinstance(exc, MCPError) else str(exc)
-                result = {"content": [{"type": "text", "text": text}], "isError": True}
+                result = {"jsonrpc": "2.0", "method": "ui/notifications/tool-result",
+                          "params": {"content": [{"type": "text", "text": text}],
+                                     "isError": True}}
             except BaseException as exc:
                 future.set_exception(exc)
                 raise
             future.set_result(result)
-        return {"jsonrpc": "2.0", "method": "ui/notifications/tool-result",
-                "params": future.result()}
+        return future.result()
 
     @staticmethod
     def teardown_request(request_id: str | int, reason: str) -> dict[str, Any]:
