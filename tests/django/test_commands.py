@@ -45,6 +45,14 @@ def test_manage_py_mcp_inspect_lists_the_discovered_tools(site_db: Path):
     assert "refund  Refund an order" in as_alice and as_alice.startswith("shop ")
 
 
+def test_mcpsync_server_setting_names_the_projects_server(site_db: Path):
+    listed = json.loads(manage(site_db, "mcp", "inspect", "--json",
+                               SHOPSITE_MCPSYNC_EXTRA='{"SERVER": "shop.own_server:server"}'
+                               ).stdout)
+    assert listed["server"] == {"name": "own-server", "version": "2.0.0"}
+    assert "whoami" in {t["name"] for t in listed["tools"]}  # shop/mcp.py registered there
+
+
 def test_manage_py_check_warns_about_what_would_fail_in_production(site_db: Path):
     clean = manage(site_db, "check")
     assert "mcpsync." not in clean.stdout + clean.stderr
