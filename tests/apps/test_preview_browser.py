@@ -143,3 +143,11 @@ def test_declared_permissions_are_delegated_to_the_view(page: Any) -> None:
         expect(inner).to_have_attribute("allow", allow)
         expect(page.frame_locator("#view").frame_locator("iframe").locator("#result")
                ).to_have_text("sunny in Oslo")
+
+
+def test_leaving_the_page_tells_the_view(page: Any, strict: PreviewServers) -> None:
+    page.goto(strict.url)
+    view = view_of(page)
+    expect(view.locator("#result")).to_have_text("sunny in Oslo")
+    page.evaluate("window.dispatchEvent(new Event('pagehide'))")
+    expect(view.locator("#teardown")).to_have_text("torn down: the page was left")

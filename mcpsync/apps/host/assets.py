@@ -107,6 +107,13 @@ window.addEventListener("message", async (event) => {{
     status.textContent = "error: " + error.message;
   }}
 }});
+// Leaving the page ends the view with it: it is told first (no answer can be awaited).
+window.addEventListener("pagehide", () => {{
+  if (frame.isConnected && frame.contentWindow) {{
+    toView({{jsonrpc: "2.0", id: "host-teardown-unload", method: "ui/resource-teardown",
+            params: {{reason: "the page was left"}}}});
+  }}
+}});
 document.getElementById("close").addEventListener("click", async () => {{
   const id = "host-teardown-" + (++teardownId);
   const answered = new Promise(resolve => waiting.set(id, resolve));
