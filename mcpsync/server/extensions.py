@@ -6,7 +6,10 @@ be another) plugs into a server the way user code does: at :meth:`install
 and wraps the ones it changes (``server.wrap_method``). Three things only the server can
 do for it are asked here, through :class:`Plugged`: its capabilities go into every answer
 that declares them, a mount hides its identifier from a mounted server, and it is closed
-when the server stops. The server never imports an extension: this protocol is the seam.
+when the server stops. An extension whose results have a ``resultType`` of its own (the
+tasks extension's ``"task"``) names it in an optional ``result_types`` attribute: a
+2026-07-28 answer keeps those, and says ``"complete"`` otherwise. The server never
+imports an extension: this protocol is the seam.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ class Extensions:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.installed: tuple[Plugged, ...] = ()
+        #: The ``resultType`` values the extensions in use declared (``result_types``).
+        self.result_types: frozenset[str] = frozenset()
 
     def add(self, extension: Plugged) -> None:
         """Record ``extension``; ``ValueError`` when one of its identifier is in use."""
@@ -49,11 +54,14 @@ class Extensions:
                 raise ValueError(f"an extension {extension.identifier!r} is already in use "
                                  "on this server")
             self.installed = (*self.installed, extension)
+            self.result_types |= frozenset(getattr(extension, "result_types", ()))
 
     def remove(self, extension: Plugged) -> None:
         """Forget ``extension`` (one whose installation failed)."""
         with self._lock:
             self.installed = tuple(e for e in self.installed if e is not extension)
+            self.result_types = frozenset(t for e in self.installed
+                                          for t in getattr(e, "result_types", ()))
 
     @property
     def identifiers(self) -> frozenset[str]:

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from ..dispatch.context import HandlerContext
 from ..dispatch.registry import MethodRegistry, RequestHandlers
+from .extensions import Extensions
 from .handlers import MethodHandler
 
 
@@ -45,6 +46,9 @@ class RequestServer(Protocol):
 
     @property
     def cache_scope(self) -> str: ...
+
+    @property
+    def extensions(self) -> Extensions: ...
 
     def info_for(self, version: str | None) -> dict[str, Any]: ...
 

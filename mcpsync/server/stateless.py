@@ -181,8 +181,9 @@ def serve(session: StatelessHost, inbound: InboundRequest,
         return {"resultType": "input_required", "inputRequests": question.requests,
                 "requestState": state,
                 "_meta": {META_SERVER_INFO: server.info_for(version)}}
-    # A CreateTaskResult (the tasks extension) says "task"; everything else is complete.
-    result["resultType"] = "task" if result.get("resultType") == "task" else "complete"
+    # An extension's own result says its resultType (one it declared); all else is complete.
+    kind = result.get("resultType")
+    result["resultType"] = kind if kind in server.extensions.result_types else "complete"
     result_meta = dict(result.get("_meta") or {})
     result_meta[META_SERVER_INFO] = server.info_for(version)
     result["_meta"] = result_meta

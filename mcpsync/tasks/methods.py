@@ -51,6 +51,8 @@ class Tasks:
     """
 
     identifier = EXTENSION
+    #: A task-augmented call answers a CreateTaskResult, ``resultType: "task"``.
+    result_types = frozenset({"task"})
 
     def __init__(self, store: TaskStore | None = None, *, max_running: int = 64,
                  ttl_ms: int | None = DEFAULT_TTL_MS, poll_interval_ms: int = 500,

@@ -139,3 +139,42 @@ def test_the_task_keywords_belong_to_the_tasks_extension() -> None:
     with Client.memory(core, protocol_version="2025-11-25", timeout=WAIT) as new:
         assert {t.name: t.execution for t in new.list_tools()}["t"] == {
             "taskSupport": "optional"}
+
+
+def test_a_result_type_is_kept_only_when_an_extension_in_use_declared_it() -> None:
+    """2026-07-28: ``resultType`` is "complete" unless an extension declared the value
+    (the tasks extension: "task"); the core knows no extension's result types."""
+    from mcpsync.http import McpWsgiApp
+    from tests.http.raw import answer_of, post_modern
+    from tests.serving import RunningServer
+
+    core = ServerCore("core")
+
+    @core.method_handler("example/odd")
+    def odd(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
+        return {"resultType": "pending"}
+
+    class Pending:
+        identifier = None
+        result_types = frozenset({"pending"})
+
+        def install(self, server: ServerCore) -> None:
+            pass
+
+        def add_capabilities(self, version: str, capabilities: dict[str, Any]) -> None:
+            pass
+
+        def close(self, timeout: float) -> bool:
+            return True
+
+    app = McpWsgiApp(core, path="/mcp")
+    with RunningServer(app, on_stop=app.close) as running:
+        url = running.base + "/mcp"
+        assert answer_of(post_modern(url, "example/odd", {}))["result"]["resultType"] == (
+            "complete")
+        pending = core.use(Pending())
+        assert answer_of(post_modern(url, "example/odd", {}))["result"]["resultType"] == (
+            "pending")
+    core.extensions.remove(pending)
+    assert core.extensions.result_types == frozenset()
+    assert Server("full").extensions.result_types == {"task"}
