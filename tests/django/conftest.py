@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.django.processes import server_process
-from tests.helpers import WAIT
+from tests.helpers import WAIT, require_module
 from tests.serving import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +43,10 @@ def manage(db: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[st
 
 
 def fresh_database(directory: Path) -> Path:
+    """A migrated, seeded database for the site (skips, or fails under CI, when the
+    site's own dependencies are not installed)."""
+    require_module("django")
+    require_module("rest_framework", package="djangorestframework")
     db = directory / "shop.sqlite3"
     manage(db, "migrate", "--run-syncdb", "-v0")
     manage(db, "seed")

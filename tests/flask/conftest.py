@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.django.processes import server_process
-from tests.helpers import WAIT
+from tests.helpers import WAIT, require_module
 from tests.serving import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,6 +36,10 @@ def flask(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def app_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    for module, package in (("flask_login", "flask-login"),
+                            ("flask_sqlalchemy", "flask-sqlalchemy"),
+                            ("flask_wtf", "flask-wtf")):
+        require_module(module, package=package)
     db = tmp_path_factory.mktemp("flaskshop") / "shop.sqlite3"
     flask(db, "seed")
     return db
