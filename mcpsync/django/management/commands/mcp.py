@@ -34,9 +34,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         from ...server_hooks import install
-        from ...site import autodiscover, get_server
+        from ...site import get_server
 
-        autodiscover()
+        # Each app's mcp.py was imported when Django became ready (MCPSYNC["AUTODISCOVER"]).
         server = get_server()
         install(server)
         action = options["action"]
