@@ -4,6 +4,8 @@ template), what the extension refuses at registration, and the host's CSP rules.
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 
 import pytest
 
@@ -11,6 +13,7 @@ from mcpsync import Client, HandlerContext, HostHandlers, Server
 from mcpsync.apps import Apps
 from mcpsync.apps.host import CspError, policy, with_policy
 from mcpsync.apps.wire import host_capabilities
+from tests.serving import ROOT
 
 
 def _read(server: Server, uri: str) -> str:
@@ -92,3 +95,38 @@ def test_the_policy_meta_comes_before_the_content() -> None:
     assert shown.startswith('<!DOCTYPE html><meta http-equiv="Content-Security-Policy" '
                             'content="default-src \'none\'">')
     assert with_policy("<p>x</p>", "a").startswith("<meta ")
+
+
+DJANGO_SCRIPT = """
+import django
+from django.conf import settings
+
+settings.configure(TEMPLATES=[{
+    "BACKEND": "django.template.backends.django.DjangoTemplates",
+    "DIRS": [], "OPTIONS": {"loaders": [("django.template.loaders.locmem.Loader", {
+        "shop/orders_view.html": "<ul>{% for o in orders %}<li>{{ o }}</li>{% endfor %}</ul>",
+    })]},
+}])
+django.setup()
+from django.template.loader import get_template
+
+from mcpsync import Client, Server
+from mcpsync.apps import Apps
+
+server = Server("shop")
+apps = server.use(Apps())
+apps.view("ui://shop/orders", get_template("shop/orders_view.html"),
+          context=lambda ctx: {"orders": ["tea", "<scones>"]})
+with Client.memory(server) as client:
+    print(client.read_resource("ui://shop/orders").contents[0].text)
+"""
+
+
+def test_a_django_project_template_is_rendered_per_read() -> None:
+    """``get_template`` of a configured project (the backend's Template, rendered with a
+    dict), in its own interpreter: Django's settings are per process."""
+    pytest.importorskip("django")
+    done = subprocess.run([sys.executable, "-c", DJANGO_SCRIPT], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "<ul><li>tea</li><li>&lt;scones&gt;</li></ul>"
