@@ -5,6 +5,7 @@ kernel <-> browser channel of an `anywidget <https://anywidget.dev>`_ widget (th
 
     from mcpsync.apps.notebook import call_tool
     call_tool(client, "forecast", {"city": "Oslo"})   # the last line of a cell: shown
+    call_tool(hub, "weather_forecast", {"city": "Oslo"})   # a hub: Client.from_config
 
 The browser side frames the view in ``<iframe sandbox="allow-scripts" srcdoc=...>``: an
 opaque origin, so it reaches neither the notebook's page nor its cookies or storage,
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anywidget
 import traitlets
 
+from ..protocol.prefixes import name_in
 from .host.bridge import Bridge
 from .host.csp import allow_attribute, policy, with_policy
 from .host.view import fetch_view
@@ -154,7 +156,18 @@ def call_tool(client: Client, name: str, arguments: Mapping[str, Any] | None = N
     calls the tool once the view is up and hands it the result) when it has one, else
     the plain result. ``client`` should declare the extension
     (``HostHandlers(extra_capabilities=mcpsync.apps.host_capabilities())``) so the
-    server knows its views are shown."""
+    server knows its views are shown.
+
+    ``client`` may be a hub (``Client.from_config``) and ``name`` a prefixed name
+    (``weather_forecast``): the view is then hosted on that server's own client, so it
+    calls and reads its own server by the names it knows (the revision scopes a view to
+    its server: it reaches no other)."""
+    clients = getattr(client, "clients", None)
+    if isinstance(clients, dict):
+        for prefix, server_client in clients.items():
+            inner = name_in(prefix, name)
+            if inner is not None:
+                return call_tool(server_client, inner, arguments, timeout=timeout)
     tools = client.list_tools(timeout=timeout)
     tool = next((t for t in tools if t.name == name), None)
     uri = view_uri(tool) if tool is not None else None
