@@ -165,7 +165,7 @@ class Apps:
              | None = None,
              csp: Mapping[str, Iterable[str]] | None = None,
              permissions: Iterable[str] | None = None, domain: str | None = None,
-             prefers_border: bool | None = None) -> Any:
+             prefers_border: bool | None = None, **options: Any) -> Any:
         """Declare the view at ``uri`` (``ui://...``). ``html``: its HTML (a string), a
         template (``render(context)``), or a function (called per read, given the
         request's ``HandlerContext`` if it takes a parameter). Without ``html`` this is a
@@ -173,7 +173,9 @@ class Apps:
         "resourceDomains": [...], "frameDomains": [...], "baseUriDomains": [...]}``, the
         origins the view needs (a host allows nothing else). ``permissions``: among
         ``camera``, ``microphone``, ``geolocation``, ``clipboardWrite``. ``domain`` and
-        ``prefers_border``: the revision's dedicated origin and border preference."""
+        ``prefers_border``: the revision's dedicated origin and border preference.
+        ``**options``: the resource keywords of the server's other extensions
+        (``permission=``, ``tags=``: docs/permissions.md)."""
         server = self._server
         if server is None:
             raise RuntimeError("server.use(Apps()) first")
@@ -190,7 +192,8 @@ class Apps:
                                             meta=meta)
 
             server.resource(uri, name=name or uri[len(SCHEME):], title=title,
-                            description=description, mime_type=MIME_TYPE, meta=meta)(read)
+                            description=description, mime_type=MIME_TYPE, meta=meta,
+                            **options)(read)
             return source
 
         if html is None:

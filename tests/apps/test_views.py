@@ -13,6 +13,7 @@ from mcpsync import Client, HandlerContext, HostHandlers, Server
 from mcpsync.apps import Apps
 from mcpsync.apps.host import CspError, policy, with_policy
 from mcpsync.apps.wire import host_capabilities
+from mcpsync.errors import ResourceNotFoundError
 from tests.serving import ROOT
 
 
@@ -130,3 +131,17 @@ def test_a_django_project_template_is_rendered_per_read() -> None:
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "<ul><li>tea</li><li>&lt;scones&gt;</li></ul>"
+
+
+def test_a_view_takes_the_resource_options_of_other_extensions() -> None:
+    """``tags=`` (visibility): a view disabled by tag is unknown, as any resource."""
+    server = Server("s")
+    apps = server.use(Apps())
+    apps.view("ui://s/admin", "<p>admin</p>", tags={"admin"})
+    server.disable(tags={"admin"})
+    with Client.memory(server) as client:
+        assert client.list_resources() == []
+        with pytest.raises(ResourceNotFoundError):
+            client.read_resource("ui://s/admin")
+    with pytest.raises(TypeError, match="colour"):
+        apps.view("ui://s/x", "<p></p>", colour="red")
