@@ -74,6 +74,9 @@ _MAX_KNOWN_TOOLS = 10_000
 #: Methods that read and change nothing: a retry can not do anything twice.
 IDEMPOTENT_METHODS: Final = frozenset({"resources/read", "prompts/get", "completion/complete",
                                        "ping", "server/discover"})
+#: A balancer's answer when the server behind it is down or restarting (the HTTP client
+#: gives the status of an answer that held no JSON-RPC error as ``data.httpStatus``).
+GATEWAY_STATUSES: Final = frozenset({502, 503, 504})
 
 
 def retry_pause(policy: RetryPolicy, attempt: int, error: BaseException) -> float | None:
@@ -82,9 +85,9 @@ def retry_pause(policy: RetryPolicy, attempt: int, error: BaseException) -> floa
     if attempt >= policy.attempts:
         return None
     if isinstance(error, MCPError):
-        if error.code != RATE_LIMITED:
-            return None
         data = error.data if isinstance(error.data, dict) else {}
+        if error.code != RATE_LIMITED and data.get("httpStatus") not in GATEWAY_STATUSES:
+            return None
         floor = data.get("retryAfter")
         floor = float(floor) if isinstance(floor, (int, float)) and floor > 0 else 0.0
     elif isinstance(error, TransportError) and not isinstance(error, MessageTooLargeError):

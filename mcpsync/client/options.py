@@ -60,8 +60,9 @@ class HostHandlers:
 class RetryPolicy:
     """``Client(limits=ClientLimits(retry=RetryPolicy()))``: try an idempotent call again
     when it failed for a reason that may pass: the server's rate or concurrency limit
-    (-32029; its ``retryAfter`` is waited out) or a transport failure (a refused or
-    broken connection, a silent peer: the instance behind a balancer restarting).
+    (-32029; its ``retryAfter`` is waited out), a transport failure (a refused or
+    broken connection, a silent peer) or a balancer's 502, 503 or 504 without a JSON-RPC
+    error in it (the instance behind it restarting).
 
     Idempotent means reads and lists (``resources/read``, ``prompts/get``, every
     ``*/list``, ``completion/complete``, ``ping``) and ``tools/call`` of a tool whose last

@@ -13,7 +13,12 @@ import pytest
 
 from mcpsync import ClientLimits, RateLimitedError, RetryPolicy
 from mcpsync.client.calls import retry_pause
-from mcpsync.errors import ConnectionClosedError, InvalidParamsError, MessageTooLargeError
+from mcpsync.errors import (
+    ConnectionClosedError,
+    InvalidParamsError,
+    MCPError,
+    MessageTooLargeError,
+)
 from tests.middleware.test_guards import TRANSPORTS, VERSIONS, calls, guarded, text
 
 every = pytest.mark.parametrize("version", VERSIONS)
@@ -93,6 +98,47 @@ def test_which_failures_are_retried_and_how_long_the_pauses_are() -> None:
     gone = retry_pause(policy, 1, ConnectionClosedError("refused"))
     assert gone is not None and 0 <= gone <= 0.5
     assert retry_pause(policy, 1, InvalidParamsError("bad")) is None  # will not pass
+    gateway = retry_pause(policy, 1, MCPError("HTTP 503", code=-32000,
+                                              data={"httpStatus": 503}))
+    assert gateway is not None and 0 <= gateway <= 0.5
+    assert retry_pause(policy, 1, MCPError("HTTP 500", code=-32000,
+                                           data={"httpStatus": 500})) is None
     assert retry_pause(policy, 1, MessageTooLargeError("big")) is None
     with pytest.raises(ValueError):
         RetryPolicy(attempts=0)
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_balancers_502_is_retried_for_a_read_and_not_for_a_call(version: str) -> None:
+    from collections.abc import Callable
+    from typing import Any
+
+    from mcpsync import Client
+    from tests.middleware.guarded_server import build
+    from tests.serving import RunningServer
+
+    server = build()
+    app = server.wsgi_app(path="/mcp")
+    down = {"left": 0}
+
+    def balancer(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        """A gateway whose upstream is away for the next ``left`` POSTs."""
+        if environ["REQUEST_METHOD"] == "POST" and down["left"] > 0:
+            down["left"] -= 1
+            start_response("502 Bad Gateway", [("Content-Type", "text/html")])
+            return [b"<html><body>502 Bad Gateway</body></html>"]
+        return app(environ, start_response)
+
+    limits = ClientLimits(retry=RetryPolicy(attempts=3, backoff=0.05))
+    with RunningServer(balancer, on_stop=app.close) as running, \
+            Client.http(running.base + "/mcp", protocol_version=version, limits=limits,
+                        timeout=30) as client:
+        client.list_tools()
+        down["left"] = 2
+        assert client.read_resource("guarded://limited").contents[0].text == "limited read"
+        assert down["left"] == 0  # two 502s, then the answer
+        down["left"] = 1
+        with pytest.raises(MCPError) as failed:
+            client.call_tool("bump")  # may have run behind the gateway: not retried
+        assert failed.value.data == {"httpStatus": 502}
+        assert calls(client)["bump"] == 0

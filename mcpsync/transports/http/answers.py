@@ -91,7 +91,10 @@ class Answers:
             self._fail(request.id, str(error.get("message", f"HTTP {status}")), error["code"],
                        error.get("data"))
             return False
-        self._fail(request.id, redact(f"HTTP {status} from {self._post_url}: {text[:200]}"))
+        # No JSON-RPC error in the body (a gateway's page): the status, for a retry policy
+        # to tell a balancer whose upstream is restarting (502-504) from a refusal.
+        self._fail(request.id, redact(f"HTTP {status} from {self._post_url}: {text[:200]}"),
+                   data={"httpStatus": status})
         return False
 
     def _refused_auth(self, request: Request, response: requests.Response, status: int,
