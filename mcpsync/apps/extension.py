@@ -32,7 +32,16 @@ from ..errors import InvalidParamsError
 from ..protocol.versions import META_CAPABILITIES
 from ..server.component_options import Kind, OptionSpec
 from ..types import TextResourceContents
-from .wire import AUDIENCES, EXTENSION, FLAT_URI_KEY, MIME_TYPE, SCHEME, declares_apps, visibility
+from .wire import (
+    AUDIENCES,
+    EXTENSION,
+    FLAT_URI_KEY,
+    MIME_TYPE,
+    SCHEME,
+    declares_apps,
+    is_origin,
+    visibility,
+)
 
 if TYPE_CHECKING:
     from ..server.server import ServerCore
@@ -97,7 +106,11 @@ def _ui_meta(csp: Mapping[str, Iterable[str]] | None, permissions: Iterable[str]
         unknown = sorted(set(csp) - set(fields))
         if unknown:
             raise ValueError(f"csp keys are {', '.join(fields)}; not {', '.join(unknown)}")
-        ui["csp"] = {k: [str(d) for d in v] for k, v in csp.items()}
+        for field, sources in csp.items():
+            if isinstance(sources, str) or not all(is_origin(d) for d in sources):
+                raise ValueError(f"csp[{field!r}] is a list of origins (scheme://host[:port], "
+                                 f"a *. first label allowed), not {sources!r}")
+        ui["csp"] = {k: list(v) for k, v in csp.items()}
     if permissions:
         known = ("camera", "microphone", "geolocation", "clipboardWrite")
         wanted = list(permissions)

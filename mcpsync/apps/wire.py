@@ -7,6 +7,7 @@ Pure functions on wire dicts and typed items: no threads, no I/O (both sides imp
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -23,6 +24,18 @@ SCHEME: Final = "ui://"
 FLAT_URI_KEY: Final = "ui/resourceUri"
 #: Who may call a tool: the model (it is in the model's tool list) and/or the view.
 AUDIENCES: Final = ("model", "app")
+
+
+#: A source a view may declare in ``_meta.ui.csp``: an http(s)/ws(s) origin, a ``*.``
+#: first label allowed. Both sides check it: the server at registration, the host before
+#: it builds a policy (so a declaration cannot smuggle ``'unsafe-eval'``, ``*`` or ``;``).
+_ORIGIN: Final = re.compile(
+    r"(?:https?|wss?)://(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})(?::[0-9]{1,5})?/?")
+
+
+def is_origin(source: object) -> bool:
+    """Whether ``source`` may be declared in ``_meta.ui.csp`` (``scheme://host[:port]``)."""
+    return isinstance(source, str) and _ORIGIN.fullmatch(source) is not None
 
 
 def _meta_of(item: Any) -> Mapping[str, Any]:
@@ -88,4 +101,4 @@ def host_capabilities() -> dict[str, Any]:
 
 __all__ = ["AUDIENCES", "EXTENSION", "FLAT_URI_KEY", "MIME_TYPE", "SCHEME",
            "UI_PROTOCOL_VERSION", "app_visible", "declares_apps", "host_capabilities",
-           "model_visible", "ui_meta", "view_uri", "visibility"]
+           "is_origin", "model_visible", "ui_meta", "view_uri", "visibility"]

@@ -145,3 +145,11 @@ def test_a_view_takes_the_resource_options_of_other_extensions() -> None:
             client.read_resource("ui://s/admin")
     with pytest.raises(TypeError, match="colour"):
         apps.view("ui://s/x", "<p></p>", colour="red")
+
+
+@pytest.mark.parametrize("sources", ["https://cdn.example", ["*"], ["'unsafe-eval'"],
+                                     ["https://x.example; script-src *"]])
+def test_a_csp_that_is_not_origins_is_refused_at_registration(sources: object) -> None:
+    apps = Server("s").use(Apps())
+    with pytest.raises(ValueError, match="list of origins"):
+        apps.view("ui://s/v", "<p></p>", csp={"resourceDomains": sources})  # type: ignore[dict-item]

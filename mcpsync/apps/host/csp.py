@@ -18,9 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-#: A source a server may declare: an http(s)/ws(s) origin, an optional ``*.`` first label.
-_SOURCE: Final = re.compile(
-    r"(?:https?|wss?)://(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})(?::[0-9]{1,5})?/?")
+from ..wire import is_origin
+
 #: The declared lists and where each goes.
 _FIELDS: Final = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
 #: ``permissions`` key -> Permission Policy feature (the iframe's ``allow``).
@@ -44,10 +43,10 @@ def declared(csp: Any) -> dict[str, list[str]]:
         if not isinstance(given, (list, tuple)):
             raise CspError(f"_meta.ui.csp.{field} must be a list of origins")
         for source in given:
-            if not isinstance(source, str) or not _SOURCE.fullmatch(source):
+            if not is_origin(source):
                 raise CspError(f"_meta.ui.csp.{field}: {source!r} is not an origin "
                                "(scheme://host[:port])")
-            lists[field].append(source.rstrip("/"))
+            lists[field].append(str(source).rstrip("/"))
     return lists
 
 
