@@ -79,9 +79,14 @@ def run(args: argparse.Namespace) -> int:
                 return 1
             arguments = given if given is not None else cli_values.tool_arguments(
                 cli_values.split_words(words), tool.input_schema, args.tool)
-            servers = PreviewServers(preview_of(client, args.tool, arguments,
-                                                timeout=args.timeout),
-                                     args.host, args.port).start()
+            try:
+                servers = PreviewServers(preview_of(client, args.tool, arguments,
+                                                    timeout=args.timeout),
+                                         args.host, args.port).start()
+            except OSError as exc:  # the port is taken, the address is not this machine's
+                print(f"mcpsync: cannot serve the preview on {args.host}:{args.port}: "
+                      f"{exc.strerror or exc}", file=sys.stderr)
+                return 1
             print(f"mcpsync: the view of {args.tool} is at {servers.url} (Ctrl-C stops)",
                   file=sys.stderr, flush=True)
             try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from typing import Any
@@ -41,4 +42,18 @@ def test_preview_of_a_tool_without_a_view_is_an_error(tool: str, said: str) -> N
         text=True, timeout=60)
     assert done.returncode == 1
     assert said in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_preview_on_a_taken_port_says_so() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "mcpsync", "apps", "preview", "tests.apps.demo_server:server",
+             "show", "city=Oslo", "--port", str(port)], cwd=ROOT, env=with_root_on_path(),
+            capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert f"cannot serve the preview on 127.0.0.1:{port}" in done.stderr
     assert "Traceback" not in done.stderr
