@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 import requests
 
+from tests.helpers import require_module
 from tests.serving import ROOT, free_port, serving_process, with_root_on_path
 
-expect = pytest.importorskip("playwright.sync_api").expect
+expect = require_module("playwright.sync_api", package="playwright").expect
 
 
 def test_preview_serves_the_view_of_a_tool(page: Any) -> None:

@@ -12,15 +12,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from mcpsync import Client, HostHandlers
 from mcpsync.apps.host.preview import PreviewServers, preview_of
 from mcpsync.apps.wire import host_capabilities
+from tests.helpers import require_module
 from tests.serving import ROOT
 
-expect = pytest.importorskip("playwright.sync_api").expect
-pytest.importorskip("flask")
+expect = require_module("playwright.sync_api", package="playwright").expect
+require_module("flask")
 
 
 def _block(name: str) -> str:

@@ -17,10 +17,11 @@ from mcpsync import Client, HostHandlers
 from mcpsync.apps.host.preview import PreviewServers, preview_of
 from mcpsync.apps.wire import host_capabilities
 from tests.apps.views import meta_server, static_app
+from tests.helpers import require_module
 from tests.interop import peers
 from tests.serving import RunningServer
 
-expect = pytest.importorskip("playwright.sync_api").expect
+expect = require_module("playwright.sync_api", package="playwright").expect
 
 VIEW = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>interop view</title></head>

@@ -21,7 +21,7 @@ from tests.helpers import require_module
 from tests.serving import RunningServer
 
 require_module("anywidget")
-expect = pytest.importorskip("playwright.sync_api").expect
+expect = require_module("playwright.sync_api", package="playwright").expect
 
 PAGE = """<!DOCTYPE html><html><head><title>notebook stand-in</title></head><body>
 <div id="cell"></div>

@@ -15,9 +15,10 @@ from mcpsync import Client, HostHandlers
 from mcpsync.apps.host.preview import PreviewServers, preview_of
 from mcpsync.apps.wire import host_capabilities
 from tests.apps.views import EVIL_JS, HAND_VIEW, meta_server, static_app
+from tests.helpers import require_module
 from tests.serving import RunningServer
 
-expect = pytest.importorskip("playwright.sync_api").expect
+expect = require_module("playwright.sync_api", package="playwright").expect
 
 
 @pytest.fixture(scope="module")

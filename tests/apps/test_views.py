@@ -14,6 +14,7 @@ from mcpsync.apps import Apps
 from mcpsync.apps.host import CspError, policy, with_policy
 from mcpsync.apps.wire import host_capabilities
 from mcpsync.errors import ResourceNotFoundError
+from tests.helpers import require_module
 from tests.serving import ROOT
 
 
@@ -38,7 +39,7 @@ def test_a_function_view_is_called_per_read_with_the_context() -> None:
 
 
 def test_a_jinja2_template_is_rendered_per_read() -> None:
-    jinja2 = pytest.importorskip("jinja2")
+    jinja2 = require_module("jinja2")
     server = Server("s")
     apps = server.use(Apps())
     template = jinja2.Environment(autoescape=True).from_string(
@@ -48,7 +49,7 @@ def test_a_jinja2_template_is_rendered_per_read() -> None:
 
 
 def test_a_django_template_is_rendered_per_read() -> None:
-    engine = pytest.importorskip("django.template").Engine()
+    engine = require_module("django.template", package="django").Engine()
     server = Server("s")
     apps = server.use(Apps())
     apps.view("ui://s/page", engine.from_string("<h1>{{ title }}</h1>"),
@@ -126,7 +127,7 @@ with Client.memory(server) as client:
 def test_a_django_project_template_is_rendered_per_read() -> None:
     """``get_template`` of a configured project (the backend's Template, rendered with a
     dict), in its own interpreter: Django's settings are per process."""
-    pytest.importorskip("django")
+    require_module("django")
     done = subprocess.run([sys.executable, "-c", DJANGO_SCRIPT], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
