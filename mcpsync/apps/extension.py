@@ -135,7 +135,7 @@ def _renderer(html: Any, context: Any) -> Callable[[HandlerContext], str]:
         def render(ctx: HandlerContext) -> str:
             values = context(ctx) if callable(context) else dict(context or {})
             if type(html).__module__ == "django.template.base":  # the engine's own class
-                from django.template import Context  # type: ignore[import-untyped]
+                from django.template import Context
                 return str(html.render(Context(values)))
             return str(html.render(values))
         return render

@@ -4,7 +4,7 @@ installed app's ``mcp.py`` once the app registry is ready."""
 
 from __future__ import annotations
 
-from django.apps import AppConfig  # type: ignore[import-untyped]
+from django.apps import AppConfig
 
 
 class McpsyncConfig(AppConfig):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core import checks as django_checks  # type: ignore[import-untyped]
+from django.core import checks as django_checks
 
 from . import conf
 
@@ -25,7 +25,7 @@ _COMPRESSING = ("gzip", "compress", "brotli", "zstd", "deflate")
 
 
 def _config(app_configs: Any, **kwargs: Any) -> list[django_checks.CheckMessage]:
-    from django.conf import settings  # type: ignore[import-untyped]
+    from django.conf import settings
 
     messages: list[django_checks.CheckMessage] = []
     unknown = conf.unknown_keys()

@@ -40,7 +40,7 @@ DEFAULTS: Final[dict[str, Any]] = {
 
 def raw() -> dict[str, Any]:
     """The project's ``MCPSYNC`` setting as given (``{}`` when it has none)."""
-    from django.conf import settings  # type: ignore[import-untyped]
+    from django.conf import settings
 
     value = getattr(settings, "MCPSYNC", {})
     return dict(value) if isinstance(value, dict) else {}
@@ -60,7 +60,7 @@ def load(value: Any) -> Any:
     """``value`` itself, or the object a ``"module:attr"``/``"module.attr"`` path names."""
     if not isinstance(value, str):
         return value
-    from django.utils.module_loading import import_string  # type: ignore[import-untyped]
+    from django.utils.module_loading import import_string
 
     return import_string(value.replace(":", "."))
 

@@ -65,7 +65,7 @@ _local = threading.local()
 
 def _watch_thread() -> None:
     """Note this thread's open connections, for closing when the thread ends."""
-    from django.db import connections  # type: ignore[import-untyped]
+    from django.db import connections
 
     holder = getattr(_local, "connections", None)
     if holder is None:

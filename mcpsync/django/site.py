@@ -57,7 +57,7 @@ def autodiscover() -> None:
         if _discovered:
             return
         _discovered = True
-        from django.utils.module_loading import autodiscover_modules  # type: ignore[import-untyped]
+        from django.utils.module_loading import autodiscover_modules
 
         get_server()
         try:

@@ -4,7 +4,7 @@ calling :func:`~mcpsync.django.mcp_endpoint` itself."""
 
 from __future__ import annotations
 
-from django.urls import path  # type: ignore[import-untyped]
+from django.urls import path
 
 from . import conf
 from .endpoint import mcp_endpoint

@@ -26,7 +26,7 @@ __all__ = ["flask_login_url", "flask_login_user", "init_app", "issuer_request",
 def flask_login_user(issuer_request: IssuerRequest) -> IssuerUser | None:
     """Flask-Login's signed-in user: ``get_id()`` is the subject, ``name`` (or
     ``username``) the name shown."""
-    from flask_login import current_user  # type: ignore[import-untyped]
+    from flask_login import current_user
 
     if not current_user or not current_user.is_authenticated:
         return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django.contrib import admin  # type: ignore[import-untyped]
+from django.contrib import admin
 
 from .models import OAuthClient, OAuthGrant
 from .store import DjangoIssuerStore

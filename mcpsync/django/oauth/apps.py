@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from django.apps import AppConfig  # type: ignore[import-untyped]
+from django.apps import AppConfig
 
 
 class OAuthConfig(AppConfig):

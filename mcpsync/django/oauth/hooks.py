@@ -26,8 +26,8 @@ def django_user(request: IssuerRequest) -> IssuerUser | None:
 def django_login_url(request: IssuerRequest, next_url: str) -> str:
     """``settings.LOGIN_URL`` with ``next`` (a path on this site, which Django's
     ``LoginView`` accepts)."""
-    from django.conf import settings  # type: ignore[import-untyped]
-    from django.shortcuts import resolve_url  # type: ignore[import-untyped]
+    from django.conf import settings
+    from django.shortcuts import resolve_url
 
     parts = urlsplit(next_url)
     back = parts.path + (f"?{parts.query}" if parts.query else "")
@@ -37,8 +37,8 @@ def django_login_url(request: IssuerRequest, next_url: str) -> str:
 def django_consent(request: IssuerRequest, view: ConsentView) -> str:
     """The template ``mcpsync/consent.html`` (the site's own when it has one; else the
     one shipped with mcpsync), autoescaped."""
-    from django.template import Context, Template, TemplateDoesNotExist  # type: ignore[import-untyped]
-    from django.template.loader import render_to_string  # type: ignore[import-untyped]
+    from django.template import Context, Template, TemplateDoesNotExist
+    from django.template.loader import render_to_string
 
     try:
         return str(render_to_string("mcpsync/consent.html", {"view": view},

@@ -4,7 +4,7 @@ per record of :mod:`mcpsync.auth.issuer.store`."""
 
 from __future__ import annotations
 
-from django.db import models  # type: ignore[import-untyped]
+from django.db import models
 
 
 class OAuthClient(models.Model):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction  # type: ignore[import-untyped]
+from django.db import transaction
 
 from ...auth.issuer.sql import DEFAULT_MAX_CLIENTS
 from ...auth.issuer.store import (
@@ -178,7 +178,7 @@ class DjangoIssuerStore:
 
     # -- housekeeping -----------------------------------------------------------------
     def purge(self, now: float) -> None:
-        from django.db.models import Q  # type: ignore[import-untyped]
+        from django.db.models import Q
 
         from .models import OAuthClient, OAuthCode, OAuthGrant, OAuthToken
 

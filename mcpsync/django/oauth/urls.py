@@ -45,9 +45,9 @@ def issuer_request(request: Any, issuer: str) -> IssuerRequest:
 def issuer_urls(server: AuthorizationServer) -> list[Any]:
     """URL patterns for ``server``'s endpoints (include them at the site's root: the
     metadata must be at ``/.well-known/...``)."""
-    from django.http import HttpResponse  # type: ignore[import-untyped]
-    from django.urls import path  # type: ignore[import-untyped]
-    from django.views.decorators.csrf import csrf_exempt  # type: ignore[import-untyped]
+    from django.http import HttpResponse
+    from django.urls import path
+    from django.views.decorators.csrf import csrf_exempt
 
     @csrf_exempt  # type: ignore[untyped-decorator]
     def endpoint(request: Any) -> Any:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser  # type: ignore[import-untyped]
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 
 class Command(BaseCommand):
@@ -80,7 +80,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {item[key]}" + (f"  {summary[0]}" if summary else ""))
 
     def _serve(self, host: str, port: int) -> None:
-        from django.core.wsgi import get_wsgi_application  # type: ignore[import-untyped]
+        from django.core.wsgi import get_wsgi_application
 
         from ....http.devserver.server import DevServer
         from ....server.signals import StopSignals
@@ -103,8 +103,8 @@ class Command(BaseCommand):
 def _user(name: str | None) -> Any:
     if name is None:
         return None
-    from django.contrib.auth import get_user_model  # type: ignore[import-untyped]
-    from django.db import connections  # type: ignore[import-untyped]
+    from django.contrib.auth import get_user_model
+    from django.db import connections
 
     model = get_user_model()
     try:
