@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..protocol.ui_meta import model_visible
 from ..types import (
     CallToolResult,
     CreateMessageRequestParams,
@@ -59,9 +60,11 @@ def tool_params(tools: Iterable[Tool]) -> list[dict[str, Any]]:
     """The tools as the Messages API's ``tools`` (name, description, input schema).
 
     A name the API would refuse (``calc.add``: only letters, digits, ``_`` and ``-``, at
-    most 64) is a ``ValueError`` naming it, here rather than as a 400 from the API."""
+    most 64) is a ``ValueError`` naming it, here rather than as a 400 from the API. A tool
+    for an MCP Apps view alone (``_meta.ui.visibility`` without ``"model"``) is left out:
+    the revision forbids offering it to the model."""
     params = []
-    for tool in tools:
+    for tool in filter(model_visible, tools):
         if not _NAME.fullmatch(tool.name):
             raise ValueError(f"the tool name {tool.name!r} is not one the Messages API takes "
                              f"(letters, digits, '_' and '-', at most 64)")

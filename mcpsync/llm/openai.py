@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..protocol.ui_meta import model_visible
 from ..types import CreateMessageRequestParams, CreateMessageResult, ImageContent, TextContent, Tool
 from .calls import (
     DEFAULT_MAX_PARALLEL,
@@ -50,11 +51,13 @@ APIS = ("chat", "responses")
 def tool_params(tools: Iterable[Tool], *, api: str = "chat") -> list[dict[str, Any]]:
     """The tools as function tools: for Chat Completions (``api="chat"``: ``{"type":
     "function", "function": {...}}``) or the Responses API (``api="responses"``: the same
-    fields flat). A name the API would refuse is a ``ValueError`` naming it."""
+    fields flat). A name the API would refuse is a ``ValueError`` naming it. A tool for an
+    MCP Apps view alone (``_meta.ui.visibility`` without ``"model"``) is left out: the
+    revision forbids offering it to the model."""
     if api not in APIS:
         raise ValueError(f"api {api!r} is not one of {APIS}")
     params = []
-    for tool in tools:
+    for tool in filter(model_visible, tools):
         if not _NAME.fullmatch(tool.name):
             raise ValueError(f"the tool name {tool.name!r} is not one the API takes "
                              f"(letters, digits, '_' and '-', at most 64)")
