@@ -37,7 +37,7 @@ from typing import Any, Protocol, TypeVar
 from ..display.notebook import ToolList
 from ..errors import ConnectionClosedError, InvalidParamsError, ResourceNotFoundError
 from ..protocol.deadline import Deadline
-from ..protocol.prefixes import name_in, name_out, uri_in, uri_out
+from ..protocol.prefixes import name_in, name_out, uri_in, uri_out, view_meta_out
 from ..protocol.uritemplate import is_template
 from ..threads.pool import WorkerPool
 from ..types import (
@@ -238,10 +238,13 @@ class Hub:
 
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every server's tools, names prefixed (``calc_add``), as a
-        :class:`~mcpsync.ToolList` (a table in a notebook)."""
+        :class:`~mcpsync.ToolList` (a table in a notebook). The view a tool links to (MCP
+        Apps, ``_meta.ui.resourceUri``) is prefixed as the view's resource is, so the hub
+        reads the URI it lists."""
         found = self._listing("tool", lambda c, t: c.list_tools(timeout=t), timeout,
                               lambda prefix, tool: dataclasses.replace(
-                                  tool, name=name_out(prefix, tool.name)),
+                                  tool, name=name_out(prefix, tool.name),
+                                  meta=view_meta_out(prefix, tool.meta)),
                               lambda tool: tool.name)
         return ToolList(found)
 

@@ -73,15 +73,24 @@ def view_out(prefix: str | None, tool: Any) -> Any:
     ``_meta.ui.resourceUri`` and the flat ``_meta["ui/resourceUri"]``), so that the
     prefixed side reads the view the tool names."""
     meta = tool.get("_meta") if isinstance(tool, dict) else None
+    changed = view_meta_out(prefix, meta)
+    return {**tool, "_meta": changed} if changed is not meta else tool
+
+
+def view_meta_out(prefix: str | None, meta: Any) -> Any:
+    """A tool's ``_meta`` with its view link prefixed (see :func:`view_out`): the one rule
+    for a wire tool (a mount) and a typed one (a hub's ``Tool.meta``). ``meta`` itself
+    when there is nothing to change."""
     if not prefix or not isinstance(meta, dict):
-        return tool
+        return meta
     ui = meta.get("ui")
     changed = dict(meta)
     if isinstance(ui, dict) and isinstance(ui.get("resourceUri"), str):
         changed["ui"] = {**ui, "resourceUri": uri_out(prefix, ui["resourceUri"])}
     if isinstance(meta.get("ui/resourceUri"), str):
         changed["ui/resourceUri"] = uri_out(prefix, meta["ui/resourceUri"])
-    return {**tool, "_meta": changed} if changed != meta else tool
+    return changed if changed != meta else meta
 
 
-__all__ = ["PREFIX", "content_out", "name_in", "name_out", "uri_in", "uri_out", "view_out"]
+__all__ = ["PREFIX", "content_out", "name_in", "name_out", "uri_in", "uri_out", "view_meta_out",
+           "view_out"]
