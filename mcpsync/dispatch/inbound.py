@@ -117,8 +117,8 @@ class TransportContext:
     fields that can change, and only before the handler runs is it meaningful to.
     """
 
-    __slots__ = ("ambient", "auth", "can_receive_requests", "headers", "kind", "remote_addr",
-                 "session_id", "user")
+    __slots__ = ("ambient", "auth", "can_receive_requests", "headers", "kind", "refusal",
+                 "remote_addr", "session_id", "user")
 
     kind: TransportKind
     headers: Headers
@@ -128,6 +128,7 @@ class TransportContext:
     auth: Any
     user: Any
     ambient: Any
+    refusal: Exception | None
 
     def __init__(self, kind: TransportKind, *, headers: Mapping[str, str] | None = None,
                  remote_addr: str | None = None, session_id: str | None = None,
@@ -144,6 +145,11 @@ class TransportContext:
         #: The OpenTelemetry context of the thread the message arrived on (an HTTP server
         #: span, say), kept for the handler's thread when telemetry is recording; else None.
         set_(self, "ambient", None)
+        #: A refusal the transport found but must not answer before the handler knows the
+        #: caller: a 2026-07-28 ``Mcp-Param-*`` header mismatch of a tool the caller may
+        #: not be allowed to see. The tool lookup raises it once the tool is visible to
+        #: the caller, so a hidden tool is answered exactly like an unknown one. Else None.
+        set_(self, "refusal", None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _FIXED:

@@ -95,15 +95,28 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
     """Check and serve one 2026-07-28 request; its answer is JSON or an SSE stream."""
     # The envelope and its headers, checked once, here: a refused request costs no
     # thread and runs no middleware (the stateless server takes the envelope as checked).
+    params = message.params or {}
+    versions = services.server.modern_versions
+    held: MCPError | None = None
     try:
-        envelope = check_envelope(message.method, message.params or {},
-                                  services.server.modern_versions, headers=headers,
+        envelope = check_envelope(message.method, params, versions, headers=headers,
                                   tool_headers=_tool_headers(services, message))
     except MCPError as exc:
-        raise _HttpError(exc.code, exc.message, message.id, exc.data) from None
+        # A tool some callers may not see: its Mcp-Param-* refusal waits for the tool's
+        # lookup, where the caller is known, so a hidden tool answers as an unknown one
+        # (the rest of the envelope is still checked here).
+        if not _gated_tool(services.server, message):
+            raise _HttpError(exc.code, exc.message, message.id, exc.data) from None
+        try:
+            envelope = check_envelope(message.method, params, versions, headers=headers)
+        except MCPError as other:
+            raise _HttpError(other.code, other.message, message.id, other.data) from None
+        held = exc
     stream = ResponseStream(final_id=message.id)
     executor = services.executor()
     transport = transport_context(environ, headers, None)
+    if held is not None:
+        transport.refusal = held
     channel = _RequestChannel(stream, executor, transport)
     accepted: list[Request] = []
     refused: list[Message] = []
@@ -178,6 +191,14 @@ def _tool_headers(services: Services,
     if description is None:
         return None
     return services.header_maps.get(description)
+
+
+def _gated_tool(server: ServerCore, message: Request) -> bool:
+    """Whether ``message`` calls one of the server's own tools while some component is
+    hidden from some caller (the registry's gate is set only then)."""
+    if message.method not in _TOOL_METHODS or server.tools.gate is None:
+        return False
+    return server.tools.get(str((message.params or {}).get("name"))) is not None
 
 
 def _inline_tool(server: ServerCore, message: Request) -> bool:

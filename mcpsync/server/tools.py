@@ -158,6 +158,9 @@ class ToolRegistry:
         if tool is None or (gate is not None and found is None
                             and not gate.allows("tool", name, tool.options, ctx)):
             raise InvalidParamsError(f"Unknown tool: {name}", data={"name": name})
+        refusal = ctx.transport.refusal  # held until the tool is known visible to the caller
+        if refusal is not None:
+            raise refusal
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidParamsError('Invalid params: "arguments" must be an object')
@@ -167,7 +170,7 @@ class ToolRegistry:
             # The client refused a question the tool asked (a bridge that answers every
             # server request -32601, say): that is the tool's failure, reported to the
             # model as one, not an error of tools/call.
-            return tool_failed(name, exc)
+            return tool_failed(name, exc, ctx=ctx)
         if "structuredContent" not in result:
             return result
         version = ctx.session.protocol_version
