@@ -1,5 +1,5 @@
 """What ``mcpsync.django`` puts on a server it serves: the receive middleware that makes
-the Django user ``ctx.user`` (:func:`~mcpsync.django.users.bind_user`) and the request
+the Django user ``ctx.user`` (:func:`~mcpsync.http.embedded.bind_user`) and the request
 scope that handles database connections on handler threads
 (:func:`~mcpsync.django.orm.database_scope`). Once per server, whichever way it is served
 first (the endpoint view, ``manage.py mcp stdio``)."""
@@ -10,8 +10,8 @@ import threading
 import weakref
 from typing import TYPE_CHECKING
 
+from ..http.embedded import install_bind_user
 from .orm import database_scope
-from .users import bind_user
 
 if TYPE_CHECKING:
     from ..server.server import ServerCore
@@ -21,12 +21,12 @@ _lock = threading.Lock()
 
 
 def install(server: ServerCore) -> None:
-    """Put :func:`bind_user` and the database scope on ``server`` (once per server)."""
+    """Put ``bind_user`` and the database scope on ``server`` (once per server)."""
+    install_bind_user(server)
     with _lock:
         if server in _installed:
             return
         _installed.add(server)
-    server.recv_middleware.insert(0, bind_user)
     server.request_scope(database_scope)
 
 

@@ -1,11 +1,13 @@
 """``MCP(app, server, path="/mcp")``: the MCP endpoint as a route of a Flask app.
 
 The route hands the request to mcpsync's WSGI app (:class:`~mcpsync.http.McpWsgiApp`,
-one per extension) on the thread Flask serves it on, so Flask's ``before_request``
-hooks, its session and Flask-Login run first; the user found there (Flask-Login's
-``current_user``, or ``load_user()`` of your own) becomes ``ctx.user`` through a receive
-middleware, as :mod:`mcpsync.django.users` does for Django. The answer is Flask's
-response: JSON as it is, an SSE stream streamed (a generator body).
+one per extension) on the thread Flask serves it on, through
+:class:`mcpsync.http.embedded.EmbeddedEndpoint` (the hand-over the Django adapter shares),
+so Flask's ``before_request`` hooks, its session and Flask-Login run first; the user found
+there (Flask-Login's ``current_user``, or ``load_user()`` of your own) becomes ``ctx.user``
+through a receive middleware. The answer is Flask's response: JSON as it is, an SSE
+stream streamed (a generator body). What stays here is Flask's own: finding the user,
+the body a hook may have read already, the Flask-SQLAlchemy session, the app context.
 
 Handlers that run on mcpsync's handler threads run inside an application context of the
 app (a request scope pushes one): ``current_app``, ``g`` (fresh for each handler) and
@@ -26,14 +28,14 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..http.embedded import EmbeddedEndpoint, Refused
 from ..http.wsgi import McpWsgiApp
-from .users import NOT_A_SESSION, SessionOwners, ViewCall, bind_user, current_call, forget
+from .users import user_key
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -42,20 +44,10 @@ if TYPE_CHECKING:
     from ..server.server import ServerCore
 
 
-def _refusal(status: int, message: str) -> Any:
+def _refusal(refused: Refused) -> Any:
     from flask import Response
 
-    return Response(json.dumps({"jsonrpc": "2.0", "id": None,
-                                "error": {"code": -32600, "message": message}}),
-                    status=status, mimetype="application/json")
-
-
-def _authenticated(user: Any) -> bool:
-    return user is not None and bool(getattr(user, "is_authenticated", False))
-
-
-_HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "upgrade",
-                         "proxy-connection", "te", "trailer"})
+    return Response(refused.body, status=refused.status, mimetype="application/json")
 
 
 class MCP:
@@ -78,12 +70,16 @@ class MCP:
         self.allow_anonymous = allow_anonymous
         self.token_user = token_user
         self.options = options
-        #: mcpsync's WSGI app serving the route (made by :meth:`init_app`).
-        self.wsgi_app: McpWsgiApp | None = None
+        #: The hand-over to mcpsync's app (made by :meth:`init_app`).
+        self.embedded: EmbeddedEndpoint | None = None
         self.flask_app: Flask | None = None
-        self._owners = SessionOwners()
         if app is not None:
             self.init_app(app)
+
+    @property
+    def wsgi_app(self) -> McpWsgiApp | None:
+        """mcpsync's WSGI app serving the route (made by :meth:`init_app`)."""
+        return self.embedded.app if self.embedded is not None else None
 
     def init_app(self, app: Flask, server: ServerCore | None = None) -> None:
         """Add the route, the ``flask mcp`` commands and the handler scope to ``app``."""
@@ -92,7 +88,9 @@ class MCP:
         if self.server is None:
             raise TypeError("MCP needs the server to serve: MCP(app, server)")
         self.flask_app = app
-        self.wsgi_app = McpWsgiApp(self.server, **{**self.options, "path": None})
+        self.embedded = EmbeddedEndpoint(
+            McpWsgiApp(self.server, **{**self.options, "path": None}), user_key=user_key,
+            allow_anonymous=self.allow_anonymous, token_user=self.token_user)
         app.extensions["mcpsync"] = self
         view = self._view
         app.add_url_rule(self.path, endpoint="mcpsync", view_func=view,
@@ -108,8 +106,8 @@ class MCP:
 
     def close(self) -> None:
         """Stop the handler threads and end the sessions (and run the server's shutdown)."""
-        if self.wsgi_app is not None:
-            self.wsgi_app.close()
+        if self.embedded is not None:
+            self.embedded.app.close()
 
     def _user(self) -> Any:
         if self.load_user is not None:
@@ -118,74 +116,29 @@ class MCP:
 
         if getattr(current_app, "login_manager", None) is None:
             return None
-        from flask_login import current_user  # type: ignore[import-untyped]
+        from flask_login import current_user
 
         return current_user._get_current_object()
 
     def _view(self) -> Any:
         from flask import Response, request
 
-        assert self.wsgi_app is not None
-        user = self._user()
-        if not _authenticated(user):
-            auth = self.wsgi_app.auth
-            if auth is not None and self.token_user is not None:
-                from ..auth.server.resource import Refusal
-
-                verdict = auth.authenticate(request.headers.get("Authorization"))
-                if not isinstance(verdict, Refusal):
-                    user = self.token_user(verdict)
-                    if not _authenticated(user):
-                        return _refusal(403, "Forbidden: this access token stands for no "
-                                             "user of this site")
-            if not _authenticated(user) and not (self.allow_anonymous or auth is not None):
-                return _refusal(403, "Forbidden: this MCP endpoint serves signed-in users "
-                                     "only")
-        session_id = request.headers.get("Mcp-Session-Id")
+        assert self.embedded is not None
+        user = self.embedded.admit(self._user(), request.headers.get("Authorization"))
+        if isinstance(user, Refused):
+            return _refusal(user)
         _release_session()
-        call = ViewCall(request._get_current_object(), user)  # type: ignore[attr-defined]
-        environ = dict(request.environ)
         # The body as the client sent it, read (and bounded) by mcpsync; or, when a hook
         # of the app read it first (request.get_json() in a before_request), what it read.
         cached = getattr(request, "_cached_data", None)
-        environ["wsgi.input"] = io.BytesIO(cached) if cached is not None else request.stream
-        environ["SCRIPT_NAME"] = request.script_root + request.path
-        environ["PATH_INFO"] = ""
-        if session_id and not self._owners.matches(session_id, user):
-            # Another user's session is answered by mcpsync exactly as a session that does
-            # not exist (404, its error code, the request's id): no hint that it does.
-            environ["HTTP_MCP_SESSION_ID"] = NOT_A_SESSION
-        captured: list[Any] = []
-
-        def start_response(status: str, headers: list[tuple[str, str]],
-                           exc_info: Any = None) -> Callable[[bytes], object]:
-            captured[:] = [status, headers]
-            return lambda data: None
-
-        token = current_call.set(call)
-        try:
-            body = self.wsgi_app(environ, start_response)
-        except BaseException:
-            forget(call)
-            raise
-        finally:
-            current_call.reset(token)
-        status, headers = captured
-        created = next((v for k, v in headers if k.lower() == "mcp-session-id"), None)
-        if created and not session_id:
-            self._owners.remember(created, user)
-        kept = [(k, v) for k, v in headers if k.lower() not in _HOP_BY_HOP]
-        streaming = any(k.lower() == "content-type" and v.startswith("text/event-stream")
-                        for k, v in headers)
-        if streaming:
-            return Response(_streamed(body, call), status=status, headers=kept,
+        answer = self.embedded.call(
+            request.environ, request=request._get_current_object(),  # type: ignore[attr-defined]
+            user=user, body=io.BytesIO(cached) if cached is not None else request.stream,
+            script_name=request.script_root + request.path)
+        if answer.stream is not None:
+            return Response(answer.stream, status=answer.status, headers=answer.headers,
                             direct_passthrough=True)
-        try:
-            data = b"".join(body)
-        finally:
-            _close(body)
-            forget(call)
-        return Response(data, status=status, headers=kept)
+        return Response(answer.data, status=answer.status, headers=answer.headers)
 
 
 def _release_session() -> None:
@@ -204,31 +157,17 @@ def _release_session() -> None:
         session.close()
 
 
-def _close(body: Iterable[bytes]) -> None:
-    close = getattr(body, "close", None)
-    if close is not None:
-        close()
-
-
-def _streamed(body: Iterable[bytes], call: ViewCall) -> Iterator[bytes]:
-    try:
-        yield from body
-    finally:
-        _close(body)
-        forget(call)
-
-
 _installed: weakref.WeakSet[ServerCore] = weakref.WeakSet()
 _installed_lock = threading.Lock()
 
 
 def _install(server: ServerCore, app: Flask) -> None:
-    """The receive middleware and the app-context scope, once per server."""
+    """The app-context scope, once per server (``bind_user``, the receive middleware
+    that makes the route's user ``ctx.user``, is put there by the embedded endpoint)."""
     with _installed_lock:
         if server in _installed:
             return
         _installed.add(server)
-    server.recv_middleware.insert(0, bind_user)
     app_ref = weakref.ref(app)
 
     @contextlib.contextmanager
