@@ -28,7 +28,8 @@ Every error mcpsync raises derives from :class:`MCPSyncError`::
     │   └── RequestTimeoutError   our own deadline expired (also a TimeoutError)
     ├── ContextClosedError        a HandlerContext was used after its request ended
     ├── UnencodableMessageError   a message we were to send is not JSON (nothing was sent)
-    └── ProtocolStateError        a call that the negotiated session does not allow
+    ├── ProtocolStateError        a call that the negotiated session does not allow
+    └── ToolError                 raised by a tool on purpose: its text is the model's to read
 
 ``MCPError`` means *the peer said so*; ``TransportError`` means *we could not hear it*. A
 local failure (a refused or broken connection, a silent peer, an answer too large or too
@@ -436,3 +437,13 @@ class ContextClosedError(MCPSyncError, RuntimeError):
 
 class ProtocolStateError(MCPSyncError, RuntimeError):
     """The call is not allowed in the session's current state or negotiated capabilities."""
+
+
+class ToolError(MCPSyncError):
+    """Raise from a tool to fail it with this message: the client (the model) reads the
+    text as it is, in an ``isError`` result.
+
+    Why a class of its own: any other exception a tool lets escape is a bug, whose text may
+    hold what the server must not tell (a path, a query, a credential), so it is logged
+    with its traceback and answered with a generic message (docs/server.md, "Errors").
+    """

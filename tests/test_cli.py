@@ -270,7 +270,7 @@ def test_a_task_store_that_can_not_be_used_is_a_usage_error(project, command, wh
 # -- HTTP targets, output, help ------------------------------------------------------------
 
 CHATTY = """\
-from mcpsync import HandlerContext, Server
+from mcpsync import HandlerContext, Server, ToolError
 
 server = Server("chatty")
 
@@ -298,7 +298,7 @@ def sneaky() -> str:
 
 @server.tool()
 def fails() -> str:
-    raise ValueError("it broke")
+    raise ToolError("it broke")
 """
 
 

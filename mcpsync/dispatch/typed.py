@@ -318,11 +318,11 @@ class ToolBinding:
         except RequestTimeoutError as exc:
             # A reverse call (ctx.sample, ...) ran out of time: the tool call itself was not
             # cancelled and must still be answered (before MCPError: it is one).
-            return tool_failed(self.name, exc)
+            return tool_failed(self.name, exc, ctx=ctx)
         except (MCPError, RequestCancelledError):
             raise
         except Exception as exc:  # the tool's failure, mapped and logged in one place
-            return tool_failed(self.name, exc)
+            return tool_failed(self.name, exc, ctx=ctx)
         if isinstance(value, str) and self.output_schema is None:
             return {"content": [{"type": "text", "text": value}]}  # _encode's first case
         return self.encode(value)

@@ -1,29 +1,53 @@
-"""A tool's failure as the ``CallToolResult`` a model reads: the one mapping.
+"""A handler's failure as the answer a client reads: the one mapping.
 
 A tool that fails is answered with an ``isError`` result, not a JSON-RPC error, so the
 model can read what went wrong and try again (the spec's "tool execution errors"). Every
 place that makes a tool's result and meets a failure comes here: the typed binding (an
-exception from the tool, a result JSON cannot hold, a result its output schema refuses),
-the registry (the client refused a question the tool asked), the tasks extension (a
-deferred continuation that raised) and the encoder (an answer that cannot be written).
-So the policy is changed in :func:`tool_failed`, and nowhere else.
+exception from the tool, a result JSON cannot hold), the registry (the client refused a
+question the tool asked), the tasks extension (a deferred continuation that raised). A
+resource or prompt handler's exception comes to :func:`handler_failed`, which applies the
+same policy to a JSON-RPC error (-32603, the spec's code for an internal error). So the
+policy is changed here, and nowhere else.
 
-The policy, as the official SDKs apply it: the exception's text goes to the model
-(``Error executing tool NAME: <exception>``), so a tool reports a failure by raising.
-What the peer caused (the client refused a question, or did not answer it in time) is
-logged at INFO without a traceback; any other exception once, at ERROR, with its
-traceback, here and only here (the callers do not log it again). ``MCPError`` and
-cancellation never come here: they are the request's outcome, not the tool's.
+The policy: an exception's text reaches the wire only when it was written for the client.
+That is a :class:`~mcpsync.errors.ToolError` (raised by a tool on purpose), mcpsync's own
+account of the client (it refused a question, did not answer it in time, or its session
+does not allow what the tool asked) or of a message to it that JSON cannot hold, and the
+binding's argument errors (made by the binding, not here). Any other exception is a bug
+whose text may hold what must not leave the server (a path, a query, a key): the client
+reads "an internal error occurred" with the request id, and the log has the exception and
+its traceback under the same id, once, here (the callers do not log it again). The
+server's ``ProtocolOptions(expose_tool_errors=True)`` puts the text on the wire, for
+development. ``MCPError`` and cancellation never come here: they are the request's
+outcome, not the handler's.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Protocol
 
-from ..errors import PeerRequestError, RequestTimeoutError
+from ..errors import (
+    InternalError,
+    PeerRequestError,
+    ProtocolStateError,
+    RequestTimeoutError,
+    ToolError,
+    UnencodableMessageError,
+)
 
 logger = logging.getLogger("mcpsync.tools")
+
+
+class CallFacts(Protocol):
+    """What is read of the request's context (a ``HandlerContext``): its id, for the log
+    line and the message, and its server, for ``expose_tool_errors``."""
+
+    @property
+    def request_id(self) -> Any: ...
+
+    @property
+    def server(self) -> Any: ...
 
 
 def tool_error(text: str) -> dict[str, Any]:
@@ -31,26 +55,71 @@ def tool_error(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
-def tool_failed(tool: str | None, exc: BaseException, *, doing: str | None = None
-                ) -> dict[str, Any]:
+def _facts(ctx: CallFacts | None) -> tuple[Any, bool]:
+    """The request id (``None``: not known) and whether the server exposes details."""
+    if ctx is None:
+        return None, False
+    try:
+        server = ctx.server
+    except RuntimeError:  # a context no mcpsync Server serves: the safe default
+        server = None
+    return ctx.request_id, getattr(server, "expose_tool_errors", False) is True
+
+
+def _masked(request_id: Any) -> str:
+    where = f" (request {request_id!r})" if request_id is not None else ""
+    return f"an internal error occurred{where}"
+
+
+def tool_failed(tool: str | None, exc: BaseException, *, doing: str | None = None,
+                ctx: CallFacts | None = None) -> dict[str, Any]:
     """The result of the tool ``tool`` that failed with ``exc`` (``doing``: what failed,
     when it was not running the tool, e.g. "the result cannot be encoded as JSON"),
-    logged once. ``tool`` None: an answer whose tool is not known here any more."""
+    logged once. ``tool`` None: an answer whose tool is not known here any more. ``ctx``:
+    the request's context (its id, its server's ``expose_tool_errors``)."""
+    request_id, expose = _facts(ctx)
     if isinstance(exc, PeerRequestError):
         detail = (f"the client answered {exc.method} with error {exc.peer_code}: "
                   f"{exc.peer_message}")
         logger.info("tool %s: %s", tool, detail)
-    elif isinstance(exc, RequestTimeoutError):
+    elif isinstance(exc, (RequestTimeoutError, ProtocolStateError)):
+        # The client did not answer in time, or its session does not allow what the tool
+        # asked of it (a capability it did not declare): mcpsync's words, about the client.
         detail = str(exc)
         logger.info("tool %s: %s", tool, detail)
-    else:
+    elif isinstance(exc, ToolError):
         detail = str(exc)
-        logger.error("tool %s failed%s", tool, f" ({doing})" if doing else "",
-                     exc_info=(type(exc), exc, exc.__traceback__))
-    if doing:
-        detail = f"{doing}: {detail}"
-    return tool_error(f"Error executing tool {tool}: {detail}" if tool is not None
-                      else f"Error: {detail}")
+        logger.info("tool %s (request %r) reported: %s", tool, request_id, detail)
+    elif isinstance(exc, UnencodableMessageError):
+        # mcpsync's account of a message the tool sent this client (a log, a progress
+        # note) that JSON cannot hold: what it quotes was bound for this client anyway.
+        detail = str(exc)
+        logger.warning("tool %s (request %r): %s", tool, request_id, detail)
+    else:
+        logger.error("tool %s failed%s (request %r)", tool, f" ({doing})" if doing else "",
+                     request_id, exc_info=(type(exc), exc, exc.__traceback__))
+        if not expose:  # what mcpsync says it was doing is safe; the exception's text not
+            return tool_error(_text(tool, doing or _masked(request_id)))
+        detail = str(exc)
+    return tool_error(_text(tool, f"{doing}: {detail}" if doing else detail))
 
 
-__all__ = ["tool_error", "tool_failed"]
+def _text(tool: str | None, detail: str) -> str:
+    return f"Error executing tool {tool}: {detail}" if tool is not None else f"Error: {detail}"
+
+
+def handler_failed(what: str, exc: Exception, ctx: CallFacts | None = None) -> InternalError:
+    """The -32603 error a resource or prompt handler's exception is answered with (``what``:
+    e.g. "resource config://app"), logged once with its traceback: the text only for a
+    :class:`~mcpsync.errors.ToolError` or when the server exposes details."""
+    request_id, expose = _facts(ctx)
+    if isinstance(exc, ToolError):
+        logger.info("%s (request %r) reported: %s", what, request_id, exc)
+        return InternalError(f"Error in {what}: {exc}")
+    logger.error("%s failed (request %r)", what, request_id,
+                 exc_info=(type(exc), exc, exc.__traceback__))
+    detail = str(exc) if expose else _masked(request_id)
+    return InternalError(f"Error in {what}: {detail}")
+
+
+__all__ = ["CallFacts", "handler_failed", "tool_error", "tool_failed"]

@@ -55,7 +55,10 @@ class ProtocolOptions:
     (``"resources"``, ``"prompts"``, ``"completions"``) declared before anything of the
     kind is registered. ``cache_ttl_ms`` and ``cache_scope``: the caching hints put on
     cacheable 2026-07-28 results (``ttlMs``; ``cacheScope``, ``"public"`` or
-    ``"private"``).
+    ``"private"``). ``expose_tool_errors``: answer a tool's (or a resource's, a
+    prompt's) unexpected exception with its text, for development only; by default the
+    client reads a generic message and only the server's log has the exception
+    (docs/server.md, "Errors").
     """
 
     legacy_versions: tuple[str, ...] = LEGACY_VERSIONS
@@ -63,6 +66,7 @@ class ProtocolOptions:
     declare: tuple[str, ...] = ()
     cache_ttl_ms: int = 0
     cache_scope: str = "public"
+    expose_tool_errors: bool = False
 
 
 @dataclass(frozen=True)

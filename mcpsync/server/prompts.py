@@ -13,7 +13,8 @@ from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.simple import StringBinding
 from ..dispatch.typed import run_coroutine
-from ..errors import InvalidParamsError
+from ..errors import InvalidParamsError, MCPError, RequestCancelledError
+from ..protocol.tool_outcome import handler_failed
 from ..types import Icon
 from ..types.content import CONTENT_TYPES
 from ..types.prompts import GetPromptResult, PromptMessage
@@ -143,8 +144,12 @@ class PromptRegistry:
         if not isinstance(arguments, dict) or not all(
                 isinstance(v, str) for v in arguments.values()):
             raise InvalidParamsError('Invalid params: "arguments" must map names to strings')
-        value = prompt.binding.call(arguments, ctx)
-        result = to_prompt_result(value)
+        try:
+            result = to_prompt_result(prompt.binding.call(arguments, ctx))
+        except (MCPError, RequestCancelledError):
+            raise
+        except Exception as exc:  # the prompt function's failure: one policy (tool_outcome)
+            raise handler_failed(f"prompt {name}", exc, ctx) from None
         if "description" not in result and prompt.description.get("description"):
             result["description"] = prompt.description["description"]
         return result

@@ -14,7 +14,8 @@ from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.schema import to_json_value
 from ..dispatch.simple import StringBinding
-from ..errors import InvalidParamsError, MCPError, ResourceNotFoundError
+from ..errors import InvalidParamsError, MCPError, RequestCancelledError, ResourceNotFoundError
+from ..protocol.tool_outcome import handler_failed
 from ..protocol.uritemplate import UriTemplate, is_template
 from ..protocol.versions import LATEST_LEGACY, features
 from ..types import Icon
@@ -198,6 +199,10 @@ class ResourceRegistry:
             return self.read_uri(uri, ctx)
         except ResourceNotFoundError as exc:
             raise MCPError(exc.message, data=exc.data or {"uri": uri}, code=not_found) from None
+        except (MCPError, RequestCancelledError):
+            raise
+        except Exception as exc:  # the read function's failure: one policy (tool_outcome)
+            raise handler_failed(f"resource {uri}", exc, ctx) from None
 
     def read_uri(self, uri: str, ctx: HandlerContext) -> dict[str, Any]:
         """The ``resources/read`` result of ``uri``, read with ``ctx`` (also what

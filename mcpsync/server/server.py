@@ -153,6 +153,8 @@ class ServerCore(ServerDefinition):
         #: Caching hints on cacheable 2026-07-28 results (``ttlMs``, ``cacheScope``).
         self.cache_ttl_ms = protocol.cache_ttl_ms
         self.cache_scope = protocol.cache_scope
+        #: Unexpected handler exceptions answered with their text (development only).
+        self.expose_tool_errors = protocol.expose_tool_errors
         #: The HMAC key of MRTR ``requestState``: share it across processes that serve the
         #: same clients (from configuration or ``MCPSYNC_REQUEST_STATE_KEY``).
         self._request_state_key = request_state_key

@@ -360,6 +360,6 @@ def _finish(tool: RegisteredTool, handoff: RunAsTask, ctx: HandlerContext) -> di
     except (MCPError, RequestCancelledError):
         raise
     except Exception as exc:  # mapped and logged as the tool's own failure would be
-        return tool_failed(tool.name, exc)
+        return tool_failed(tool.name, exc, ctx=ctx)
     result: dict[str, Any] = tool.binding.encode(value)
     return result

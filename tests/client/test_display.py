@@ -12,7 +12,15 @@ import zlib
 
 import pytest
 
-from mcpsync import CallToolResult, Client, HandlerContext, ImageContent, MCPError, Server
+from mcpsync import (
+    CallToolResult,
+    Client,
+    HandlerContext,
+    ImageContent,
+    MCPError,
+    Server,
+    ToolError,
+)
 from mcpsync.display.notebook import TextBar, ToolList, progress_bar
 from tests.helpers import require_module
 from tests.server.fixture_server import server as fixture_server
@@ -54,7 +62,7 @@ def make_server() -> Server:
 
     @server.tool()
     def fails() -> str:
-        raise ValueError(EVIL)
+        raise ToolError(EVIL)  # on purpose: its text reaches the client, to be escaped
 
     @server.tool()
     def steps(ctx: HandlerContext) -> str:
@@ -120,7 +128,7 @@ def test_text_results_and_tool_errors_are_escaped(client):
     assert_escaped(result._repr_html_())
     assert_escaped(result._repr_markdown_())
     failed = client.call_tool("fails")
-    assert failed.is_error
+    assert failed.is_error and EVIL in failed.text
     assert "Tool error" in failed._repr_html_()
     assert failed._repr_markdown_().startswith("**Tool error**")
     assert_escaped(failed._repr_html_())

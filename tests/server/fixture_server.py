@@ -19,6 +19,7 @@ from mcpsync import (
     TextContent,
     TextResourceContents,
     ToolAnnotations,
+    ToolError,
 )
 from mcpsync.protocol.versions import MODERN_VERSIONS
 
@@ -71,8 +72,9 @@ def mixed() -> list:
 
 @server.tool()
 def fail(message: str = "boom") -> str:
-    """Raise an ordinary exception (becomes an isError result)."""
-    raise ValueError(message)
+    """Fail on purpose: an isError result that says ``message`` (any other exception is
+    answered with a generic message; tests/server/test_tool_outcome.py)."""
+    raise ToolError(message)
 
 
 @server.tool()

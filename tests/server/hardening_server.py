@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import time
 
-from mcpsync import HandlerContext, InvalidParamsError, ProtocolOptions, Server
+from mcpsync import HandlerContext, InvalidParamsError, ProtocolOptions, Server, ToolError
 from mcpsync.protocol.versions import MODERN_VERSIONS
 
 server = Server("hardening", version="1.0.0",
@@ -26,8 +26,8 @@ def echo(text: str) -> str:
 
 @server.tool()
 def fail(text: str) -> str:
-    """Raise an ordinary exception whose text is ``text`` (an isError result)."""
-    raise ValueError(text)
+    """Fail on purpose with the text ``text`` (an isError result that says it)."""
+    raise ToolError(text)
 
 
 @server.tool()

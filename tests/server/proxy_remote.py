@@ -11,7 +11,7 @@ import os
 import threading
 from pathlib import Path
 
-from mcpsync import HandlerContext, Server
+from mcpsync import HandlerContext, Server, ToolError
 from mcpsync.errors import InvalidParamsError
 
 
@@ -67,8 +67,8 @@ class Remote:
 
         @server.tool()
         def broken() -> str:
-            """Fail as a tool does: an isError result."""
-            raise ValueError("the tool broke")
+            """Fail as a tool does on purpose: an isError result with this text."""
+            raise ToolError("the tool broke")
 
         @server.tool()
         def die() -> str:
