@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from ._moved import fold
 from .server.options import ProtocolOptions, ServerDetails, ServerLimits
 from .server.server import ServerCore
-from .task_options import TASK_SPELLINGS, TaskOptions
+from .task_options import TaskOptions
 from .tasks.methods import Tasks
 from .telemetry.config import Telemetry
 
@@ -61,14 +60,12 @@ class Server(ServerCore):
         task_store: TaskStore | None = None,
         task_executor: TaskExecutor | None = None,
         task_options: TaskOptions | None = None,
-        **moved: object,
     ) -> None:
-        task_options = fold(type(self).__name__, "task_options", task_options or TaskOptions(),
-                            TASK_SPELLINGS, moved)
+        task_options = task_options or TaskOptions()
         super().__init__(
             name, version, title=title, instructions=instructions, details=details,
             lifespan=lifespan, request_state_key=request_state_key, limits=limits,
-            protocol=protocol, telemetry=telemetry, **moved)
+            protocol=protocol, telemetry=telemetry)
         self._task_extension = self.use(Tasks(task_store, max_running=task_options.max_running,
                                              ttl_ms=task_options.ttl_ms,
                                              poll_interval_ms=task_options.poll_interval_ms,

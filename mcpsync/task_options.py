@@ -12,7 +12,6 @@ option object, not part of how tasks run. Frozen: share one value between server
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
 
 from .tasks.bounds import DEFAULT_TTL_MS
 
@@ -29,7 +28,3 @@ class TaskOptions:
     ttl_ms: int | None = DEFAULT_TTL_MS
     poll_interval_ms: int = 500
 
-
-#: ``Server(old=...)`` -> the field of :class:`TaskOptions` it moved to.
-TASK_SPELLINGS: Final = {"max_running_tasks": "max_running", "task_ttl_ms": "ttl_ms",
-                         "task_poll_interval_ms": "poll_interval_ms"}

@@ -33,7 +33,6 @@ from typing import Any
 import requests
 from requests.auth import AuthBase
 
-from .._moved import fold, reject_unknown
 from .assertion import jwt_library
 from .discovery import origin_of
 from .enterprise import EnterpriseIdP
@@ -47,8 +46,6 @@ from .settings import (
     DEFAULT_FLIGHT_TIMEOUT,
     DEFAULT_MAX_REAUTHORIZATIONS,
     DEFAULT_REDIRECT_URI,
-    FETCH_SPELLINGS,
-    LIMITS_SPELLINGS,
     Grant,
     OAuthLimits,
     OAuthSettings,
@@ -102,10 +99,8 @@ class OAuth(AuthBase):
         storage: TokenStorage | None = None,
         dpop: bool | None = None,
         limits: OAuthLimits | None = None,
-        **moved: object,
     ) -> None:
-        limits = fold("OAuth", "limits", limits or OAuthLimits(), LIMITS_SPELLINGS, moved)
-        reject_unknown("OAuth", moved)
+        limits = limits or OAuthLimits()
         if client_secret is not None and client_id is None:
             raise ValueError("client_secret needs client_id")
         settings = OAuthSettings(
@@ -150,17 +145,11 @@ class OAuth(AuthBase):
         storage: TokenStorage | None = None,
         token_endpoint_auth_method: str | None = None,
         limits: OAuthLimits | None = None,
-        **moved: object,
     ) -> OAuth:
         """The client-credentials grant (the MCP ``oauth-client-credentials`` extension):
         no user, no browser. Authenticates with ``client_secret`` (basic or post, as the
         server allows) or with ``private_key_pem`` as ``private_key_jwt`` (needs the
         ``auth`` extra). ``limits``: as for ``OAuth``."""
-        owner = "OAuth.client_credentials"
-        limits = fold(owner, "limits", limits or OAuthLimits(),
-                      {**FETCH_SPELLINGS, "max_reauthorizations": "max_reauthorizations"},
-                      moved)
-        reject_unknown(owner, moved)
         if (client_secret is None) == (private_key_pem is None):
             raise ValueError("give exactly one of client_secret and private_key_pem")
         oauth = cls(client_id=client_id, client_secret=client_secret, scopes=scopes,
@@ -181,7 +170,6 @@ class OAuth(AuthBase):
         scopes: Sequence[str] = (),
         storage: TokenStorage | None = None,
         limits: OAuthLimits | None = None,
-        **moved: object,
     ) -> OAuth:
         """The RFC 7523 JWT-bearer grant (workload identity federation, SEP-1933): the
         workload's identity token (from its platform) is the grant. ``assertion`` is the
@@ -189,9 +177,6 @@ class OAuth(AuthBase):
         for each token request). A refusal (``invalid_grant``, ``invalid_scope``,
         ``unauthorized_client``) fails the call: no retry, no other grant. ``limits``: as
         for ``OAuth``."""
-        limits = fold("OAuth.jwt_bearer", "limits", limits or OAuthLimits(), FETCH_SPELLINGS,
-                      moved)
-        reject_unknown("OAuth.jwt_bearer", moved)
         oauth = cls(client_id=client_id, scopes=scopes, storage=storage, offline_access=False,
                     limits=limits)
         oauth._use(Grant("jwt_bearer", assertion=assertion))
@@ -210,16 +195,12 @@ class OAuth(AuthBase):
         scopes: Sequence[str] = (),
         storage: TokenStorage | None = None,
         limits: OAuthLimits | None = None,
-        **moved: object,
     ) -> OAuth:
         """Enterprise-managed authorization (SEP-990): the user's ``id_token`` from the
         enterprise identity provider is exchanged there (RFC 8693, as ``idp_client_id``)
         for an ID-JAG, which the MCP server's authorization server takes as a JWT-bearer
         grant from ``client_id``/``client_secret``. No browser, no registration.
         ``limits``: as for ``OAuth``."""
-        limits = fold("OAuth.enterprise", "limits", limits or OAuthLimits(), FETCH_SPELLINGS,
-                      moved)
-        reject_unknown("OAuth.enterprise", moved)
         oauth = cls(client_id=client_id, client_secret=client_secret, scopes=scopes,
                     storage=storage, offline_access=False, limits=limits)
         oauth._use(Grant("enterprise", idp=EnterpriseIdP(

@@ -82,10 +82,3 @@ class OAuthLimits:
     max_reauthorizations: int = DEFAULT_MAX_REAUTHORIZATIONS
     flight_timeout: float = DEFAULT_FLIGHT_TIMEOUT
 
-
-#: ``OAuth(old=...)`` -> the field of :class:`OAuthLimits` it moved to.
-LIMITS_SPELLINGS: Final = {name: name for name in (
-    "timeout", "max_response_bytes", "max_reauthorizations", "flight_timeout")}
-#: The same for the classmethod constructors, which took only the fetch bounds (and
-#: ``client_credentials`` ``max_reauthorizations`` too).
-FETCH_SPELLINGS: Final = {"timeout": "timeout", "max_response_bytes": "max_response_bytes"}

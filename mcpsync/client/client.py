@@ -25,7 +25,6 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from .._moved import fold, reject_unknown
 from .._version import __version__
 from ..dispatch.registry import MethodRegistry
 from ..engine.connection import DEFAULT_TIMEOUT, Connection, ConnectionLimits
@@ -55,14 +54,7 @@ from .inbound import (
 from .lifetime import Lifetime, WeakInbound
 from .listen import Listens
 from .negotiate import Negotiation
-from .options import (
-    HOST_SPELLINGS,
-    LIMITS_SPELLINGS,
-    MIDDLEWARE_SPELLINGS,
-    ClientLimits,
-    ClientMiddleware,
-    HostHandlers,
-)
+from .options import ClientLimits, ClientMiddleware, HostHandlers
 from .subscribe import Subscriptions
 from .surface import ClientSurface
 from .task_calls import ClientTasks
@@ -96,11 +88,9 @@ class Client(ClientSurface):
     handlers, roots, custom methods, who answers 2026-07-28 questions), ``limits``
     (:class:`~mcpsync.client.options.ClientLimits`: handler threads, input rounds, the
     notification queue, the :class:`~mcpsync.client.options.RetryPolicy` of idempotent
-    calls) and ``middleware``
-    (:class:`~mcpsync.client.options.ClientMiddleware`). Their old flat keywords
-    (``elicitation_handler=``, ``max_handlers=``, ``send_middleware=``...) still work,
-    with a ``DeprecationWarning``. Custom methods registered after the connection starts:
-    :meth:`method_handler`, :meth:`notification_handler`; all live in :attr:`methods`.
+    calls) and ``middleware`` (:class:`~mcpsync.client.options.ClientMiddleware`).
+    Custom methods registered after the connection starts: :meth:`method_handler`,
+    :meth:`notification_handler`; all live in :attr:`methods`.
     """
 
     def __init__(
@@ -119,14 +109,10 @@ class Client(ClientSurface):
         limits: ClientLimits | None = None,
         middleware: ClientMiddleware | None = None,
         telemetry: bool | Telemetry = True,
-        **moved: object,
     ) -> None:
-        owner = type(self).__name__
-        host = fold(owner, "host", host or HostHandlers(), HOST_SPELLINGS, moved)
-        limits = fold(owner, "limits", limits or ClientLimits(), LIMITS_SPELLINGS, moved)
-        middleware = fold(owner, "middleware", middleware or ClientMiddleware(),
-                          MIDDLEWARE_SPELLINGS, moved)
-        reject_unknown(owner, moved)
+        host = host or HostHandlers()
+        limits = limits or ClientLimits()
+        middleware = middleware or ClientMiddleware()
         input_mode = host.input_mode
         self.client_info = client_info or Implementation("mcpsync", __version__)
         known = (*LEGACY_VERSIONS, *MODERN_VERSIONS, "auto")

@@ -7,16 +7,13 @@ keywords; the rest live in three frozen objects the docs name: :class:`HostHandl
 methods, docs/client.md "Serving the server"), :class:`ClientLimits` (the bounds of
 docs/limits.md) and :class:`ClientMiddleware`. Frozen, so one value can be shared by
 every client an application makes.
-
-The flat keywords they replace still work, with a :class:`DeprecationWarning`
-(``mcpsync._moved``); the ``*_SPELLINGS`` tables below say where each one went.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from ..engine.connection import (
     DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES,
@@ -114,16 +111,3 @@ class ClientMiddleware:
     send: Sequence[Middleware] = ()
     recv: Sequence[Middleware] = ()
 
-
-#: ``Client(old=...)`` -> the field of :class:`HostHandlers` it moved to.
-HOST_SPELLINGS: Final = {
-    "elicitation_handler": "elicitation", "sampling_handler": "sampling",
-    "sampling_tools": "sampling_tools", "roots": "roots", "input_mode": "input_mode",
-    "extra_capabilities": "extra_capabilities", "method_handlers": "methods",
-    "notification_handlers": "notifications"}
-#: ``Client(old=...)`` -> the field of :class:`ClientLimits` it moved to.
-LIMITS_SPELLINGS: Final = {name: name for name in (
-    "max_handlers", "max_input_rounds", "max_queued_notifications",
-    "max_queued_notification_bytes")}
-#: ``Client(old=...)`` -> the field of :class:`ClientMiddleware` it moved to.
-MIDDLEWARE_SPELLINGS: Final = {"send_middleware": "send", "recv_middleware": "recv"}

@@ -8,15 +8,11 @@ docs/limits.md), :class:`ProtocolOptions` (which revisions are spoken and what i
 and hinted to clients, docs/protocol-versions.md) and :class:`ServerDetails` (the display
 fields of ``serverInfo`` added in 2025-11-25). Frozen, so one value can be shared between
 servers (every worker of a deployment) and read without a lock.
-
-The flat keywords they replace still work, with a :class:`DeprecationWarning`
-(``mcpsync._moved``); the ``*_SPELLINGS`` tables below say where each one went.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
 
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS
 from ..types import Icon
@@ -79,13 +75,3 @@ class ServerDetails:
     website_url: str | None = None
     icons: list[Icon] | None = None
 
-
-#: ``Server(old=...)`` -> the field of :class:`ServerLimits` it moved to.
-LIMITS_SPELLINGS: Final = {name: name for name in (
-    "max_concurrent_handlers", "max_subscriptions", "request_timeout", "page_size",
-    "request_state_ttl", "startup_timeout")}
-#: ``Server(old=...)`` -> the field of :class:`ProtocolOptions` it moved to.
-PROTOCOL_SPELLINGS: Final = {name: name for name in (
-    "legacy_versions", "modern_versions", "declare", "cache_ttl_ms", "cache_scope")}
-#: ``Server(old=...)`` -> the field of :class:`ServerDetails` it moved to.
-DETAILS_SPELLINGS: Final = {name: name for name in ("description", "website_url", "icons")}

@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .._moved import fold, reject_unknown
 from ..codec import to_wire
 from ..dispatch.context import HandlerContext
 from ..engine.connection import Middleware
@@ -47,14 +46,7 @@ from .handlers import ScopeFactory as ScopeFactory
 from .lifespan import Lifespan
 from .listen import Followed, ListenRegistry, serve_listen
 from .mount import Mounts, known_name, mount
-from .options import (
-    DETAILS_SPELLINGS,
-    LIMITS_SPELLINGS,
-    PROTOCOL_SPELLINGS,
-    ProtocolOptions,
-    ServerDetails,
-    ServerLimits,
-)
+from .options import ProtocolOptions, ServerDetails, ServerLimits
 from .owners import owner_of
 from .scopes import reader
 from .session import ServerSession
@@ -94,9 +86,7 @@ class ServerCore(ServerDefinition):
     rest of ``serverInfo``. The options few servers change are grouped: ``limits``
     (:class:`~.options.ServerLimits`: the handler cap, listens, timeouts, page size) and
     ``protocol`` (:class:`~.options.ProtocolOptions`: revisions, declared capabilities,
-    cache hints). Their old flat keywords (``max_concurrent_handlers=``,
-    ``modern_versions=``, ``description=``...) still work, with a ``DeprecationWarning``.
-    Thread-safe.
+    cache hints). Thread-safe.
 
     ``lifespan``: ``fn(server)`` returning a context manager (or a generator function
     yielding once) entered at startup and exited at shutdown; what it yields is
@@ -122,14 +112,10 @@ class ServerCore(ServerDefinition):
         limits: ServerLimits | None = None,
         protocol: ProtocolOptions | None = None,
         telemetry: bool | Telemetry = True,
-        **moved: object,
     ) -> None:
-        owner = type(self).__name__
-        limits = fold(owner, "limits", limits or ServerLimits(), LIMITS_SPELLINGS, moved)
-        protocol = fold(owner, "protocol", protocol or ProtocolOptions(), PROTOCOL_SPELLINGS,
-                        moved)
-        details = fold(owner, "details", details or ServerDetails(), DETAILS_SPELLINGS, moved)
-        reject_unknown(owner, moved)
+        limits = limits or ServerLimits()
+        protocol = protocol or ProtocolOptions()
+        details = details or ServerDetails()
         self.name = name
         self.version = version
         self.title = title

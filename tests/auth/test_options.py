@@ -1,11 +1,9 @@
-"""``OAuthLimits`` and the flat keywords it replaced on ``OAuth`` and its classmethod
-constructors: each old keyword still works, warns with the new spelling, and makes the
-same object as the new spelling."""
+"""``OAuthLimits``: the bounds of ``OAuth`` and of its classmethod constructors, given as
+one option object (the flat keywords it replaced are gone: mcpsync is 0.x)."""
 
 from __future__ import annotations
 
 import inspect
-import warnings
 from typing import Any
 
 import pytest
@@ -19,52 +17,35 @@ def bounds(oauth: OAuth) -> tuple[Any, ...]:
             oauth.flight_timeout, oauth.limits)
 
 
-MOVED = [("timeout", 1.5), ("max_response_bytes", 1024), ("max_reauthorizations", 1),
-         ("flight_timeout", 30.0)]
-
-
-@pytest.mark.parametrize(("old", "value"), MOVED, ids=[old for old, _ in MOVED])
-def test_an_old_keyword_of_oauth_warns_and_makes_the_same_object(old, value):
-    with pytest.warns(DeprecationWarning, match=rf"OAuth\({old}=\.\.\.\) is deprecated: "
-                      rf"pass OAuth\(limits=OAuthLimits\({old}=\.\.\.\)\)") as caught:
-        flat = OAuth(**{old: value})
-    assert caught[0].filename == __file__
-    assert bounds(flat) == bounds(OAuth(limits=OAuthLimits(**{old: value}))) != bounds(OAuth())
-
-
-CONSTRUCTORS: list[tuple[str, dict[str, Any], list[str]]] = [
-    ("client_credentials", {"client_id": "svc", "client_secret": "s"},
-     ["timeout", "max_response_bytes", "max_reauthorizations"]),
-    ("jwt_bearer", {"assertion": "a.b.c"}, ["timeout", "max_response_bytes"]),
+CONSTRUCTORS: list[tuple[str, dict[str, Any]]] = [
+    ("client_credentials", {"client_id": "svc", "client_secret": "s"}),
+    ("jwt_bearer", {"assertion": "a.b.c"}),
     ("enterprise", {"id_token": "t", "idp_token_endpoint": "https://idp.example/token",
-                    "idp_client_id": "i", "client_id": "c"}, ["timeout", "max_response_bytes"]),
+                    "idp_client_id": "i", "client_id": "c"}),
 ]
+LIMITS = OAuthLimits(timeout=2.0, max_response_bytes=2048, max_reauthorizations=2,
+                     flight_timeout=30.0)
 
 
-@pytest.mark.parametrize(("name", "given", "moved"), CONSTRUCTORS,
-                         ids=[c[0] for c in CONSTRUCTORS])
-def test_the_classmethod_constructors_take_limits_and_their_old_keywords(name, given, moved):
-    make = getattr(OAuth, name)
-    values = {"timeout": 2.0, "max_response_bytes": 2048, "max_reauthorizations": 2}
-    for old in moved:
-        with pytest.warns(DeprecationWarning, match=rf"OAuth\.{name}\({old}=\.\.\.\)"):
-            flat = make(**given, **{old: values[old]})
-        grouped = make(**given, limits=OAuthLimits(**{old: values[old]}))
-        assert bounds(flat) == bounds(grouped) != bounds(make(**given))
-    with pytest.raises(TypeError, match="unexpected keyword argument 'flight_timeout'"):
-        make(**given, flight_timeout=1.0)  # never one of theirs
-
-
-def test_the_new_spelling_does_not_warn_and_the_defaults_are_the_old_ones():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert bounds(OAuth(limits=OAuthLimits())) == bounds(OAuth())
+def test_oauth_reads_its_limits():
+    assert bounds(OAuth(limits=LIMITS)) == (2.0, 2048, 2, 30.0, LIMITS)
+    assert bounds(OAuth(limits=OAuthLimits())) == bounds(OAuth())
     assert bounds(OAuth())[:4] == (10.0, 256 * 1024, 3, 600.0)
 
 
-def test_an_unknown_keyword_is_still_a_type_error():
-    with pytest.raises(TypeError, match="OAuth\\(\\) got an unexpected keyword argument 'scope'"):
-        OAuth(scope=["a"])
+@pytest.mark.parametrize(("name", "given"), CONSTRUCTORS, ids=[c[0] for c in CONSTRUCTORS])
+def test_the_classmethod_constructors_read_their_limits(name, given):
+    make = getattr(OAuth, name)
+    assert bounds(make(**given, limits=LIMITS)) == (2.0, 2048, 2, 30.0, LIMITS)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'timeout'"):
+        make(**given, timeout=1.0)  # the flat spelling is gone
+
+
+@pytest.mark.parametrize("old", ["timeout", "max_response_bytes", "max_reauthorizations",
+                                 "flight_timeout", "scope"])
+def test_a_flat_keyword_is_a_type_error(old):
+    with pytest.raises(TypeError, match=rf"unexpected keyword argument '{old}'"):
+        OAuth(**{old: 1})
 
 
 def test_oauth_stays_within_a_dozen_parameters():

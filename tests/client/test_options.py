@@ -1,11 +1,10 @@
-"""``Client``'s option objects (``HostHandlers``, ``ClientLimits``, ``ClientMiddleware``)
-and the flat keywords they replaced: each old keyword still works, warns with the new
-spelling, and makes a client that behaves as the new spelling's does."""
+"""``Client``'s option objects (``HostHandlers``, ``ClientLimits``, ``ClientMiddleware``):
+each sets what the client does, and the flat keywords they replaced are gone (mcpsync is
+0.x: no deprecation period)."""
 
 from __future__ import annotations
 
 import inspect
-import warnings
 from typing import Any
 
 import pytest
@@ -39,7 +38,7 @@ ROOTS = [Root("file:///srv")]
 CUSTOM = {"x/ping": lambda request, params: {}}
 HEARD = {"x/note": _hear}
 
-# (old keyword, its value, the new keyword, the option object that holds it)
+# (the flat keyword that is gone, its value, the keyword now, the option object)
 MOVED: list[tuple[str, Any, str, Any]] = [
     ("elicitation_handler", _elicit, "host", HostHandlers(elicitation=_elicit)),
     ("sampling_handler", _elicit, "host", HostHandlers(sampling=_elicit)),
@@ -87,52 +86,34 @@ def snapshot(client: Client) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("old", "value", "keyword", "options"), MOVED,
                          ids=[row[0] for row in MOVED])
-def test_an_old_keyword_warns_and_makes_the_same_client(server, old, value, keyword, options):
-    extra = {"sampling_handler": _elicit} if old == "sampling_tools" else {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pattern = rf"Client\({old}=\.\.\.\) is deprecated: pass Client\({keyword}="
-        with pytest.warns(DeprecationWarning, match=pattern) as caught, \
-                Client.memory(server, **{old: value}, **extra) as flat:
-            old_way = snapshot(flat)
-    assert any(w.filename == __file__ for w in caught)  # the user's line, not mcpsync's
-    with Client.memory(server, **{keyword: options}) as new:
-        assert snapshot(new) == old_way
-    with Client.memory(server) as plain:
-        assert snapshot(plain) != old_way
+def test_each_option_object_changes_the_client_and_the_flat_keyword_is_gone(
+        server, old, value, keyword, options):
+    with Client.memory(server, **{keyword: options}) as grouped, Client.memory(server) as plain:
+        assert snapshot(grouped) != snapshot(plain)
+    with pytest.raises(TypeError, match=rf"unexpected keyword argument '{old}'"):
+        Client.memory(server, **{old: value})
 
 
-def test_the_new_spelling_does_not_warn_and_the_defaults_are_the_old_ones(server):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with Client.memory(server, host=HostHandlers(), limits=ClientLimits(),
-                           middleware=ClientMiddleware()) as client:
-            grouped = snapshot(client)
+def test_the_default_option_objects_are_the_defaults(server):
+    with Client.memory(server, host=HostHandlers(), limits=ClientLimits(),
+                       middleware=ClientMiddleware()) as client:
+        grouped = snapshot(client)
     with Client.memory(server) as client:
         assert snapshot(client) == grouped
 
 
-@pytest.mark.parametrize("spelling", ["old", "new"])
-def test_both_spellings_answer_an_elicitation(server, spelling):
-    options: dict[str, Any] = ({"elicitation_handler": _elicit} if spelling == "old"
-                               else {"host": HostHandlers(elicitation=_elicit)})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        with Client.memory(server, protocol_version="2025-11-25", **options) as client:
-            assert client.call_tool("hello", {}).content[0].text == "hello Ada"
+def test_host_handlers_answer_an_elicitation(server):
+    with Client.memory(server, protocol_version="2025-11-25",
+                       host=HostHandlers(elicitation=_elicit)) as client:
+        assert client.call_tool("hello", {}).content[0].text == "hello Ada"
 
 
-@pytest.mark.parametrize("spelling", ["old", "new"])
-def test_both_spellings_hand_questions_to_the_caller(server, spelling):
+def test_host_handlers_hand_questions_to_the_caller(server):
     wanted = {"elicitation": {}}  # what the caller will answer
-    options: dict[str, Any] = (
-        {"input_mode": "manual", "extra_capabilities": wanted} if spelling == "old"
-        else {"host": HostHandlers(input_mode="manual", extra_capabilities=wanted)})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        with Client.memory(server, protocol_version="2026-07-28", **options) as client, \
-                pytest.raises(InputRequiredError):
-            client.call_tool("hello", {})
+    with Client.memory(server, protocol_version="2026-07-28",
+                       host=HostHandlers(input_mode="manual", extra_capabilities=wanted)) \
+            as client, pytest.raises(InputRequiredError):
+        client.call_tool("hello", {})
 
 
 def test_the_checks_of_the_options_still_run(server):

@@ -1,11 +1,10 @@
 """``Server``'s option objects (``ServerLimits``, ``ProtocolOptions``, ``ServerDetails``,
-``TaskOptions``) and the flat keywords they replaced: each old keyword still works, warns
-with the new spelling, and makes the same server as the new spelling."""
+``TaskOptions``): each sets what the server does, and the flat keywords they replaced are
+gone (mcpsync is 0.x: no deprecation period)."""
 
 from __future__ import annotations
 
 import inspect
-import warnings
 from typing import Any
 
 import pytest
@@ -23,7 +22,7 @@ from mcpsync.server.server import ServerCore
 
 ICONS = [Icon("https://example.org/icon.png")]
 
-# (old keyword, its value, the new keyword, the option object that holds it)
+# (the flat keyword that is gone, its value, the keyword now, the option object)
 MOVED: list[tuple[str, Any, str, Any]] = [
     ("max_concurrent_handlers", 3, "limits", ServerLimits(max_concurrent_handlers=3)),
     ("max_subscriptions", 0, "limits", ServerLimits(max_subscriptions=0)),
@@ -64,51 +63,35 @@ def snapshot(server: Server) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("old", "value", "keyword", "options"), MOVED,
                          ids=[row[0] for row in MOVED])
-def test_an_old_keyword_warns_and_makes_the_same_server(old, value, keyword, options):
-    new = Server("s", **{keyword: options})
-    with pytest.warns(DeprecationWarning, match=rf"Server\({old}=\.\.\.\) is deprecated: "
-                      rf"pass Server\({keyword}={type(options).__name__}\(") as caught:
-        flat = Server("s", **{old: value})
-    assert snapshot(flat) == snapshot(new) != snapshot(Server("s"))
-    assert caught[0].filename == __file__  # the user's line, not mcpsync's
+def test_each_option_object_changes_the_server_and_the_flat_keyword_is_gone(
+        old, value, keyword, options):
+    assert snapshot(Server("s", **{keyword: options})) != snapshot(Server("s"))
+    with pytest.raises(TypeError, match=rf"unexpected keyword argument '{old}'"):
+        Server("s", **{old: value})
 
 
-def test_the_new_spelling_does_not_warn_and_the_defaults_are_the_old_ones():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        server = Server("s", limits=ServerLimits(), protocol=ProtocolOptions(),
-                        details=ServerDetails(), task_options=TaskOptions())
+def test_the_default_option_objects_are_the_defaults():
+    server = Server("s", limits=ServerLimits(), protocol=ProtocolOptions(),
+                    details=ServerDetails(), task_options=TaskOptions())
     assert snapshot(server) == snapshot(Server("s"))
 
 
-def test_an_old_keyword_beside_its_option_object_wins():
-    with pytest.warns(DeprecationWarning):
-        server = Server("s", limits=ServerLimits(page_size=7, request_timeout=3.0),
-                        page_size=9)
-    assert (server.page_size, server.request_timeout) == (9, 3.0)
-
-
-def test_an_unknown_keyword_is_still_a_type_error():
+def test_an_unknown_keyword_is_a_type_error():
     with pytest.raises(TypeError, match="unexpected keyword argument 'page_sise'"):
         Server("s", page_sise=2)
-    with pytest.raises(TypeError, match=r"ServerCore\(\) got an unexpected keyword"):
-        ServerCore("s", max_running_tasks=2)  # a task option: only Server has tasks
+    with pytest.raises(TypeError, match=r"got an unexpected keyword argument 'task_options'"):
+        ServerCore("s", task_options=TaskOptions())  # only Server has tasks
 
 
-def test_the_checks_of_the_options_still_run_either_way():
+def test_the_checks_of_the_options_run():
     with pytest.raises(ValueError, match="both empty"):
         Server("s", protocol=ProtocolOptions(legacy_versions=(), modern_versions=()))
-    with pytest.raises(ValueError, match="unknown capabilities"), pytest.warns(
-            DeprecationWarning):
-        Server("s", declare=("tools",))
+    with pytest.raises(ValueError, match="unknown capabilities"):
+        Server("s", protocol=ProtocolOptions(declare=("tools",)))
 
 
-@pytest.mark.parametrize("spelling", ["old", "new"])
-def test_both_spellings_page_a_list_the_same(spelling):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        server = (Server("s", page_size=2) if spelling == "old"
-                  else Server("s", limits=ServerLimits(page_size=2)))
+def test_limits_page_a_list():
+    server = Server("s", limits=ServerLimits(page_size=2))
     for n in range(5):
         server.add_tool(lambda: "x", name=f"t{n}")
     with Client.memory(server) as client:
