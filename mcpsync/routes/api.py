@@ -8,8 +8,10 @@ needs to know who calls is put in its environ: ``"bearer"`` passes the MCP reque
 ``Authorization: Bearer`` header through (for an app that verifies the same tokens the
 MCP endpoint accepts: the token was issued for this very server, since the app *is* the
 server; never pass a token on to another API), ``"remote_user"`` sets ``REMOTE_USER`` to the
-authenticated principal's subject (or client id) as a front server would, and a callable
-``(ctx, environ)`` does what the app expects. A call without a principal goes in without
+authenticated principal's subject (or client id) as a front server would, ``"django"``
+forwards the Django user of the MCP request (``ctx.user``, under ``mcpsync.django``) as the
+call's ``request.user`` (:mod:`.django_user`), and a callable ``(ctx, environ)`` does what
+the app expects. A call without a principal goes in without
 one: the app treats it as anonymous.
 """
 
@@ -39,7 +41,7 @@ __all__ = ["DEFAULT_TIMEOUT", "fill_from_openapi", "fill_from_wsgi", "identity_h
 DEFAULT_TIMEOUT = 30.0
 
 Spec = Mapping[str, Any] | str | os.PathLike[str]
-Identity = Literal["bearer", "remote_user"] | Callable[..., None] | None
+Identity = Literal["bearer", "remote_user", "django"] | Callable[..., None] | None
 
 
 def fill_from_openapi(server: ServerCore, spec: Spec | Document, *,
@@ -119,10 +121,14 @@ def identity_hook(forward: Identity) -> IdentityHook | None:
         return _bearer
     if forward == "remote_user":
         return _remote_user
+    if forward == "django":
+        from .django_user import forward_django_user
+
+        return forward_django_user
     if callable(forward):
         return forward
-    raise ValueError(f"forward_identity must be 'bearer', 'remote_user', a callable or None, "
-                     f"not {forward!r}")
+    raise ValueError(f"forward_identity must be 'bearer', 'remote_user', 'django', a callable "
+                     f"or None, not {forward!r}")
 
 
 def _bearer(ctx: HandlerContext | None, environ: dict[str, Any]) -> None:
