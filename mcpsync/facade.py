@@ -22,6 +22,10 @@ from .tasks.methods import Tasks
 from .telemetry.config import Telemetry
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .http.options import WsgiKeywords, WsgiOptions
+    from .http.wsgi import McpWsgiApp
     from .server.visibility import Permission
     from .stores.tasks import TaskStore
     from .tasks.executor import TaskExecutor
@@ -147,12 +151,15 @@ class Server(ServerCore):
 
     # -- HTTP ------------------------------------------------------------------------------
 
-    def wsgi_app(self, **options: Any) -> Any:
-        """This server as a WSGI application speaking Streamable HTTP (both eras); see
-        :class:`mcpsync.http.McpWsgiApp` for the options."""
+    def wsgi_app(self, options: WsgiOptions | None = None,
+                 **keywords: Unpack[WsgiKeywords]) -> McpWsgiApp:
+        """This server as a WSGI application speaking Streamable HTTP (both eras): the
+        same parameters as :class:`mcpsync.http.McpWsgiApp`, typed the same way (a
+        :class:`~mcpsync.http.options.WsgiOptions`, and flat keywords each naming one of
+        its fields), so a misspelt keyword is caught by a type checker too."""
         from .http.wsgi import McpWsgiApp
 
-        return McpWsgiApp(self, **options)
+        return McpWsgiApp(self, options, **keywords)
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve over HTTP on mcpsync's development server: one reader reads each request

@@ -116,3 +116,20 @@ def test_an_app_built_from_options_serves() -> None:
         assert response.status_code == 200, response.text
         assert [t["name"] for t in response.json()["result"]["tools"]] == ["hello"]
         assert post("/mcp").status_code == 404
+
+
+def test_server_wsgi_app_takes_what_the_app_takes() -> None:
+    # The same parameters, annotated the same way: a misspelt keyword of wsgi_app is a
+    # type checker's error as it is McpWsgiApp's (it once took **options: Any).
+    app_params = list(inspect.signature(McpWsgiApp.__init__).parameters.values())[2:]
+    facade_params = list(inspect.signature(Server.wsgi_app).parameters.values())[1:]
+    assert [(p.name, p.kind, p.default, str(p.annotation)) for p in facade_params] == [
+        (p.name, p.kind, p.default, str(p.annotation)) for p in app_params]
+    assert inspect.signature(Server.wsgi_app).return_annotation == "McpWsgiApp"
+    app = Server("typed").wsgi_app(WsgiOptions(path="/typed"))  # options positionally
+    try:
+        assert isinstance(app, McpWsgiApp) and app.path == "/typed"
+        with pytest.raises(TypeError):
+            Server("typed").wsgi_app(json_windw=1.0)  # type: ignore[call-arg]
+    finally:
+        app.close()
