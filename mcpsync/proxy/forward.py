@@ -87,9 +87,11 @@ def _forward(method: str, ctx: HandlerContext, params: dict[str, Any], link: Rem
     ctx.check_cancelled()
     client = link.client()
     if method == "tools/call":  # the caller's Mcp-Param-* headers, as for own tools
-        link.param_headers.check(ctx, params, lister(
+        list_all = lister(
             lambda page, wait: client.request("tools/list", page, timeout=wait, cache=False),
-            client.timeout), client.timeout)
+            client.timeout)
+        link.refuse_hidden(ctx, params.get("name"), list_all, client.timeout)
+        link.param_headers.check(ctx, params, list_all, client.timeout)
     with tracker.tracking(client) as tracked:
         call = ForwardedCall(ctx, tracked)
         cancelled = ctx.cancelled
@@ -123,7 +125,7 @@ def _forward(method: str, ctx: HandlerContext, params: dict[str, Any], link: Rem
                                f"{link.scrub(str(exc))}", code=INTERNAL_ERROR) from None
     if method == "tools/list":
         link.param_headers.record(result.get("tools"))
-        result = _without_task_support(result)
+        result = link.shown(ctx, _without_task_support(result))
     return _inbound(result)
 
 

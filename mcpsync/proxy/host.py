@@ -18,6 +18,14 @@ from ..server.subscribers import ResourceSubscribers
 Handler = Callable[[HandlerContext, dict[str, Any]], dict[str, Any]]
 
 
+class UsedExtensions(Protocol):
+    """The extensions the server uses (its ``extensions``): the proxy declares the client
+    side of those it knows to its remote."""
+
+    @property
+    def identifiers(self) -> frozenset[str]: ...
+
+
 class ProxyHost(Protocol):
     """The server a proxy forwards for (a ``mcpsync.Server``)."""
 
@@ -25,6 +33,9 @@ class ProxyHost(Protocol):
     declare: frozenset[str]
     instructions: str | None
     subscribers: ResourceSubscribers
+
+    @property
+    def extensions(self) -> UsedExtensions: ...
 
     def notify_list_changed(self, kind: str) -> None: ...
 

@@ -8,6 +8,15 @@ several, to the ``mcpsync.proxy`` logger: a log line says nothing of the request
 about, and one caller must not read another's); list changes are announced to the
 proxy's own clients.
 
+What the proxy's client declares: the questions it forwards (elicitation, sampling,
+roots), and the client side of the extensions the proxy's server uses whose client side
+it knows (MCP Apps: ``server.use(Apps())`` on the proxy), or that ``host=``'s
+``extra_capabilities`` name. Declaring MCP Apps makes the remote list its app-only tools
+to the proxy; the proxy then keeps them from each caller that did not declare the
+extension itself (:meth:`RemoteLink.shown`, :meth:`RemoteLink.refuse_hidden`), as a server
+does. The remote sees the proxy's declaration, not the caller's: a tool that adapts its
+text to a client that shows views adapts it for every caller of such a proxy.
+
 A remote that dies fails the requests in flight (and the next one, which finds it gone)
 with a -32603 saying what failed (where the remote is goes to the log only); the request
 after that connects again. Nothing is retried: a forwarded ``tools/call`` may have had
@@ -20,7 +29,8 @@ import logging
 import shlex
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from ..client.client import Client
@@ -28,8 +38,13 @@ from ..client.host import HostRequest
 from ..client.listen import Subscription, SubscriptionNotification
 from ..client.options import ClientMiddleware, HostHandlers
 from ..client.tracking import CallTracker
-from ..errors import INTERNAL_ERROR, MCPError, MCPSyncError
+from ..dispatch.context import HandlerContext
+from ..errors import INTERNAL_ERROR, InvalidParamsError, MCPError, MCPSyncError
 from ..protocol.redact import redact
+from ..protocol.ui_meta import EXTENSION as APPS
+from ..protocol.ui_meta import MIME_TYPE as APP_MIME_TYPE
+from ..protocol.ui_meta import declares_apps, visibility
+from ..protocol.versions import META_CAPABILITIES
 from ..transports.memory import InProcessServer
 from ..transports.subprocess import command_line
 from ..types import LogMessage
@@ -47,6 +62,12 @@ ProxyTarget = str | list[str] | tuple[str, ...] | InProcessServer
 
 #: The kinds whose capability the proxy declares when the remote does (tools always are).
 _KINDS = ("resources", "prompts", "completions")
+#: What the proxy's client declares for the questions it forwards to its callers.
+_FORWARDED: Final = {"elicitation": {"form": {}, "url": {}}, "sampling": {},
+                     "roots": {"listChanged": True}}
+#: The client side of the server extensions a proxy knows: declared to the remote when
+#: the proxy's own server uses the extension, so the remote serves what its callers use.
+_CLIENT_SIDE: Final = {APPS: {"mimeTypes": [APP_MIME_TYPE]}}
 
 
 def describe(target: Any) -> str:
@@ -81,7 +102,7 @@ class RemoteLink:
         self._secrets = _secrets(target, self.target)
         self._calls = calls
         self._tracker = tracker
-        self._options = dict(options)
+        self._options, self._host = _client_options(options)
         self._lock = threading.Lock()  # guards the fields below
         self._connecting = threading.Lock()  # one connect at a time, others wait for it
         self._client: Client | None = None
@@ -94,6 +115,9 @@ class RemoteLink:
         self.connected_hooks: list[Callable[[Client], None]] = []
         #: The remote tools' ``Mcp-Param-*`` maps (forgotten when its tools change).
         self.param_headers = RemoteParamHeaders()
+        #: Whether the proxy's client declared MCP Apps when last connected: its callers
+        #: without the extension must then be kept from the remote's app-only tools.
+        self.declared_apps = False
 
     def scrub(self, text: str) -> str:
         """``text`` (an error of the hop) without where the remote is: its command line
@@ -123,15 +147,26 @@ class RemoteLink:
             hook(client)
         return client
 
+    def _capabilities(self) -> dict[str, Any]:
+        """What the proxy's client declares besides its handlers (see the module)."""
+        caps: dict[str, Any] = {**_FORWARDED, **(self._host.extra_capabilities or {})}
+        used = {identifier: settings for identifier, settings in _CLIENT_SIDE.items()
+                if identifier in self._server.extensions.identifiers}
+        if used:
+            caps["extensions"] = {**used, **(caps.get("extensions") or {})}
+        return caps
+
     def _open(self) -> Client:
+        options = dict(self._options)
+        given = options.pop("middleware", None) or ClientMiddleware()
+        middleware = replace(given, send=[self._tracker.middleware, *given.send])
+        capabilities = self._capabilities()
         try:
             client = self._connect(
-                middleware=ClientMiddleware(send=[self._tracker.middleware]), cache=False,
-                on_log=self._on_log, host=HostHandlers(
-                    methods=_host_handlers(self._calls),
-                    extra_capabilities={"elicitation": {"form": {}, "url": {}},
-                                        "sampling": {}, "roots": {"listChanged": True}}),
-                **self._options)
+                middleware=middleware, cache=False, on_log=self._on_log,
+                host=replace(self._host, methods=_host_handlers(self._calls),
+                             extra_capabilities=capabilities),
+                **options)
         # Where the remote is (a command line, an internal URL) is the operator's to
         # know: the log says it, the proxy's callers are told only what failed.
         except MCPSyncError as exc:
@@ -147,11 +182,31 @@ class RemoteLink:
         listen = self._follow(client, caps)
         with self._lock:
             self._client, self._listen, self.capabilities = client, listen, caps
+            self.declared_apps = declares_apps(capabilities)
             again, self._connected_before = self._connected_before, True
         if again:  # the remote may have changed while it was away
             for kind in ("tools", "resources", "prompts"):
                 self.list_changed(kind)
         return client
+
+    def shown(self, ctx: HandlerContext, result: dict[str, Any]) -> dict[str, Any]:
+        """A remote ``tools/list`` page as ``ctx``'s caller may see it: without the
+        app-only tools when the proxy declared MCP Apps and the caller did not."""
+        tools = result.get("tools")
+        if not self.declared_apps or _shows_apps(ctx) or not isinstance(tools, list):
+            return result
+        kept = [t for t in tools if not isinstance(t, dict) or "model" in visibility(t)]
+        return result if len(kept) == len(tools) else {**result, "tools": kept}
+
+    def refuse_hidden(self, ctx: HandlerContext, name: Any, list_all: Callable[[], list[Any]],
+                      wait: float) -> None:
+        """Refuse a ``tools/call`` of an app-only tool from a caller that can not show
+        views (as a server does: an unknown tool), when the proxy declared MCP Apps so the
+        remote would run it. The remote's tools are listed first if the name is new."""
+        if not self.declared_apps or not isinstance(name, str) or _shows_apps(ctx):
+            return
+        if self.param_headers.app_only(name, list_all, wait):
+            raise InvalidParamsError(f"Unknown tool: {name}", data={"name": name})
 
     def _declare(self, client: Client, caps: dict[str, Any]) -> None:
         server = self._server
@@ -221,6 +276,42 @@ class RemoteLink:
             self._client = self._listen = None
         if client is not None:
             _close(client, listen)
+
+
+def _shows_apps(ctx: HandlerContext) -> bool:
+    """Whether the proxy's caller declared MCP Apps (the handshake's capabilities, or a
+    2026-07-28 request's ``_meta``)."""
+    return declares_apps(ctx.session.client_capabilities) or declares_apps(
+        ctx.meta.get(META_CAPABILITIES))
+
+
+def _client_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], HostHandlers]:
+    """The options of the proxy's client, and the ``host=`` given with them. The proxy
+    answers its remote's questions by asking its own callers, and hands the remote's log
+    to the request in flight: a handler of its own for those would never be called, so
+    it is a ``ValueError`` naming it rather than a silent loss. ``host=`` may add
+    ``extra_capabilities`` and ``notifications``; ``middleware=`` runs inside the proxy's
+    own."""
+    rest = dict(options)
+    host = rest.pop("host", None) or HostHandlers()
+    if not isinstance(host, HostHandlers):
+        raise TypeError(f"host= is a HostHandlers, not {host!r}")
+    taken = [field for field, value in (
+        ("elicitation", host.elicitation), ("sampling", host.sampling),
+        ("roots", host.roots), ("methods", host.methods),
+        ("input_mode", None if host.input_mode == "auto" else host.input_mode),
+        ("sampling_tools", host.sampling_tools or None)) if value]
+    if taken:
+        raise ValueError(f"a proxy answers its remote's questions by asking its own "
+                         f"callers: host= can not set {', '.join(taken)} "
+                         "(only extra_capabilities and notifications)")
+    if rest.get("on_log") is not None:
+        raise ValueError("a proxy hands its remote's log messages to the request they "
+                         "belong to: on_log= can not be set")
+    if rest.pop("cache", False):
+        raise ValueError("a proxy never caches its remote's answers: cache= can not be set")
+    rest.pop("on_log", None)
+    return rest, host
 
 
 def _close(client: Client, listen: Subscription | None) -> None:

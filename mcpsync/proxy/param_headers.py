@@ -15,6 +15,10 @@ listing is made once at a time, at most once per :data:`RELIST_AFTER` seconds fo
 does not list (so calls of unknown names can not make the proxy list the remote again and
 again), and read within :data:`MAX_TOOLS` tools and ``MAX_PAGES`` pages. A list change of
 the remote forgets what was learned. At most :data:`MAX_TOOLS` maps are kept.
+
+The same listings tell which remote tools are for an MCP Apps view alone (``_meta.ui
+.visibility`` without ``"model"``): a proxy that declared the extension keeps those from
+callers that did not (:meth:`RemoteParamHeaders.app_only`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from ..dispatch.context import HandlerContext
 from ..errors import HEADER_MISMATCH, INTERNAL_ERROR, MCPError, MCPSyncError
 from ..protocol.deadline import Deadline
 from ..protocol.http_headers import header_params, param_mismatch
+from ..protocol.ui_meta import model_visible
 from .call_table import is_modern
 
 #: Remote tools whose header maps a proxy keeps, at most (and reads in one listing).
@@ -52,6 +57,8 @@ class RemoteParamHeaders:
         self._lock = threading.Lock()
         #: name -> its map ({}: no annotation; None: annotations invalid, nothing checked).
         self._maps: dict[str, Map | None] = {}
+        #: The names among them of the tools for a view alone (MCP Apps).
+        self._app_only: frozenset[str] = frozenset()
         #: When the last complete listing was recorded (monotonic; None: none since the
         #: last list change).
         self._listed_at: float | None = None
@@ -61,10 +68,13 @@ class RemoteParamHeaders:
     def record(self, tools: Any) -> None:
         """Learn the maps of the tools of one ``tools/list`` page."""
         found = _maps_of(tools)
+        app_only = _app_only(tools)
         with self._lock:
             for name, value in found.items():
                 if name in self._maps or len(self._maps) < self._limit:
                     self._maps[name] = value
+            kept = frozenset(n for n in app_only if n in self._maps)
+            self._app_only = (self._app_only - frozenset(found)) | kept
 
     def knows(self, name: str) -> bool:
         """Whether the remote listed a tool ``name`` (as far as this proxy has seen)."""
@@ -74,6 +84,7 @@ class RemoteParamHeaders:
         """The remote's tools changed: what was learned may be wrong now."""
         with self._lock:
             self._maps.clear()
+            self._app_only = frozenset()
             self._listed_at = None
 
     def lookup(self, name: str, list_all: Lister, wait: float) -> Map | None:
@@ -95,15 +106,28 @@ class RemoteParamHeaders:
         else:
             assert mine is not None
             try:
-                found = _maps_of(list_all()[:self._limit])
+                listed = list_all()[:self._limit]
+                found, app_only = _maps_of(listed), _app_only(listed)
                 with self._lock:
                     self._maps, self._listed_at = found, time.monotonic()
+                    self._app_only = app_only
             finally:
                 with self._lock:
                     self._listing = None
                 mine.set()
         with self._lock:
             return self._maps.get(name)
+
+    def app_only(self, name: str, list_all: Lister, wait: float) -> bool:
+        """Whether remote tool ``name`` is for an MCP Apps view alone, listing the remote
+        first as :meth:`lookup` does. Fails closed: a remote whose tools can not be listed
+        is -32603, and the call is not forwarded."""
+        try:
+            self.lookup(name, list_all, wait)
+        except (MCPSyncError, TimeoutError):
+            raise MCPError("the proxied server's tools could not be listed",
+                           code=INTERNAL_ERROR) from None
+        return name in self._app_only
 
     def check(self, ctx: HandlerContext, params: dict[str, Any], list_all: Lister,
               wait: float) -> None:
@@ -136,6 +160,13 @@ def _maps_of(tools: Any) -> dict[str, Map | None]:
             schema = tool.get("inputSchema")
             found[name] = header_params(schema) if isinstance(schema, dict) else {}
     return found
+
+
+def _app_only(tools: Any) -> frozenset[str]:
+    """The names of a ``tools/list`` page's tools that a model may not see (MCP Apps)."""
+    return frozenset(t["name"] for t in (tools if isinstance(tools, list) else ())
+                     if isinstance(t, dict) and isinstance(t.get("name"), str)
+                     and not model_visible(t))
 
 
 def lister(request: Callable[[dict[str, Any], float], dict[str, Any]],
