@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from ..hosts import HOSTS, HostError, config_path, discover, host, install, server_entry
 from ..hub.config import ConfigError
 from ..protocol.prefixes import PREFIX
+from . import args as cli_args
 from .output import safe, stdout_to_stderr
 from .session import USAGE
 from .target import TargetError, load_server
@@ -41,12 +42,18 @@ def add_parsers(sub: Any) -> None:
     inst.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                       type=_env_pair, help="an environment variable for the server "
                                            "(repeatable)")
+    inst.add_argument("--header", action="append", default=[], metavar="NAME:VALUE",
+                      type=cli_args.header,
+                      help="a header the host sends on every request to a URL (repeatable; "
+                           "e.g. 'Authorization: Bearer ${API_TOKEN}', expanded by the host)")
     inst.add_argument("--config", default=None, metavar="PATH",
                       help="write this file instead of the host's own (e.g. a project's "
                            ".cursor/mcp.json, .vscode/mcp.json or .mcp.json)")
     disc = sub.add_parser("discover",
                           help="list the servers configured in Claude Desktop, Claude "
-                               "Code, Cursor and VS Code, as HOST:NAME targets")
+                               "Code, Cursor and VS Code (their project files from here up "
+                               "to the repository root, then the user's), as HOST:NAME "
+                               "targets")
     disc.add_argument("hosts", nargs="*", metavar="HOST",
                       help=f"only these hosts ({', '.join(HOSTS)}; default: all)")
     disc.add_argument("--json", action="store_true", help="print JSON (for scripts)")
@@ -70,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
 def _install(args: argparse.Namespace) -> int:
     target: str = args.target
     chosen = None if args.host == "mcp-json" else host(args.host)
-    entry = server_entry(chosen, target, env=dict(args.env), packages=args.packages)
+    entry = server_entry(chosen, target, env=dict(args.env), packages=args.packages,
+                         headers=dict(args.header))
     name = args.name or _default_name(target)
     if not PREFIX.fullmatch(name):
         raise TargetError(f"{name!r} can not be a server's name: letters, digits, '_', '-' "
@@ -128,6 +136,10 @@ def _discover(args: argparse.Namespace) -> int:
             line = f"unusable  {entry}"
         else:
             line = f"{entry.kind:<8}  {entry.describe()}"
+        if configured.scope == "project":
+            line += f"  (project: {configured.path})"
+        if configured.shadowed:
+            line += "  (shadowed by a nearer file)"
         print(safe(f"{configured.target:<{width}}  {line}"))
     return 0
 
@@ -135,7 +147,8 @@ def _discover(args: argparse.Namespace) -> int:
 def _as_json(configured: Any) -> dict[str, Any]:
     entry = configured.entry
     item: dict[str, Any] = {"target": configured.target, "host": configured.host,
-                            "name": configured.name, "file": str(configured.path)}
+                            "name": configured.name, "file": str(configured.path),
+                            "scope": configured.scope, "shadowed": configured.shadowed}
     if isinstance(entry, ConfigError):
         item["error"] = str(entry)
     else:

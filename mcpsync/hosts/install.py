@@ -54,23 +54,29 @@ class Installed:
 
 
 def server_entry(host: Host | None, target: str, *, env: Mapping[str, str] | None = None,
-                 packages: Sequence[str] = ()) -> dict[str, Any]:
+                 packages: Sequence[str] = (),
+                 headers: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The entry that runs ``target`` for ``host`` (None: the portable ``mcpServers``
-    form): a URL (an HTTP entry; for a host that takes commands only, ``mcpsync run URL``
-    relays it over stdio), a command line, or a SERVER (``FILE[:OBJ]``,
-    ``MODULE:OBJ``) run by ``mcpsync run`` with this Python, or with ``uv run --with``
-    each of ``packages`` (which needs ``uv``)."""
+    form): a URL (an HTTP entry with ``headers``; for a host that takes commands only,
+    ``mcpsync run URL --header ...`` relays it over stdio), a command line, or a SERVER
+    (``FILE[:OBJ]``, ``MODULE:OBJ``) run by ``mcpsync run`` with this Python, or with
+    ``uv run --with`` each of ``packages`` (which needs ``uv``)."""
     typed = host is None or host.typed
     if target.startswith(("http://", "https://")):
         if packages:
             raise HostError("--with applies to a SERVER run by mcpsync, not a URL")
+        if env:
+            raise HostError("--env applies to a command, not a URL")
         if host is None or host.urls:
             entry: dict[str, Any] = {"type": "http", "url": target} if typed else {
                 "url": target}
-            if env:
-                raise HostError("--env applies to a command, not a URL")
+            if headers:
+                entry["headers"] = dict(headers)
             return entry
-        command = _python_command(["run", target], packages)
+        relay = [f"--header={name}: {value}" for name, value in (headers or {}).items()]
+        command = _python_command(["run", target, *relay], packages)
+    elif headers:
+        raise HostError("--header applies to a URL, not a command")
     elif any(c.isspace() for c in target.strip()):
         if packages:
             raise HostError("--with applies to a SERVER run by mcpsync, not a command line")

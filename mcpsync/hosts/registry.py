@@ -14,6 +14,11 @@ its servers, per platform, as each host documents it.
 
 Claude Desktop has no Linux release; the path is the one its community builds use.
 
+Three hosts also read a file kept in the project (:data:`PROJECT_FILES`): Claude Code's
+project scope ``.mcp.json`` at the project root, Cursor's ``.cursor/mcp.json`` and VS
+Code's workspace ``.vscode/mcp.json``. Which folders count as the project is
+:func:`project_folders`' rule: from the current directory upward to the repository root.
+
 ``MCPSYNC_CONFIG_HOME`` replaces the home directory for all of them (and ``%APPDATA%``
 and ``$XDG_CONFIG_HOME`` become its ``AppData/Roaming`` and ``.config``), so that tests
 and scripts can point every host at a folder of their own. A host is *present* when the
@@ -54,6 +59,38 @@ HOSTS: dict[str, Host] = {
     "cursor": Host("cursor", "Cursor", "mcpServers", False, True),
     "vscode": Host("vscode", "VS Code", "servers", True, True),
 }
+
+
+#: The project-level file of each host that has one, relative to a project folder.
+PROJECT_FILES: dict[str, str] = {
+    "claude-code": ".mcp.json",
+    "cursor": ".cursor/mcp.json",
+    "vscode": ".vscode/mcp.json",
+}
+
+
+def project_folders(start: Path | None = None) -> list[Path]:
+    """The folders whose project files count, nearest first: ``start`` (the current
+    directory) and each parent up to the repository root, the first folder that holds a
+    ``.git`` (a directory, or a file in a worktree). Outside a repository, ``start``
+    alone: a walk to the filesystem root would read files of unrelated projects (a
+    ``.mcp.json`` left in the home directory, say)."""
+    start = (Path.cwd() if start is None else start).resolve()
+    walked: list[Path] = []
+    for folder in (start, *start.parents):
+        walked.append(folder)
+        if (folder / ".git").exists():
+            return walked
+    return [start]
+
+
+def project_paths(name: str, start: Path | None = None) -> list[Path]:
+    """The project-level files of the host ``name`` that exist, nearest first."""
+    relative = PROJECT_FILES.get(name)
+    if relative is None:
+        return []
+    return [folder / relative for folder in project_folders(start)
+            if (folder / relative).is_file()]
 
 
 class HostError(Exception):
@@ -115,4 +152,5 @@ def present(name: str, path: Path | None = None, *,
     return path.parent.is_dir()
 
 
-__all__ = ["HOME_VARIABLE", "HOSTS", "Host", "HostError", "config_path", "host", "present"]
+__all__ = ["HOME_VARIABLE", "HOSTS", "PROJECT_FILES", "Host", "HostError", "config_path", "host",
+           "present", "project_folders", "project_paths"]
