@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from flask import Flask, jsonify, request
 
-from mcpsync import HandlerContext, Server
+from mcpsync import HandlerContext, Server, ToolError
 from mcpsync.http import mount
 
 NOTES: dict[str, str] = {"welcome": "Notes added over MCP show up at /notes."}
@@ -58,7 +58,7 @@ def read_note(ctx: HandlerContext, title: str) -> str:
         body = NOTES.get(title)
     ctx.progress(2, total=2, message="found" if body is not None else "missing")
     if body is None:
-        raise ValueError(f"no note {title!r}")
+        raise ToolError(f"no note {title!r}")  # for the model: its text is sent
     return body
 
 

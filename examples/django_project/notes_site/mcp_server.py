@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from mcpsync import HandlerContext, Server
+from mcpsync import HandlerContext, Server, ToolError
 
 BOOKS: dict[str, int] = {"Dune": 1965, "Neuromancer": 1984}
 LOCK = threading.Lock()
@@ -40,7 +40,7 @@ def find_book(ctx: HandlerContext, title: str) -> Book:
     with LOCK:
         year = BOOKS.get(title)
     if year is None:
-        raise ValueError(f"no book {title!r}")
+        raise ToolError(f"no book {title!r}")  # for the model: its text is sent
     return Book(title=title, year=year)
 
 
