@@ -836,7 +836,7 @@ def server_tables(results: dict[str, list[dict[str, float]]]) -> str:
             "it first when the spread is high. floor ÷ mcpsync is the share of the floor's "
             "throughput mcpsync could reach on a core of its own:\n\n" + "\n".join(cpu)
             + "\n\nblock(50 ms), % of ideal (1,280 req/s at 64 in flight, 5,120 at 256; "
-            "`max_concurrent_handlers=256`), latency, memory:\n\n" + "\n".join(block))
+            "`max_handlers=256`), latency, memory:\n\n" + "\n".join(block))
 
 
 def label_of(key: str) -> str:
@@ -903,7 +903,7 @@ def verdicts(results: dict[str, list[dict[str, float]]]) -> list[tuple[str, str,
                        (rec, f"HTTP {rec_label} 2025-11-25", "l_block256")):
         v = med(results, key, m)
         out.append((f"{tr}: block(50 ms) × 256 in flight ≥ 90% of ideal "
-                    "(max_concurrent_handlers=256)", f"{v:.0f}% ({v - 90:+.0f} points)",
+                    "(max_handlers=256)", f"{v:.0f}% ({v - 90:+.0f} points)",
                     "met" if v >= 90 else "NOT met", ""))
     ratio_row("stdio cold start ≤ 0.2× official", "mcpsync-stdio", ["official-stdio"],
               "cold_ms", 0.2, False)

@@ -1,12 +1,15 @@
 """mcpsync server for benchmarks/run.py: stdio (``python bench_mcpsync.py``) or WSGI (``app``).
 
-``MCPSYNC_BENCH_MAX_HANDLERS`` sets ``ServerLimits(max_concurrent_handlers=...)`` (the
-flat keyword on a checkout older than ``ServerLimits``, for ``run.py --baseline``); run.py
-sets it to 256 only for the blocking-tool rows and leaves the default (64) elsewhere.
+``MCPSYNC_BENCH_MAX_HANDLERS`` sets ``ServerLimits(max_handlers=...)``; run.py sets it to
+256 only for the blocking-tool rows and leaves the default (64) elsewhere. For
+``run.py --baseline`` on an older checkout it is spelt as that checkout spells it: the
+field ``max_concurrent_handlers`` of ``ServerLimits``, or before ``ServerLimits`` the flat
+keyword of the same name. That compatibility lives here, not in mcpsync.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 
@@ -16,10 +19,12 @@ from mcpsync import Server
 _max = os.environ.get("MCPSYNC_BENCH_MAX_HANDLERS")
 _options: dict[str, object] = {}
 if _max:
-    if hasattr(mcpsync, "ServerLimits"):
-        _options["limits"] = mcpsync.ServerLimits(max_concurrent_handlers=int(_max))
-    else:  # an older checkout, run as "mcpsync before" (run.py --baseline DIR)
+    if not hasattr(mcpsync, "ServerLimits"):  # an older checkout (run.py --baseline DIR)
         _options["max_concurrent_handlers"] = int(_max)
+    elif any(f.name == "max_handlers" for f in dataclasses.fields(mcpsync.ServerLimits)):
+        _options["limits"] = mcpsync.ServerLimits(max_handlers=int(_max))
+    else:  # ServerLimits before the field took the client's name
+        _options["limits"] = mcpsync.ServerLimits(max_concurrent_handlers=int(_max))
 server = Server("bench", version="1.0.0", **_options)  # type: ignore[arg-type]
 
 

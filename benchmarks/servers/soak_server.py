@@ -24,7 +24,7 @@ from mcpsync import HandlerContext, Server, ServerLimits
 SESSION_IDLE = float(os.environ.get("SOAK_SESSION_IDLE", "15"))
 
 server = Server("soak", version="1.0.0", request_state_key="soak-key",
-                limits=ServerLimits(max_concurrent_handlers=64))
+                limits=ServerLimits(max_handlers=64))
 #: The WSGI app (gunicorn imports it; ``http`` mode serves it on werkzeug).
 app: Any = server.wsgi_app(path="/mcp", session_idle_timeout=SESSION_IDLE,
                            keepalive_interval=5.0)

@@ -8,7 +8,7 @@ import time
 from mcpsync import HandlerContext, RequestCancelledError, Server, ServerLimits
 
 server = Server("spine", version="1.0.0",
-                limits=ServerLimits(max_concurrent_handlers=256))
+                limits=ServerLimits(max_handlers=256))
 
 
 @server.tool()

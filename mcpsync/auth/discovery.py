@@ -15,8 +15,8 @@
    ``/register`` at its origin are used.
 
 Time: the walk is one question ("who authorizes this server?") asked of one party, so all
-its fetches, of both documents, share one deadline (``OAuthLimits(timeout=)``, 10 s by default)
-that the caller passes down; a server trickling its answers to several well-known URLs
+its fetches, of both documents, share one deadline (``OAuthLimits(fetch_timeout=)``, 10 s by
+default) that the caller passes down; a server trickling its answers to several well-known URLs
 costs the timeout once, not once per URL. When that deadline runs out the walk stops with
 :class:`DiscoveryError` (a timeout is not "no metadata": it never falls back to the
 2025-03-26 defaults).

@@ -75,10 +75,8 @@ class OAuth(AuthBase):
     ``storage`` keeps tokens and registrations (default: memory; see
     :class:`~mcpsync.auth.FileTokenStorage`). ``limits``
     (:class:`~mcpsync.auth.OAuthLimits`): the fetch timeout and answer size, the
-    re-authorizations one request may trigger, the wait for another thread's flow; their
-    old flat keywords (``timeout=``, ``max_response_bytes=``, ``max_reauthorizations=``,
-    ``flight_timeout=``) still work, with a ``DeprecationWarning``. ``dpop``: ``None``
-    (default) uses DPoP-bound tokens
+    re-authorizations one request may trigger, the wait for another thread's flow.
+    ``dpop``: ``None`` (default) uses DPoP-bound tokens
     when the authorization server offers ES256 and PyJWT is installed; ``True`` insists on
     PyJWT; ``False`` never uses DPoP.
     """
@@ -115,7 +113,7 @@ class OAuth(AuthBase):
         #: The bounds it was given (``max_reauthorizations`` below may be changed).
         self.limits = limits
         self.max_reauthorizations = limits.max_reauthorizations
-        self._fetcher = Fetcher(limits.timeout, limits.max_response_bytes)
+        self._fetcher = Fetcher(limits.fetch_timeout, limits.max_response_bytes)
         self._servers = Servers(storage if storage is not None else MemoryTokenStorage(),
                                 limits.flight_timeout)
         if dpop is True:

@@ -67,17 +67,21 @@ class Grant:
 class OAuthLimits:
     """The bounds of one :class:`~mcpsync.auth.OAuth` object (docs/limits.md).
 
-    ``timeout``: seconds for the whole of a fetch (connect, head, body); discovery (every
-    well-known URL of both documents) shares one, and each token request (with its
-    DPoP-nonce retry), registration and identity-provider exchange gets one of its own
-    (a user's redirect may sit between them). ``max_response_bytes``: one metadata,
+    ``fetch_timeout``: seconds for the whole of a fetch (connect, head, body); discovery
+    (every well-known URL of both documents) shares one, and each token request (with
+    its DPoP-nonce retry), registration and identity-provider exchange gets one of its
+    own (a user's redirect may sit between them). ``max_response_bytes``: one metadata,
     registration, token or IdP answer. ``max_reauthorizations``: authorizations (refresh,
     code flow or step-up) one request may trigger before it fails. ``flight_timeout``:
     seconds a thread waits for another thread's authorization of the same server (a
     person may be typing).
+
+    ``fetch_timeout`` and ``max_response_bytes`` are named as in
+    :class:`~mcpsync.routes.RouteLimits`, the other bound of fetching a document over
+    HTTP: a bare ``timeout`` beside ``flight_timeout`` would not say which wait it is.
     """
 
-    timeout: float = DEFAULT_TIMEOUT
+    fetch_timeout: float = DEFAULT_TIMEOUT
     max_response_bytes: int = DEFAULT_MAX_BYTES
     max_reauthorizations: int = DEFAULT_MAX_REAUTHORIZATIONS
     flight_timeout: float = DEFAULT_FLIGHT_TIMEOUT

@@ -133,7 +133,7 @@ class Client(ClientSurface):
             answer=lambda method, params: self._inbound.answer_input(method, params),
             capabilities=lambda: (self.server_capabilities,
                                   self._negotiation.envelope is not None),
-            list_tools=self.list_tools, default_timeout=lambda: self.timeout,
+            list_tools=self.list_tools, request_timeout=lambda: self.timeout,
             listen=lambda task_id, wait: self.listen(
                 tools=False, prompts=False, resources=False, task_ids=[task_id],
                 timeout=wait))
@@ -160,7 +160,7 @@ class Client(ClientSurface):
             events=ConnectionEvents(notification=inbound.on_notification),
             send_middleware=middleware.send, recv_middleware=middleware.recv,
             limits=ConnectionLimits(
-                max_handlers=limits.max_handlers, default_timeout=timeout,
+                max_handlers=limits.max_handlers, request_timeout=timeout,
                 max_queued_notifications=limits.max_queued_notifications,
                 max_queued_notification_bytes=limits.max_queued_notification_bytes),
             name=name,

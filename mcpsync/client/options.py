@@ -86,7 +86,8 @@ class RetryPolicy:
 class ClientLimits:
     """How much a client takes on (docs/limits.md).
 
-    ``max_handlers``: threads answering the server's requests (the host handlers).
+    ``max_handlers``: threads answering the server's requests (the host handlers); the
+    server's :class:`~mcpsync.server.options.ServerLimits` names its cap the same.
     ``max_input_rounds``: 2026-07-28 multi round-trip retries of one call before
     :class:`~mcpsync.errors.ProtocolStateError`. ``max_queued_notifications`` and
     ``max_queued_notification_bytes``: notifications (and progress) waiting for

@@ -95,14 +95,14 @@ class ClientTasks:
 
     def __init__(self, *, request: Request, answer: Answer,
                  capabilities: Callable[[], tuple[Mapping[str, Any], bool]],
-                 list_tools: Callable[[], object], default_timeout: Callable[[], float],
+                 list_tools: Callable[[], object], request_timeout: Callable[[], float],
                  listen: Listen | None = None) -> None:
         self._request = request
         self._listen = listen
         self._answer = answer
         self._capabilities = capabilities
         self._list_tools = list_tools
-        self._default_timeout = default_timeout
+        self._request_timeout = request_timeout
         self.support = ToolTaskSupport()
         self.watchers = Watchers()
 
@@ -118,7 +118,7 @@ class ClientTasks:
 
     def _ports(self, surface: Surface) -> TaskPorts:
         return TaskPorts(surface, self._request, self._answer, self.watchers,
-                         self._default_timeout(), self._listen if self._modern() else None)
+                         self._request_timeout(), self._listen if self._modern() else None)
 
     def _modern(self) -> bool:
         return self._capabilities()[1]
@@ -143,7 +143,7 @@ class ClientTasks:
                   timeout: float | None) -> Callable[[dict[str, Any]], CallToolResult]:
         """The ``tools/call`` answer as a result: a plain one converted, a task followed to
         its end (cancelled on the server when the wait gives up)."""
-        deadline = time.monotonic() + (self._default_timeout() if timeout is None
+        deadline = time.monotonic() + (self._request_timeout() if timeout is None
                                        else timeout)
 
         def convert(raw: dict[str, Any]) -> CallToolResult:

@@ -153,7 +153,7 @@ class TaskPorts:
     answer: Answer
     watchers: Watchers
     #: The client's default deadline (seconds) for a wait given no ``timeout``.
-    default_timeout: float
+    request_timeout: float
     #: Opens a listen stream for a task (2026-07-28 only; None otherwise).
     listen: Listen | None = None
 
@@ -287,7 +287,7 @@ class TaskHandle:
     # -- internals -------------------------------------------------------------------
 
     def _timeout(self, timeout: float | None) -> float:
-        return self._ports.default_timeout if timeout is None else timeout
+        return self._ports.request_timeout if timeout is None else timeout
 
     def _follow(self, deadline: float, on_status: StatusCallback | None,
                 seen: list[tuple[str, str | None]], *, refresh: bool) -> TaskState:

@@ -9,7 +9,7 @@
   the endpoint opts out of for SSE) is installed: it may hold SSE events back.
 * ``mcpsync.W003`` — persistent database connections (``CONN_MAX_AGE`` > 0 or ``None``):
   each handler thread keeps one, so the database must allow as many per process as the
-  server's ``max_concurrent_handlers`` besides the WSGI server's threads.
+  server's ``limits.max_handlers`` besides the WSGI server's threads.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _config(app_configs: Any, **kwargs: Any) -> list[django_checks.CheckMessage]
             messages.append(django_checks.Info(
                 f"Database {alias!r} keeps connections open (CONN_MAX_AGE): each MCP "
                 "handler thread keeps one of its own.",
-                hint="Allow max_concurrent_handlers more connections per process.",
+                hint="Allow the server's limits.max_handlers more connections per process.",
                 id="mcpsync.I001"))
     return messages
 

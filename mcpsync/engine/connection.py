@@ -132,16 +132,16 @@ class Connection:
             notifications=self._notifications,
             # Only a connection that runs requests inline has a reader thread to hand over.
             readers=self._readers if inline_key is not None else None, reads=self._reading,
-            name=name, default_timeout=limits.default_timeout)
+            name=name, request_timeout=limits.request_timeout)
         self._inflight = InflightRequests(
             self, on_request=on_request, executor=self._executor, pool=self._pool,
             readers=self._readers, inline_key=inline_key, outbound=self._outbound,
             send=self._send, refuse=self._refuse)
 
     @property
-    def default_timeout(self) -> float:
+    def request_timeout(self) -> float:
         """Seconds a :meth:`request` given no ``timeout`` waits for its answer."""
-        return self.limits.default_timeout
+        return self.limits.request_timeout
 
     @property
     def drain_timeout(self) -> float:

@@ -23,7 +23,7 @@ class ConnectionLimits:
 
     ``max_handlers`` and ``max_backlog``: the handler pool it makes when it is given none
     (threads, then queued requests; past both a request is answered "busy"); the cap also
-    bounds displaced inline readers. ``default_timeout``: seconds a request given no
+    bounds displaced inline readers. ``request_timeout``: seconds a request given no
     ``timeout`` waits. ``drain_timeout``: seconds running handlers get to write their
     answers when the peer's input ends. ``max_queued_notifications`` and
     ``max_queued_notification_bytes``: inbound notifications waiting for the notification
@@ -32,7 +32,7 @@ class ConnectionLimits:
 
     max_handlers: int = 64
     max_backlog: int = 4096
-    default_timeout: float = DEFAULT_TIMEOUT
+    request_timeout: float = DEFAULT_TIMEOUT
     drain_timeout: float = 0.0
     max_queued_notifications: int = DEFAULT_MAX_QUEUED_NOTIFICATIONS
     max_queued_notification_bytes: int = DEFAULT_MAX_QUEUED_NOTIFICATION_BYTES

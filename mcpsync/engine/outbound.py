@@ -192,7 +192,7 @@ class Outbound:
     def __init__(self, pending: PendingTable, *, send: Send, closing: Closing,
                  calls: CallControl | None, notifications: Ordering,
                  readers: Readers | None, reads: OwnReads, name: str,
-                 default_timeout: float) -> None:
+                 request_timeout: float) -> None:
         self.pending = pending
         self._send = send
         self._closing = closing
@@ -201,7 +201,7 @@ class Outbound:
         self._readers = readers
         self._reads = reads
         self._name = name
-        self.default_timeout = default_timeout
+        self.request_timeout = request_timeout
         self._lock = threading.Lock()
         self._ids: IdAllocator | PrefixedIds = IdAllocator()
 
@@ -224,7 +224,7 @@ class Outbound:
                 request_id: RequestId | None = None) -> dict[str, Any]:
         """See :meth:`~mcpsync.engine.connection.Connection.request`. ``request_id``: one
         taken from :meth:`new_id` beforehand (telemetry names it on the call's span)."""
-        wait = self.default_timeout if timeout is None else timeout
+        wait = self.request_timeout if timeout is None else timeout
         # One budget for the call: writing it (stdio: the pipe may be full), then its
         # answer; the transport's exchange ends by the moment this caller stops waiting.
         budget = Deadline(wait, method)
@@ -244,7 +244,7 @@ class Outbound:
         except FutureTimeout:
             if self.pending.pop(request_id) is None:
                 # Answered just as the deadline passed: the result is on its way.
-                return future.result(self.default_timeout)
+                return future.result(self.request_timeout)
             self._tell_cancelled(request_id, method, f"timed out after {budget_text(wait)}")
             raise RequestTimeoutError(f"{method} timed out after {budget_text(wait)}") from None
         except KeyboardInterrupt:

@@ -17,7 +17,7 @@ that let the app see the client leave (werkzeug, gunicorn, waitress with
 ``channel_request_lookahead``); elsewhere a stream notices at its next keep-alive and a
 JSON wait only when the answer is written.
 
-Handler threads come from one pool per app: ``max_concurrent_handlers`` bounds the
+Handler threads come from one pool per app: ``limits.max_handlers`` bounds the
 requests running at once over all sessions and both eras.
 
 The app is thread-safe and meant for threaded WSGI servers (werkzeug threaded, gunicorn
@@ -153,9 +153,9 @@ class McpWsgiApp:
         #: the same bus: a change made on any worker reaches the listens held on this one.
         self._stop_events = server.relay_events(bus) if bus is not None else None
         # One pool for every handler of this app (2026-07-28 requests and every
-        # handshake-era session): max_concurrent_handlers bounds the app, not each session.
-        self._pool = HandOffPool(server.max_concurrent_handlers, name="mcpsync-http-handler",
-                                 max_backlog=4 * server.max_concurrent_handlers)
+        # handshake-era session): limits.max_handlers bounds the app, not each session.
+        self._pool = HandOffPool(server.limits.max_handlers, name="mcpsync-http-handler",
+                                 max_backlog=4 * server.limits.max_handlers)
         server.telemetry.gauges.track_pool(self._pool)
         self.sessions = SessionRegistry(server, store, idle_timeout=limits.idle_timeout,
                                         max_sessions=limits.max_sessions,

@@ -7,7 +7,7 @@ request's id), until the client cancels the request or the server ends the subsc
 gracefully with a ``complete`` result.
 
 Slots: a listen parks for as long as the client keeps it, so it must not hold one of the
-``max_concurrent_handlers`` slots that tool calls, prompts and reads need (64 open listens
+``max_handlers`` slots that tool calls, prompts and reads need (64 open listens
 would otherwise leave every other request waiting). Once registered, the handler gives its
 slot back to the pool it runs on (:func:`~mcpsync.engine.pool.release_current_slot`); the
 listens have their own bound instead, ``ServerLimits(max_subscriptions=...)`` across all

@@ -23,17 +23,25 @@ from .listen import DEFAULT_MAX_SUBSCRIPTIONS
 class ServerLimits:
     """How much a server takes on at once and how long it waits (docs/limits.md).
 
-    ``max_concurrent_handlers``: requests running at once, each on its own thread, per
-    stdio or memory connection and for a whole HTTP app; more wait in a bounded queue.
+    ``max_handlers``: requests running at once, each on its own thread, per stdio or
+    memory connection and for a whole HTTP app; more wait in a bounded queue.
     ``max_subscriptions``: open ``subscriptions/listen`` streams across all sessions (0
     refuses every listen). ``request_timeout``: seconds the server's own requests to the
     client (``ctx.elicit``, ``ctx.sample``, ``ctx.request``) wait by default.
     ``page_size``: items in one page of every ``*/list`` result. ``request_state_ttl``:
     seconds a 2026-07-28 multi round-trip ``requestState`` stays valid.
     ``startup_timeout``: seconds a thread waits for another thread's startup.
+
+    One name per idea, the client's where the idea is the same: ``max_handlers`` as in
+    :class:`~mcpsync.client.options.ClientLimits` (threads answering the peer's
+    requests; it was ``max_concurrent_handlers``, longer for nothing: a cap on handlers is
+    a cap on those running at once), ``request_timeout`` for the default deadline of a
+    request this side sends, as the connection under both calls it (it was
+    ``default_timeout`` there): a bare ``timeout`` beside ``startup_timeout`` would not
+    say which wait it bounds.
     """
 
-    max_concurrent_handlers: int = 64
+    max_handlers: int = 64
     max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS
     request_timeout: float = 60.0
     page_size: int = 100

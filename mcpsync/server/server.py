@@ -123,7 +123,8 @@ class ServerCore(ServerDefinition):
         self.instructions = instructions
         self.website_url = details.website_url
         self.icons = details.icons
-        self.max_concurrent_handlers = limits.max_concurrent_handlers
+        #: The bounds it was given (:class:`~.options.ServerLimits`).
+        self.limits = limits
         #: OpenTelemetry spans and metrics of everything this server serves (nothing is
         #: made until an SDK is configured; ``telemetry=False`` turns it off).
         self.telemetry = Instrumentation(Telemetry.of(telemetry), "server",

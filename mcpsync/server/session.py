@@ -37,6 +37,7 @@ from ..telemetry.instrumentation import Instrumentation
 from ..transports.base import Transport
 from .host import RequestServer
 from .listen import ListenRegistry
+from .options import ServerLimits
 from .subscribers import ResourceSubscribers
 
 logger = logging.getLogger("mcpsync.server")
@@ -54,7 +55,7 @@ class SessionServer(RequestServer, Protocol):
     def recv_middleware(self) -> list[Middleware]: ...
 
     @property
-    def max_concurrent_handlers(self) -> int: ...
+    def limits(self) -> ServerLimits: ...
 
     @property
     def request_timeout(self) -> float: ...
@@ -104,8 +105,8 @@ class ServerSession:
                                     closed=self._on_closed),
             send_middleware=server.send_middleware,
             recv_middleware=server.recv_middleware,
-            limits=ConnectionLimits(max_handlers=server.max_concurrent_handlers,
-                                    default_timeout=server.request_timeout,
+            limits=ConnectionLimits(max_handlers=server.limits.max_handlers,
+                                    request_timeout=server.request_timeout,
                                     drain_timeout=drain_timeout),
             name=name,
             threads=ConnectionThreads(pool=pool, push=push, inline_key=inline_key),

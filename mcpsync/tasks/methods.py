@@ -1,10 +1,11 @@
 """The tasks extension as a server uses it: :class:`Tasks`, ``server.use(Tasks(...))``.
 
 Every :class:`mcpsync.Server` uses one from its construction (its ``task_store=``,
-``task_executor=`` and ``task_options=`` are this class's options); a bare :class:`~mcpsync.server.server.ServerCore` serves no tasks until it uses
-one. Installing it wraps ``tools/call`` (a tool registered with ``task=`` may run as a
-task; every other call goes to the handler it wraps) and registers the ``tasks/*``
-methods as built-ins (a user's handler may replace them).
+``task_executor=`` and ``task_options=`` are this class's options); a bare
+:class:`~mcpsync.server.server.ServerCore` serves no tasks until it uses one. Installing
+it wraps ``tools/call`` (a tool registered with ``task=`` may run as a task; every other
+call goes to the handler it wraps) and registers the ``tasks/*`` methods as built-ins (a
+user's handler may replace them).
 
 Why a module of its own: the registration happens when a server is made, but the
 surfaces, the runner and the store behind them are made on first use. Keeping the

@@ -27,7 +27,7 @@ class Pool(Protocol):
 #: name suffix -> (unit, description); the full name is ``mcpsync.{side}.{suffix}``.
 GAUGES: dict[str, tuple[str, str]] = {
     "handlers.busy": ("{thread}", "Handler threads running a request or notification now."),
-    "handlers.limit": ("{thread}", "The cap on handler threads (max_concurrent_handlers)."),
+    "handlers.limit": ("{thread}", "The cap on handler threads (max_handlers)."),
     "requests.queued": ("{request}", "Requests waiting for a handler thread."),
     "sessions.open": ("{session}", "Handshake-era sessions open now."),
     "tasks.running": ("{task}", "Tasks running on this process's task threads."),

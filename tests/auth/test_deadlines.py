@@ -166,7 +166,7 @@ def test_metadata_discovery_shares_one_deadline_across_the_well_known_urls(
 
     server = raw(script)
     oauth = OAuth(client_id="c1", redirect_handler=FollowRedirects(timeout=1),
-                  limits=OAuthLimits(timeout=1))
+                  limits=OAuthLimits(fetch_timeout=1))
     started = time.monotonic()
     with pytest.raises(DiscoveryError, match="discovery budget"):
         requests.get(server.url, auth=oauth, timeout=10)

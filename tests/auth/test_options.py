@@ -23,7 +23,7 @@ CONSTRUCTORS: list[tuple[str, dict[str, Any]]] = [
     ("enterprise", {"id_token": "t", "idp_token_endpoint": "https://idp.example/token",
                     "idp_client_id": "i", "client_id": "c"}),
 ]
-LIMITS = OAuthLimits(timeout=2.0, max_response_bytes=2048, max_reauthorizations=2,
+LIMITS = OAuthLimits(fetch_timeout=2.0, max_response_bytes=2048, max_reauthorizations=2,
                      flight_timeout=30.0)
 
 

@@ -13,7 +13,7 @@ from mcpsync.protocol.versions import MODERN_VERSIONS
 
 server = Server("fuzz-target", version="1.0.0",
                 protocol=ProtocolOptions(modern_versions=MODERN_VERSIONS),
-                request_state_key="fuzz-key", limits=ServerLimits(max_concurrent_handlers=16))
+                request_state_key="fuzz-key", limits=ServerLimits(max_handlers=16))
 
 
 @server.tool()

@@ -164,11 +164,11 @@ def test_last_event_id_of_another_session_is_not_replayed(serve):
         assert victim.delete().status_code in (200, 404)
 
 
-# -- defect 6: max_concurrent_handlers bounds the whole app; idle sessions park nothing ---
+# -- defect 6: max_handlers bounds the whole app; idle sessions park nothing ---
 
 
 def _counting_server(cap: int, expected: int) -> tuple[Server, dict[str, int]]:
-    srv = Server("counted", limits=ServerLimits(max_concurrent_handlers=cap))
+    srv = Server("counted", limits=ServerLimits(max_handlers=cap))
     state = {"running": 0, "max": 0}
     lock = threading.Condition()
 

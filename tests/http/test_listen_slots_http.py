@@ -1,7 +1,7 @@
 """Listens hold no handler slot over HTTP either (issue #11, defect 3).
 
 2026-07-28: each listen is a long POST whose handler runs on the app's worker pool, which
-has ``max_concurrent_handlers`` slots. The handshake era's equivalent, a GET stream and
+has ``max_handlers`` slots. The handshake era's equivalent, a GET stream and
 ``resources/subscribe``, holds only the WSGI server's thread for the stream: checked here
 too, with more sessions streaming than there are slots.
 """

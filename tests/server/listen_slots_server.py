@@ -11,7 +11,7 @@ MAX_SUBSCRIPTIONS = 4
 
 def make_server() -> Server:
     server = Server("listen-slots", request_state_key="listen-slots-key",
-                    limits=ServerLimits(max_concurrent_handlers=SLOTS,
+                    limits=ServerLimits(max_handlers=SLOTS,
                                                 max_subscriptions=MAX_SUBSCRIPTIONS))
 
     @server.tool()

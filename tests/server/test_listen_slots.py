@@ -1,7 +1,7 @@
 """Open ``subscriptions/listen`` streams never take handler slots (issue #11, defect 3).
 
 A listen parks for as long as the client keeps it. With each one holding a slot of
-``max_concurrent_handlers``, that many listens left every tool call, prompt, read and
+``max_handlers``, that many listens left every tool call, prompt, read and
 completion of every client waiting. Listens now give their slot back and have their own
 server-wide bound, ``max_subscriptions``, past which a new one is refused at once.
 

@@ -24,7 +24,7 @@ ICONS = [Icon("https://example.org/icon.png")]
 
 # (the flat keyword that is gone, its value, the keyword now, the option object)
 MOVED: list[tuple[str, Any, str, Any]] = [
-    ("max_concurrent_handlers", 3, "limits", ServerLimits(max_concurrent_handlers=3)),
+    ("max_concurrent_handlers", 3, "limits", ServerLimits(max_handlers=3)),
     ("max_subscriptions", 0, "limits", ServerLimits(max_subscriptions=0)),
     ("request_timeout", 2.5, "limits", ServerLimits(request_timeout=2.5)),
     ("page_size", 2, "limits", ServerLimits(page_size=2)),
@@ -50,7 +50,7 @@ def snapshot(server: Server) -> dict[str, Any]:
     """Everything the options set on a server, as the rest of the code reads it."""
     return {
         "info": server.info_for(None), "capabilities": server.capabilities(),
-        "max_concurrent_handlers": server.max_concurrent_handlers,
+        "max_handlers": server.limits.max_handlers,
         "max_subscriptions": server.listeners.max_subscriptions,
         "request_timeout": server.request_timeout, "page_size": server.page_size,
         "request_state_ttl": server.request_state_ttl,

@@ -18,7 +18,7 @@ def value(sdk, name):
 
 
 def test_busy_threads_cap_and_sessions_while_a_tool_runs(sdk):
-    server = Server("gauged", limits=ServerLimits(max_concurrent_handlers=4),
+    server = Server("gauged", limits=ServerLimits(max_handlers=4),
                     telemetry=sdk.telemetry)
     release, entered = threading.Event(), threading.Event()
 
