@@ -174,3 +174,21 @@ def test_an_answer_that_cannot_be_written_over_http_is_an_error_result_and_logge
     assert answer["result"]["isError"] is True
     assert answer["result"]["content"][0]["text"].startswith("Error: cannot encode")
     assert len([r for r in caplog.records if "cannot encode" in r.getMessage()]) == 1
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", MODERN])
+@pytest.mark.parametrize("expose", [False, True])
+def test_the_policy_is_the_same_over_http(version: str, expose: bool) -> None:
+    from tests.serving import RunningServer
+
+    app = _leaky_server(expose_tool_errors=expose).wsgi_app(path="/mcp")
+    with RunningServer(app, on_stop=app.close) as running, Client.http(
+            running.base + "/mcp", protocol_version=version, timeout=WAIT) as client:
+        hidden = client.call_tool("connect")
+        told = client.call_tool("reserve", {"seats": 3})
+        with pytest.raises(MCPError) as read:
+            client.read_resource("config://app")
+    assert told.text == "Error executing tool reserve: only 2 seats left"
+    assert ("hunter2" in hidden.text) is expose
+    assert ("/srv/secret" in read.value.message) is expose
+    assert read.value.code == -32603
