@@ -7,6 +7,8 @@ resources and prompts, as -32603."""
 from __future__ import annotations
 
 import logging
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -192,3 +194,18 @@ def test_the_policy_is_the_same_over_http(version: str, expose: bool) -> None:
     assert ("hunter2" in hidden.text) is expose
     assert ("/srv/secret" in read.value.message) is expose
     assert read.value.code == -32603
+
+
+def test_the_policy_is_the_same_over_stdio(tmp_path: Path) -> None:
+    script = tmp_path / "leaky.py"
+    script.write_text(
+        "from mcpsync import Server\n"
+        "server = Server('leaky')\n"
+        "@server.tool()\n"
+        "def connect() -> str:\n"
+        "    raise RuntimeError('password=hunter2')\n"
+        "server.run_stdio()\n")
+    with Client.stdio([sys.executable, str(script)], timeout=WAIT) as client:
+        hidden = client.call_tool("connect")
+    assert hidden.is_error and "hunter2" not in hidden.text
+    assert hidden.text.startswith("Error executing tool connect: an internal error occurred")
