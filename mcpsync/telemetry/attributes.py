@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol
 
+from .. import errors
 from ..protocol.methods import VIEWS
 from ..protocol.versions import ALL_VERSIONS, META_VERSION
 
@@ -30,6 +31,15 @@ _NAMED_KINDS: Final = {"gen_ai.tool.name": "tool", "gen_ai.prompt.name": "prompt
 _URI: Final = "mcp.resource.uri"
 #: The revisions mcpsync speaks: a version a peer made up is ``_OTHER``.
 _VERSIONS: Final = frozenset(ALL_VERSIONS)
+#: The error codes recorded as they are: JSON-RPC's, the spec's and mcpsync's own. A peer
+#: (or a proxy's remote) can answer any integer: any other code is ``_OTHER``.
+_KNOWN_CODES: Final = frozenset({
+    errors.PARSE_ERROR, errors.INVALID_REQUEST, errors.METHOD_NOT_FOUND,
+    errors.INVALID_PARAMS, errors.INTERNAL_ERROR, errors.RESOURCE_NOT_FOUND,
+    errors.URL_ELICITATION_REQUIRED, errors.HEADER_MISMATCH,
+    errors.MISSING_CLIENT_CAPABILITY, errors.UNSUPPORTED_PROTOCOL_VERSION,
+    errors.RATE_LIMITED,
+})
 
 class Peer(Protocol):
     """What a message's transport says of the peer (``dispatch.TransportContext``)."""
@@ -141,6 +151,9 @@ def describe(method: str, params: Mapping[str, Any] | None, request_id: object, 
 
 
 def error_attributes(code: int) -> dict[str, str]:
-    """A JSON-RPC error answer: its code, as ``error.type`` and the status code."""
-    text = str(code)
+    """A JSON-RPC error answer: its code, as ``error.type`` and the status code; a code
+    mcpsync does not know is ``_OTHER`` (the peer chooses it: one series per made-up code
+    would crowd out the real ones)."""
+    known = isinstance(code, int) and not isinstance(code, bool) and code in _KNOWN_CODES
+    text = str(code) if known else OTHER
     return {"error.type": text, "rpc.response.status_code": text}

@@ -94,3 +94,34 @@ def test_a_made_up_protocol_version_is_other(sdk, transport):
                 for point in sdk.points(f"mcp.{side}.operation.duration")}
     assert not any(str(v).startswith("1999") for v in versions), versions
     assert "_OTHER" in versions
+
+
+def _error_types(sdk, side: str) -> set[str]:
+    return {str(point.attributes.get(key))
+            for point in sdk.points(f"mcp.{side}.operation.duration")
+            for key in ("error.type", "rpc.response.status_code")
+            if key in point.attributes}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_an_error_code_mcpsync_does_not_know_is_other_on_both_sides(sdk, transport):
+    # A hostile server (or a proxy passing on its remote's answers) picks any code: each
+    # made-up code would be its own error.type series on the client, and on the server
+    # that answers it. The spec's codes and mcpsync's own keep their number.
+    server = Server("cardinality", telemetry=sdk.telemetry)
+
+    @server.method_handler("x/fail")
+    def fail(ctx, params):
+        raise MCPError("no", code=params["code"])
+
+    made_up = [-31000 - n for n in range(4)] + [7, -32099]
+    with contextlib.ExitStack() as stack:
+        client = _client(transport, server, stack, sdk.telemetry)
+        for code in [*made_up, -32602, -32029]:
+            with pytest.raises(MCPError) as caught:
+                client.request("x/fail", {"code": code})
+            assert caught.value.code == code  # the answer itself is passed on as it is
+    for side in ("server", "client"):
+        types = _error_types(sdk, side)
+        assert not types & {str(code) for code in made_up}, (side, types)
+        assert {"_OTHER", "-32602", "-32029"} <= types, (side, types)
