@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..hub.config import ConfigError, load_json, strip_comments
+from ..transports.subprocess import command_line
 from .registry import HOME_VARIABLE, Host, HostError, config_path, present
 
 #: How long ``claude mcp ...`` may take.
@@ -80,10 +80,10 @@ def server_entry(host: Host | None, target: str, *, env: Mapping[str, str] | Non
     elif any(c.isspace() for c in target.strip()):
         if packages:
             raise HostError("--with applies to a SERVER run by mcpsync, not a command line")
-        try:
-            command = shlex.split(target)
+        try:  # the one reading of a command line: the host runs what mcpsync would
+            command = command_line(target)
         except ValueError as exc:
-            raise HostError(f"cannot split the command line {target!r}: {exc}") from None
+            raise HostError(str(exc)) from None
     else:
         command = _python_command(["run", _absolute_spec(target)], packages)
     entry = {"type": "stdio"} if typed else {}

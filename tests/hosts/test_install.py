@@ -300,3 +300,26 @@ def test_a_configured_url_is_reached_with_its_headers(home: Path, capsys) -> Non
         assert main(["tools", "cursor:notes"]) == 0
     assert "add" in capsys.readouterr().out
     assert seen and set(seen) == {"blue"}
+
+
+@pytest.mark.parametrize("line", ["python 'my server.py' --flag", "uv run \"a b\" c\\ d"])
+def test_a_command_line_is_split_as_client_stdio_splits_it(line: str) -> None:
+    # One reading of a command line for Client.stdio, Server.proxy, the CLI and install:
+    # the entry a host gets runs the very argument list mcpsync would run.
+    from mcpsync.hosts.install import server_entry
+    from mcpsync.transports.subprocess import command_line
+
+    words = command_line(line)
+    entry = server_entry(None, line)
+    assert [entry["command"], *entry["args"]] == words
+
+
+def test_a_command_line_that_cannot_be_split_says_so_as_client_stdio_does(home: Path,
+                                                                            capsys) -> None:
+    from mcpsync.transports.subprocess import command_line
+
+    line = "python 'unclosed.py"
+    with pytest.raises(ValueError) as caught:
+        command_line(line)
+    assert main(["install", "cursor", line, "--name", "x"]) in (1, 2)
+    assert str(caught.value) in capsys.readouterr().err
