@@ -341,8 +341,10 @@ def _inline_here(services: Services, session: HttpSession, request: Request) -> 
     session of this worker whose engine runs no receive middleware (a handler never runs
     inside it), unless one of its calls here took over half the JSON window (a call
     slower than the window is answered on an SSE stream, with its priming event)."""
-    if (services.relay is not None or not _inline_tool(services.server, request)
-            or str((request.params or {}).get("name")) in services.slow_tools):
+    name = str((request.params or {}).get("name"))
+    if (services.relay is not None
+            or not _inline_tool(services.server.tools.get(name), request)
+            or name in services.slow_tools):
         return False
     executor = getattr(session.server_session.connection, "_executor", None)
     return executor is not None and not executor.has_receive_middleware

@@ -32,7 +32,7 @@ from ..protocol.methods import VIEWS
 from ..server import stateless
 from ..server.host import RequestServer
 from ..server.mount import mounted_tool
-from ..server.server import ServerCore
+from ..server.tools import RegisteredTool
 from .intake import transport_context
 from .replies import Environ, StartResponse, _HttpError, respond
 from .services import Services
@@ -96,16 +96,28 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
     # The envelope and its headers, checked once, here: a refused request costs no
     # thread and runs no middleware (the stateless server takes the envelope as checked).
     params = message.params or {}
-    versions = services.server.modern_versions
+    server = services.server
+    # The server's own tool a tools/call names (looked up once: its header map, whether it
+    # may be hidden, whether it runs on this thread all come from it).
+    tool = (server.tools.get(str(params.get("name"))) if message.method in _TOOL_METHODS
+            else None)
+    # A mounted server's tool is checked as the parent's own (a proxied one by its proxy,
+    # which learns its map from the remote: proxy/param_headers.py).
+    description = tool.description if tool is not None else (
+        mounted_tool(server, str(params.get("name"))) if message.method in _TOOL_METHODS
+        else None)
+    versions = server.modern_versions
     held: MCPError | None = None
     try:
-        envelope = check_envelope(message.method, params, versions, headers=headers,
-                                  tool_headers=_tool_headers(services, message))
+        envelope = check_envelope(
+            message.method, params, versions, headers=headers,
+            tool_headers=None if description is None else services.header_maps.get(description))
     except MCPError as exc:
-        # A tool some callers may not see: its Mcp-Param-* refusal waits for the tool's
-        # lookup, where the caller is known, so a hidden tool answers as an unknown one
-        # (the rest of the envelope is still checked here).
-        if not _gated_tool(services.server, message):
+        # A tool some callers may not see (the server's own while it hides something from
+        # someone; a mounted one, whose server decides): its Mcp-Param-* refusal waits for
+        # the tool's lookup in its registry, where the caller is known, so a hidden tool
+        # answers as an unknown one (the rest of the envelope is still checked here).
+        if description is None or (tool is not None and server.tools.gate is None):
             raise _HttpError(exc.code, exc.message, message.id, exc.data) from None
         try:
             envelope = check_envelope(message.method, params, versions, headers=headers)
@@ -160,7 +172,9 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
             if not stream.finished:  # no answer, or send middleware dropped it
                 stream.end()
 
-    if request.method in _THREADED and not _inline_tool(services.server, request):
+    if request.method in _THREADED and not _inline_tool(
+            tool if request is message else server.tools.get(
+                str((request.params or {}).get("name"))), request):
         try:
             services.pool.submit(run)
         except (PoolFullError, RuntimeError) as exc:
@@ -178,34 +192,10 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
                    modern=True)
 
 
-def _tool_headers(services: Services,
-                  message: Request) -> dict[str, tuple[str, ...]] | None:
-    if message.method not in _TOOL_METHODS:
-        return None
-    server = services.server
-    name = str((message.params or {}).get("name"))
-    tool = server.tools.get(name)
-    # A mounted server's tool is checked as the parent's own (a proxied one by its proxy,
-    # which learns its map from the remote: proxy/param_headers.py).
-    description = tool.description if tool is not None else mounted_tool(server, name)
-    if description is None:
-        return None
-    return services.header_maps.get(description)
-
-
-def _gated_tool(server: ServerCore, message: Request) -> bool:
-    """Whether ``message`` calls one of the server's own tools while some component is
-    hidden from some caller (the registry's gate is set only then)."""
-    if message.method not in _TOOL_METHODS or server.tools.gate is None:
-        return False
-    return server.tools.get(str((message.params or {}).get("name"))) is not None
-
-
-def _inline_tool(server: ServerCore, message: Request) -> bool:
+def _inline_tool(tool: RegisteredTool | None, message: Request) -> bool:
     # A tool without a context parameter can neither report progress nor see
     # cancellation: it runs on this thread, saving a hand-off.
-    if message.method not in _TOOL_METHODS:
+    if message.method not in _TOOL_METHODS or tool is None:
         return False
-    tool = server.tools.get(str((message.params or {}).get("name")))
     binding = getattr(tool, "binding", None)
     return binding is not None and getattr(binding, "context_param", 1) is None

@@ -94,6 +94,12 @@ class Lifespan(Generic[ServerT]):
     def start(self) -> Any:
         """Run startup if this process has not; return the state. Raises StartupError."""
         pid = os.getpid()
+        done = self._done
+        if self._pid == pid and done is not None and done.is_set() and self._failure is None:
+            # Started in this process: the check every WSGI request makes, without the lock
+            # (startup sets each field before ``done``; a request racing stop() gets the
+            # state it would have got a moment earlier).
+            return self._state
         with self._lock:
             if self._pid != pid:
                 # Never started here (or inherited through a fork: the parent's objects

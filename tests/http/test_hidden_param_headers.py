@@ -6,13 +6,14 @@ who can see it still gets the refusal. Real HTTP, the wire answers compared byte
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import requests
 
-from mcpsync import Server
+from mcpsync import HandlerContext, Server
 from tests.http.raw import post_modern
-from tests.server.visibility_server import build
+from tests.server.visibility_server import USERS, build
 from tests.serving import RunningServer
 
 SCHEMA = {"type": "object", "required": ["region"], "properties": {
@@ -66,5 +67,37 @@ def test_a_hidden_tools_bad_param_header_is_answered_as_an_unknown_tool() -> Non
         assert "region=eu-1" in call("regional", "alice", "eu-1").text
         for header in ("us-west1", None):
             refused = call("regional", "alice", header)
+            assert refused.status_code == 400
+            assert refused.json()["error"]["code"] == -32020
+
+
+def test_through_a_mount_the_mounted_servers_visibility_decides_the_same_way() -> None:
+    child = _server()
+    parent = Server("front")
+
+    @parent.request_scope
+    def adapter(ctx: HandlerContext) -> Iterator[None]:
+        ctx.transport.user = USERS.get(str(ctx.transport.headers.get("x-user")))
+        yield
+
+    parent.mount(child, "shop")
+    app = parent.wsgi_app(path="/mcp")
+    with RunningServer(app, on_stop=app.close) as running:
+        url = running.base + "/mcp"
+
+        def call(name: str, user: str, region_header: str | None) -> requests.Response:
+            headers = {"X-User": user}
+            if region_header is not None:
+                headers["Mcp-Param-Region"] = region_header
+            return post_modern(url, "tools/call",
+                               {"name": name, "arguments": {"region": "eu-1"}},
+                               headers=headers)
+
+        for header in ("us-west1", None, "eu-1"):
+            answer = _wire(call("shop_regional", "bob", header), "shop_regional")
+            assert answer == _wire(call("shop_nosuch", "bob", header), "shop_nosuch"), header
+        assert "region=eu-1" in call("shop_regional", "alice", "eu-1").text
+        for header in ("us-west1", None):
+            refused = call("shop_regional", "alice", header)
             assert refused.status_code == 400
             assert refused.json()["error"]["code"] == -32020
