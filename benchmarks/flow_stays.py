@@ -1,0 +1,89 @@
+"""How a request's path moves between modules: modules visited, stays, returns.
+
+    python benchmarks/flow_stays.py [--era modern|session] [--show]
+
+Calls ``server.wsgi_app(path="/mcp")`` of ``benchmarks/servers/bench_mcpsync.py`` in
+process (as ``wsgi_inproc.py`` does), warms it, then records one ``tools/call`` of
+``echo`` with a profile hook on every thread. Following the executing frame (calls and
+returns alike), a *stay* is a run of consecutive events in one ``mcpsync/`` module; a
+*return* is a stay in a module the request had already left. One request read top to
+bottom visits each module once: stays = modules, returns = 0. ``--show`` prints the
+sequence. Run with ``PYTHONPATH=<checkout>`` to measure other code the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+from types import FrameType
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import wsgi_inproc  # the same app and prepared environs
+
+
+def record(call: Any) -> list[str]:
+    """The ``mcpsync/`` module of every call and return event of ``call()``, in order
+    (one thread's events after another's when a handler thread runs)."""
+    per_thread: dict[int, list[str]] = {}
+
+    def hook(frame: FrameType, event: str, arg: Any) -> None:
+        if event not in ("call", "return"):
+            return
+        name = frame.f_code.co_filename
+        at = name.rfind("/mcpsync/")
+        if at < 0:
+            return
+        if event == "return":  # back in the caller's module
+            caller = frame.f_back
+            if caller is None:
+                return
+            name = caller.f_code.co_filename
+            at = name.rfind("/mcpsync/")
+            if at < 0:
+                return
+        per_thread.setdefault(threading.get_ident(), []).append(name[at + 9:])
+
+    threading.setprofile(hook)  # type: ignore[arg-type]
+    sys.setprofile(hook)  # type: ignore[arg-type]
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+    return [m for events in per_thread.values() for m in events]
+
+
+def stays(events: list[str]) -> list[str]:
+    out: list[str] = []
+    for module in events:
+        if not out or out[-1] != module:
+            out.append(module)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--era", choices=wsgi_inproc.ERAS, default="modern")
+    ap.add_argument("--show", action="store_true")
+    args = ap.parse_args()
+    app = wsgi_inproc._app()
+    call = wsgi_inproc._modern(app) if args.era == "modern" else wsgi_inproc._session(app)
+    for _ in range(50):
+        call()
+    seq = stays(record(call))
+    seen: set[str] = set()
+    returns = 0
+    for module in seq:
+        returns += module in seen
+        seen.add(module)
+    print(f"{args.era}: {len(seen)} modules, {len(seq)} stays, {returns} returns")
+    if args.show:
+        print(" → ".join(seq))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
