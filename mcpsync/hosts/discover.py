@@ -72,7 +72,8 @@ def discover(hosts: Iterable[str] | None = None, *,
             except ConfigError as exc:
                 problems[name if scope == "user" else f"{name} ({path})"] = str(exc)
                 continue
-            for server, entry in entries(table, environ).items():
+            workspace = _project_of(path, name) if scope == "project" else None
+            for server, entry in entries(table, environ, workspace=workspace).items():
                 if scope == "project" and isinstance(entry, ServerEntry) and entry.cwd is None:
                     # The host starts it in the project's folder: relative paths in its
                     # command mean files of the project.

@@ -18,7 +18,9 @@ What an entry may say (the union of the hosts' documented fields):
 
 Variables, in ``command``, ``args``, ``env``, ``cwd``, ``url`` and ``headers`` (as Claude
 Code expands them): ``${VAR}``, ``${VAR:-default}``, and VS Code's ``${env:VAR}``,
-``${userHome}``, ``${workspaceFolder}`` (the current directory). A variable that is not
+``${userHome}``, ``${workspaceFolder}`` (the project's folder for a project-level file, as
+the host that reads it expands it: ``.mcp.json``'s folder, or the folder that holds
+``.cursor/`` or ``.vscode/``; the current directory for any other). A variable that is not
 set and has no default is left as written and named in :attr:`ServerEntry.warnings`
 (Claude Code does the same); VS Code's ``${input:...}`` asks the user in the editor, so an
 entry that uses one is an error here. An entry that can not be used is a
@@ -180,6 +182,33 @@ def servers_of(config: Any) -> dict[str, Any]:
     raise ConfigError("no 'mcpServers' (Claude, Cursor) or 'servers' (VS Code) object")
 
 
+#: Project-level files (Claude Code, Cursor, VS Code), as (folder name or "", file name):
+#: the project is the folder that holds the file, or its parent when it is in a host's
+#: folder.
+_PROJECT_FILES = frozenset({("", ".mcp.json"), (".cursor", "mcp.json"), (".vscode", "mcp.json")})
+
+
+def project_folder(path: str | os.PathLike[str]) -> Path | None:
+    """The project folder of a project-level host file (``<project>/.mcp.json``,
+    ``<project>/.cursor/mcp.json``, ``<project>/.vscode/mcp.json``), absolute; None for any
+    other file. Its ``${workspaceFolder}`` means this folder, wherever mcpsync runs."""
+    where = Path(path).expanduser().absolute()
+    if ("", where.name) in _PROJECT_FILES:
+        return where.parent
+    if (where.parent.name, where.name) in _PROJECT_FILES:
+        return where.parent.parent
+    return None
+
+
+def load_entries(source: str | os.PathLike[str] | Mapping[str, Any],
+                 environ: Mapping[str, str] | None = None
+                 ) -> dict[str, ServerEntry | ConfigError]:
+    """:func:`entries` of a path or a dict (:func:`read_config`), ``${workspaceFolder}``
+    being the project's folder when the path is a project-level file."""
+    workspace = None if isinstance(source, Mapping) else project_folder(source)
+    return entries(read_config(source), environ, workspace=workspace)
+
+
 def read_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str, Any]:
     """The server table of a path (JSON with comments) or of a dict already loaded."""
     config = source if isinstance(source, Mapping) else load_json(source)
@@ -187,30 +216,34 @@ def read_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str,
 
 
 def entries(table: Mapping[str, Any],
-            environ: Mapping[str, str] | None = None) -> dict[str, ServerEntry | ConfigError]:
+            environ: Mapping[str, str] | None = None, *,
+            workspace: str | os.PathLike[str] | None = None
+            ) -> dict[str, ServerEntry | ConfigError]:
     """Each server of ``table`` as a :class:`ServerEntry`, or the :class:`ConfigError`
-    that says why it can not be used, in the table's order; disabled ones left out."""
+    that says why it can not be used, in the table's order; disabled ones left out.
+    ``workspace``: what ``${workspaceFolder}`` means (default: the current directory)."""
     environ = os.environ if environ is None else environ
     found: dict[str, ServerEntry | ConfigError] = {}
     for name, raw in table.items():
         if isinstance(raw, Mapping) and raw.get("disabled") is True:
             continue
         try:
-            found[name] = entry(name, raw, environ)
+            found[name] = entry(name, raw, environ, workspace=workspace)
         except ConfigError as exc:
             found[name] = exc
     return found
 
 
-def entry(name: str, raw: Any, environ: Mapping[str, str]) -> ServerEntry:
-    """One server's entry, checked and expanded."""
+def entry(name: str, raw: Any, environ: Mapping[str, str], *,
+          workspace: str | os.PathLike[str] | None = None) -> ServerEntry:
+    """One server's entry, checked and expanded (``workspace``: see :func:`entries`)."""
     if not isinstance(name, str) or not PREFIX.fullmatch(name):
         raise ConfigError("a server's name is letters, digits, '_', '-' and '.' (it "
                           "prefixes its tools' names)", str(name))
     if not isinstance(raw, Mapping):
         raise ConfigError("its entry is not an object", name)
     warnings: list[str] = []
-    expand = _Expander(name, environ, warnings)
+    expand = _Expander(name, environ, warnings, workspace)
     kind = str(raw.get("type") or raw.get("transport") or "").lower().replace("_", "-")
     if "url" in raw or kind in _HTTP_TYPES:
         given = raw.get("url")
@@ -252,8 +285,10 @@ def _strings(value: Any, what: str, name: str, expand: _Expander) -> dict[str, s
 class _Expander:
     """``${...}`` in one entry's strings, with the unset ones noted in ``warnings``."""
 
-    def __init__(self, server: str, environ: Mapping[str, str], warnings: list[str]) -> None:
+    def __init__(self, server: str, environ: Mapping[str, str], warnings: list[str],
+                 workspace: str | os.PathLike[str] | None = None) -> None:
         self._server = server
+        self._workspace = workspace
         self._environ = environ
         self._warnings = warnings
 
@@ -269,7 +304,7 @@ class _Expander:
         if body == "userHome":
             return os.path.expanduser("~")
         if body == "workspaceFolder":
-            return os.getcwd()
+            return os.fspath(self._workspace) if self._workspace is not None else os.getcwd()
         name, sep, default = body.partition(":-")
         if name.startswith("env:"):
             name = name[4:]
@@ -284,5 +319,6 @@ class _Expander:
         return match.group(0)
 
 
-__all__ = ["MAX_CONFIG_BYTES", "ConfigError", "ServerEntry", "entries", "entry", "load_json",
-           "parse_json", "read_config", "servers_of", "strip_comments"]
+__all__ = ["MAX_CONFIG_BYTES", "ConfigError", "ServerEntry", "entries", "entry", "load_entries",
+           "load_json", "parse_json", "project_folder", "read_config", "servers_of",
+           "strip_comments"]

@@ -52,7 +52,7 @@ from ..types import (
     ResourceTemplate,
     Tool,
 )
-from .config import ConfigError, ServerEntry, entries, read_config
+from .config import ConfigError, ServerEntry, load_entries
 from .display import hub_html, hub_markdown, hub_text
 
 logger = logging.getLogger("mcpsync.hub")
@@ -176,7 +176,7 @@ class Hub:
         the dict): see :func:`mcpsync.hub.config.entries`. ``options`` go to every
         server's client (``protocol_version``, ``host``...); ``timeout`` is each
         operation's deadline, starting included."""
-        return cls(entries(read_config(source), environ), connector, timeout=timeout,
+        return cls(load_entries(source, environ), connector, timeout=timeout,
                    max_threads=max_threads, options=options)
 
     # -- starting and ending ---------------------------------------------------------------

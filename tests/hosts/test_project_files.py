@@ -163,3 +163,47 @@ def test_an_installed_header_reaches_the_server(
         assert main(["tools", "cursor:notes"]) == 0
     assert "add" in capsys.readouterr().out
     assert seen and set(seen) == {"green"}
+
+
+def test_workspace_folder_in_a_project_file_is_that_projects_folder(
+        repo: Path) -> None:
+    # The current directory is two levels down in the repository; each project file's
+    # ${workspaceFolder} is the folder that holds it (as the host that reads it expands
+    # it), the user-level file's the current directory.
+    from mcpsync.hosts.discover import discover
+
+    def uses(name: str) -> dict:
+        return {name: {"command": "${workspaceFolder}/run",
+                       "args": ["${workspaceFolder}/calc.py"],
+                       "env": {"ROOT": "${workspaceFolder}"}}}
+
+    inner = repo / "pkg" / "sub"
+    _write(repo / ".mcp.json", {"mcpServers": uses("claude")})
+    _write(repo / ".cursor/mcp.json", {"mcpServers": uses("cursor")})
+    _write(inner / ".vscode/mcp.json", {"servers": uses("vscode")})
+    found = {c.name: c.entry for c in discover(["claude-code", "cursor", "vscode"]).servers}
+    for name, folder in [("claude", repo), ("cursor", repo), ("vscode", inner)]:
+        entry = found[name]
+        assert not isinstance(entry, Exception), entry
+        assert entry.command == (f"{folder}/run", f"{folder}/calc.py"), name
+        assert dict(entry.env) == {"ROOT": str(folder)}, name
+
+
+@pytest.mark.parametrize("relative", [".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json"])
+def test_client_from_config_of_a_project_file_expands_workspace_folder_to_its_project(
+        repo: Path, relative: str) -> None:
+    # Client.from_config(path) reads the file as discover does, from any directory.
+    from mcpsync.hub.config import load_entries
+
+    path = repo / relative
+    _write(path, {"servers": {"calc": {"command": "python",
+                                       "args": ["${workspaceFolder}/calc.py"]}}})
+    entry = load_entries(path)["calc"]
+    assert not isinstance(entry, Exception), entry
+    assert entry.command == ("python", f"{repo}/calc.py")
+    # Any other file: the current directory, as before.
+    other = repo / "configs" / "servers.json"
+    _write(other, {"servers": {"calc": {"command": "${workspaceFolder}/x"}}})
+    entry = load_entries(other)["calc"]
+    assert not isinstance(entry, Exception)
+    assert entry.command == (f"{repo}/pkg/sub/x",)
