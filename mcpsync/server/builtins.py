@@ -17,6 +17,7 @@ from ..dispatch.context import HandlerContext
 from ..errors import InvalidParamsError, MethodNotFoundError
 from .completions import Completions
 from .handlers import MethodHandler
+from .options import ServerLimits
 from .prompts import PromptRegistry
 from .resources import ResourceRegistry
 from .session import ServerSession
@@ -37,7 +38,7 @@ class Registries(Protocol):
     def prompts(self) -> PromptRegistry: ...
 
     @property
-    def page_size(self) -> int: ...
+    def limits(self) -> ServerLimits: ...
 
     @property
     def modern_versions(self) -> tuple[str, ...]: ...
@@ -54,17 +55,18 @@ def core_methods(server: Registries, completions: Completions) -> dict[str, Meth
     return {
         "ping": lambda ctx, params: {},
         "server/discover": lambda ctx, params: discover(server, ctx),
-        "tools/list": lambda ctx, params: server.tools.list(ctx, params, server.page_size),
+        "tools/list": lambda ctx, params: server.tools.list(ctx, params, server.limits.page_size),
         "tools/call": server.tools.call,
         "logging/setLevel": set_level,
         "resources/list": lambda ctx, params: server.resources.list(
-            ctx, params, server.page_size),
+            ctx, params, server.limits.page_size),
         "resources/templates/list": lambda ctx, params: server.resources.list_templates(
-            ctx, params, server.page_size),
+            ctx, params, server.limits.page_size),
         "resources/read": server.resources.read,
         "resources/subscribe": subscribe,
         "resources/unsubscribe": unsubscribe,
-        "prompts/list": lambda ctx, params: server.prompts.list(ctx, params, server.page_size),
+        "prompts/list": lambda ctx, params: server.prompts.list(
+            ctx, params, server.limits.page_size),
         "prompts/get": server.prompts.render,
         "completion/complete": completions.complete,
     }

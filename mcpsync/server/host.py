@@ -15,6 +15,7 @@ from ..dispatch.context import HandlerContext
 from ..dispatch.registry import MethodRegistry, RequestHandlers
 from .extensions import Extensions
 from .handlers import MethodHandler
+from .options import ServerLimits
 
 
 class RequestServer(Protocol):
@@ -39,7 +40,7 @@ class RequestServer(Protocol):
     def request_state_key(self) -> bytes: ...
 
     @property
-    def request_state_ttl(self) -> float: ...
+    def limits(self) -> ServerLimits: ...
 
     @property
     def cache_ttl_ms(self) -> int: ...

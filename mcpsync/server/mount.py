@@ -71,6 +71,7 @@ from ..protocol.prefixes import PREFIX, content_out, name_in, name_out, uri_in, 
 from .handlers import MethodHandler
 from .lifespan import Lifespan, Named
 from .mounted import MountedServer, call_mounted, error_out
+from .options import ServerLimits
 from .prompts import PromptRegistry
 from .resources import ResourceRegistry
 from .subscribers import ResourceSubscribers
@@ -121,7 +122,7 @@ class Mountable(MountedServer, Protocol):
     def subscribers(self) -> ResourceSubscribers: ...
 
     @property
-    def page_size(self) -> int: ...
+    def limits(self) -> ServerLimits: ...
 
     @property
     def list_changed_hooks(self) -> list[Callable[[str], None]]: ...
@@ -339,7 +340,7 @@ class Mounts:
                     continue
                 seen.add(name)
                 items.append(item)
-        result = listing(key, items, params.get("cursor"), self._parent.page_size)
+        result = listing(key, items, params.get("cursor"), self._parent.limits.page_size)
         if private:
             result["cacheScope"] = "private"  # some part differs by principal
         return result

@@ -119,18 +119,15 @@ class ServerCore(ServerDefinition):
         self.name = name
         self.version = version
         self.title = title
-        self.description = details.description
         self.instructions = instructions
-        self.website_url = details.website_url
-        self.icons = details.icons
+        #: The display fields of ``serverInfo`` (:class:`~.options.ServerDetails`).
+        self.details = details
         #: The bounds it was given (:class:`~.options.ServerLimits`).
         self.limits = limits
         #: OpenTelemetry spans and metrics of everything this server serves (nothing is
         #: made until an SDK is configured; ``telemetry=False`` turns it off).
         self.telemetry = Instrumentation(Telemetry.of(telemetry), "server",
                                          known=self._knows)
-        self.request_timeout = limits.request_timeout
-        self.page_size = limits.page_size
         if not protocol.legacy_versions and not protocol.modern_versions:
             raise ValueError("legacy_versions and modern_versions are both empty: the server "
                              "would speak no revision")
@@ -147,7 +144,6 @@ class ServerCore(ServerDefinition):
         self._request_state_key = request_state_key
         self._state_key_lock = threading.Lock()
         self._state_key_shared = isinstance(request_state_key, bytes)
-        self.request_state_ttl = limits.request_state_ttl
         #: Middleware on every message this server sends / receives; outermost first. A
         #: session takes a copy when it connects: change these before serving.
         self.send_middleware: list[Middleware] = []
@@ -316,12 +312,13 @@ class ServerCore(ServerDefinition):
         if (rules is None or rules.titles) and self.title:
             info["title"] = self.title
         if rules is None or rules.icons:
-            if self.description:
-                info["description"] = self.description
-            if self.website_url:
-                info["websiteUrl"] = self.website_url
-            if self.icons:
-                info["icons"] = to_wire(list(self.icons))
+            details = self.details
+            if details.description:
+                info["description"] = details.description
+            if details.website_url:
+                info["websiteUrl"] = details.website_url
+            if details.icons:
+                info["icons"] = to_wire(list(details.icons))
         return info
 
     def capabilities(self) -> dict[str, Any]:

@@ -58,9 +58,6 @@ class SessionServer(RequestServer, Protocol):
     def limits(self) -> ServerLimits: ...
 
     @property
-    def request_timeout(self) -> float: ...
-
-    @property
     def telemetry(self) -> Instrumentation: ...
 
     @property
@@ -106,7 +103,7 @@ class ServerSession:
             send_middleware=server.send_middleware,
             recv_middleware=server.recv_middleware,
             limits=ConnectionLimits(max_handlers=server.limits.max_handlers,
-                                    request_timeout=server.request_timeout,
+                                    request_timeout=server.limits.request_timeout,
                                     drain_timeout=drain_timeout),
             name=name,
             threads=ConnectionThreads(pool=pool, push=push, inline_key=inline_key),

@@ -176,7 +176,7 @@ def serve(session: StatelessHost, inbound: InboundRequest,
         asked = {key: str(request.get("method"))
                  for key, request in question.requests.items()}
         state = seal(server.request_state_key, method, params, rounds.answers, asked,
-                     time.time() + server.request_state_ttl,
+                     time.time() + server.limits.request_state_ttl,
                      principal=ports.request_principal())
         return {"resultType": "input_required", "inputRequests": question.requests,
                 "requestState": state,

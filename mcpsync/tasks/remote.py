@@ -258,7 +258,7 @@ def run_payload(surfaces: TaskSurfaces, data: dict[str, Any],
         task_id=task_id, surface=surface, store=surfaces.store,
         session=_RemoteSession(server, info, task_id), info=info, transport=transport,
         method="tools/call", params=params, channel_usable=True, stop=stop,
-        request_timeout=server.request_timeout, publish=surfaces.publish)
+        request_timeout=server.limits.request_timeout, publish=surfaces.publish)
     body = partial(_scoped, server, partial(_call_plain, server, params))
     surfaces.runner.execute(context, body, bool(data.get("v1_failed_on_error")), stop)
     return "ran"

@@ -194,7 +194,7 @@ class TaskSurfaces:
                 task_id=task_id, surface=surface, store=self.store, session=session,
                 info=info, transport=ctx.transport, method=ctx.method, params=task_params,
                 channel_usable=not isinstance(session, RequestScope), stop=stop,
-                request_timeout=self.server.request_timeout, publish=self.publish)
+                request_timeout=self.server.limits.request_timeout, publish=self.publish)
 
         return self.runner.start(
             owner=owner_of(ctx), surface=surface, tool=name, ttl_ms=ttl_ms,
@@ -317,7 +317,7 @@ class TaskSurfaces:
             raise InvalidParamsError('Invalid params: "cursor" must be a string')
         try:
             records, next_cursor = self.store.list(owner_of(ctx), cursor,
-                                                   self.server.page_size)
+                                                   self.server.limits.page_size)
         except ValueError:
             raise InvalidParamsError("Invalid params: unknown cursor") from None
         result: dict[str, Any] = {"tasks": [v1_task(r) for r in records]}

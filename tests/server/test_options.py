@@ -52,8 +52,7 @@ def snapshot(server: Server) -> dict[str, Any]:
         "info": server.info_for(None), "capabilities": server.capabilities(),
         "max_handlers": server.limits.max_handlers,
         "max_subscriptions": server.listeners.max_subscriptions,
-        "request_timeout": server.request_timeout, "page_size": server.page_size,
-        "request_state_ttl": server.request_state_ttl,
+        "limits": server.limits, "details": server.details,
         "startup_timeout": server._lifespan.startup_timeout,
         "versions": (server.legacy_versions, server.modern_versions),
         "cache": (server.cache_ttl_ms, server.cache_scope), "declare": server.declare,
@@ -104,3 +103,14 @@ def test_server_stays_within_a_dozen_parameters():
         named = [p for p in inspect.signature(cls.__init__).parameters.values()
                  if p.kind is not p.VAR_KEYWORD and p.name != "self"]
         assert len(named) <= 13, (cls.__name__, [p.name for p in named])
+
+
+def test_the_server_shows_each_option_once():
+    # The option objects are the server's own attributes; their fields are not copied
+    # onto it as well (one spelling: server.limits.page_size, never server.page_size).
+    server = Server("s", limits=ServerLimits(page_size=7),
+                    details=ServerDetails(description="Forecasts"))
+    assert server.limits.page_size == 7 and server.details.description == "Forecasts"
+    for copied in ("max_concurrent_handlers", "max_handlers", "request_timeout", "page_size",
+                   "request_state_ttl", "description", "website_url", "icons"):
+        assert not hasattr(server, copied), copied
