@@ -487,3 +487,14 @@ def test_run_with_a_timeout_for_a_server_file_is_a_usage_error(project):
                        "--timeout applies to an http:// or https:// URL only")
     assert_usage_error(mcpsync("run", "http://127.0.0.1:9/mcp", "--timeout", "0"),
                        "is not a positive number of seconds")
+
+
+def test_a_py_files_one_server_not_called_server_is_named_in_the_notice(project):
+    # The notice says which object is served: the module's one Server, named calc.
+    (project / "calc.py").write_text((project / "good.py").read_text()
+                                     .replace("server", "calc"))
+    done = mcpsync("tools", "calc.py", "--json", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert [t["name"] for t in json.loads(done.stdout)] == ["add"]
+    assert done.stderr.strip() == ('mcpsync: loading calc.py:calc in this process (to run '
+                                   'it as a command instead, write "python calc.py")')

@@ -64,6 +64,12 @@ def load_server(spec: str) -> Server:
     missing file or module, an import that fails, a missing attribute, another kind of
     object. A callable that is not a ``Server`` is called, and must return one.
     """
+    return locate_server(spec)[0]
+
+
+def locate_server(spec: str) -> tuple[Server, str]:
+    """:func:`load_server`, with the name of the object it used (``server``, or the
+    module's one ``Server`` by its own name), for a message that names what is served."""
     if not spec.strip() or any(c.isspace() for c in spec):
         raise TargetError(f"{spec!r} is not MODULE_OR_FILE[:OBJ] (a command line such as "
                           f"'python server.py' is a TARGET for tools and call, not a SERVER)")
@@ -105,7 +111,8 @@ def load_server(spec: str) -> Server:
             servers = sorted(n for n, v in vars(module).items() if isinstance(v, Server))
             if not named and len(servers) == 1:
                 # No OBJ said, and the one Server is not called ``server``: it is the one.
-                obj = getattr(module, servers[0])
+                attr = servers[0]
+                obj = getattr(module, attr)
                 break
             hint = f" (it has: {', '.join(servers)})" if servers else " (it has no Server)"
             raise TargetError(f"{target} has no attribute {attr!r}{hint}") from None
@@ -120,7 +127,7 @@ def load_server(spec: str) -> Server:
                               f"mcpsync.Server")
     if not isinstance(obj, Server):
         raise TargetError(f"{target}:{attr} is {_a(type(obj).__name__)}, not a mcpsync.Server")
-    return obj
+    return obj, attr
 
 
 def _a(noun: str) -> str:
@@ -235,10 +242,13 @@ def connect(target: str, timeout: float, *, headers: dict[str, str] | None = Non
         loaded.append(load_server(target))
         return Client.memory(loaded[-1], **options)
     if target.endswith(".py") and os.path.isfile(target) and not _is_program(target):
-        print(f"mcpsync: loading {target}:server in this process (to run it as a command "
+        server, used = locate_server(target)
+        loaded.append(server)
+        # After loading: the notice names the object served (the one Server may have a
+        # name of its own).
+        print(f"mcpsync: loading {target}:{used} in this process (to run it as a command "
               f"instead, write \"python {target}\")", file=sys.stderr)
-        loaded.append(load_server(target))
-        return Client.memory(loaded[-1], **options)
+        return Client.memory(server, **options)
     if _is_program(target):
         if target.endswith(".py"):
             print(f"mcpsync: running {target} as a command (to load it in this process "
