@@ -49,7 +49,7 @@ from .mount import Mounts, known_name, mount
 from .options import ProtocolOptions, ServerDetails, ServerLimits
 from .owners import owner_of
 from .scopes import reader
-from .session import ServerSession
+from .session import ConnectedSessions, ServerSession
 from .state_key import configured_state_key, resolve_state_key
 from .stdio import serve_stdio
 from .subscribers import ResourceSubscribers
@@ -150,9 +150,8 @@ class ServerCore(ServerDefinition):
         self.recv_middleware: list[Middleware] = []
         # The registries, the method table and the request scopes (ServerDefinition).
         super().__init__(name, lambda kind: self.notify_list_changed(kind))
-        self._sessions: set[ServerSession] = set()
-        self.telemetry.gauges.track("sessions.open", self, lambda core: len(core._sessions))
-        self._sessions_lock = threading.Lock()
+        self._sessions = ConnectedSessions()
+        self.telemetry.gauges.track("sessions.open", self._sessions, len)
         self.subscribers = ResourceSubscribers()  #: who subscribes to what, either era
         #: Open ``subscriptions/listen`` streams (2026-07-28), across sessions.
         self.listeners = ListenRegistry(limits.max_subscriptions, self.subscribers)
@@ -445,19 +444,13 @@ class ServerCore(ServerDefinition):
         threads). Runs startup first if this process has not (:meth:`start`)."""
         self.start()
         session = ServerSession(self, transport, name=name, drain_timeout=drain_timeout,
-                                pool=pool, push=push)
-        with self._sessions_lock:
-            self._sessions.add(session)
+                                pool=pool, push=push, connected=self._sessions)
+        self._sessions.add(session)
         return session.start()
 
     def sessions(self) -> list[ServerSession]:
         """The sessions connected now."""
-        with self._sessions_lock:
-            return list(self._sessions)
-
-    def _forget(self, session: ServerSession) -> None:
-        with self._sessions_lock:
-            self._sessions.discard(session)
+        return self._sessions.snapshot()
 
     def notify_list_changed(self, kind: str) -> None:
         """Tell every client that the list of ``kind`` (``"tools"``, ``"resources"``,

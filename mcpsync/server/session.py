@@ -69,7 +69,32 @@ class SessionServer(RequestServer, Protocol):
     @property
     def subscribers(self) -> ResourceSubscribers: ...
 
-    def _forget(self, session: ServerSession) -> None: ...
+
+class ConnectedSessions:
+    """The sessions of one server connected now: the server adds each one it connects,
+    and the session takes itself out when its connection closes. Its own object (not the
+    server seen through a protocol) so that a session needs nothing private of its
+    server. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sessions: set[ServerSession] = set()
+
+    def add(self, session: ServerSession) -> None:
+        with self._lock:
+            self._sessions.add(session)
+
+    def discard(self, session: ServerSession) -> None:
+        with self._lock:
+            self._sessions.discard(session)
+
+    def snapshot(self) -> list[ServerSession]:
+        """The sessions connected now, as a list the caller may iterate unlocked."""
+        with self._lock:
+            return list(self._sessions)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
 
 
 class ServerSession:
@@ -84,8 +109,11 @@ class ServerSession:
         drain_timeout: float = 0.0,
         pool: WorkerPool | None = None,
         push: bool = False,
+        connected: ConnectedSessions | None = None,
     ) -> None:
         self.server = server
+        #: Where the server keeps its connected sessions (this one leaves it when closed).
+        self._connected = connected
         self._info = SessionInfo()
         self._state = lifecycle.State.NEW
         self._state_lock = threading.Lock()
@@ -161,8 +189,9 @@ class ServerSession:
     def _on_closed(self) -> None:
         with self._state_lock:
             self._state = lifecycle.advance(self._state, lifecycle.Event.CLOSED)
+        if self._connected is not None:  # before ``ended``: who waits for it sees it gone
+            self._connected.discard(self)
         self._ended.set()
-        self.server._forget(self)
         self.server.subscribers.drop(self)
 
     # -- sending to the client --------------------------------------------------------------
