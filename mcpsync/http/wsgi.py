@@ -281,7 +281,11 @@ class McpWsgiApp:
             if first:
                 logger.error("mcpsync: %s; every request is answered 503 until the "
                              "process is restarted", exc, exc_info=exc)
-            raise _HttpError(INTERNAL_ERROR, f"Service unavailable: {exc}") from None
+            # Callers get a generic text: the exception's (a path, a host, a DSN with its
+            # password) is the operator's, in the log above.
+            state = "failed to start" if exc.__cause__ is not None else "is still starting"
+            raise _HttpError(INTERNAL_ERROR, f"Service unavailable: the server {state}"
+                             ) from None
         if environ.get("wsgi.multithread") is False:
             self._warn_single_threaded(environ)
             if method == "GET" and (path == self.sse_path or self.path is None

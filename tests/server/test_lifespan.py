@@ -233,7 +233,8 @@ def check_503(url: str) -> None:
     assert response.status_code == 503
     error = response.json()["error"]
     assert error["code"] == -32603
-    assert "failed to start" in error["message"] and "ZeroDivisionError" in error["message"]
+    # Generic: the exception's text is the operator's (the log has it), not the caller's.
+    assert error["message"] == "Service unavailable: the server failed to start"
     body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": LEGACY, "capabilities": {},
                        "clientInfo": {"name": "raw", "version": "0"}}}
