@@ -23,9 +23,11 @@ from mcpsync import Client
 from mcpsync.cli.dev import server_spec, watched
 from mcpsync.cli.target import TargetError
 from mcpsync.hosts import HOME_VARIABLE
+from tests.helpers import LONG_WAIT as WAIT
+from tests.helpers import require_module
 from tests.serving import ROOT
 
-pytest.importorskip("watchfiles")
+require_module("watchfiles")
 
 SERVER = '''
 from mcpsync import Server
@@ -36,7 +38,6 @@ server = Server("calc")
 def version() -> str:
     return "{version}"
 '''
-WAIT = 60.0
 
 
 class Output:

@@ -20,10 +20,9 @@ from mcpsync import HandlerContext, Server
 from mcpsync.http import streams
 from mcpsync.http.streams import ResponseStream
 from mcpsync.protocol.jsonrpc import Notification, Request, Response
+from tests.helpers import WAIT
 
 from .raw import LegacySession, SseReader, envelope, modern_headers, modern_request
-
-WAIT = 30.0
 
 
 def progress(n: int, pad: int = 0) -> Notification:

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import require_module
 from tests.serving import ROOT
 
-jupyter_client = pytest.importorskip("jupyter_client")
-pytest.importorskip("ipykernel")
+jupyter_client = require_module("jupyter_client")
+require_module("ipykernel")
 
 SETUP = """
 import sys

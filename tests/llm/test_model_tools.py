@@ -18,11 +18,12 @@ import pytest
 from mcpsync import Client, HandlerContext, HostHandlers, Image, Server
 from mcpsync.llm import anthropic as claude_tools
 from mcpsync.llm import openai as openai_tools
+from tests.helpers import require_module
 from tests.llm.standin import ModelApi, chat_completion, claude_message, response
 from tests.serving import RunningServer
 
-anthropic = pytest.importorskip("anthropic")
-openai = pytest.importorskip("openai")
+anthropic = require_module("anthropic")
+openai = require_module("openai")
 
 PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00"
        b"\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05"

@@ -15,9 +15,9 @@ import pytest
 
 from mcpsync import Client, HandlerContext, Server
 from mcpsync.server import mount
+from tests.helpers import WAIT
 
 ERAS = ("2025-11-25", "2026-07-28")
-WAIT = 30.0
 
 
 def endless(item_bytes: int, per_page: int) -> tuple[Server, list[int]]:

@@ -13,10 +13,9 @@ from typing import Any
 import pytest
 
 from mcpsync import Client, HandlerContext, Server
-from tests.helpers import run_threads
+from tests.helpers import WAIT, run_threads
 
 ERAS = ("2025-11-25", "2026-07-28")
-WAIT = 20.0
 #: Far shorter than the remote's hold-up; far longer than a subscribe takes.
 QUICK = 3.0
 

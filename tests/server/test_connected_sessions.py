@@ -5,8 +5,7 @@ private of its server)."""
 from __future__ import annotations
 
 from mcpsync import Client, Server
-
-WAIT = 10.0
+from tests.helpers import WAIT
 
 
 def test_a_session_is_listed_until_it_closes() -> None:

@@ -20,6 +20,7 @@ import pytest
 
 from mcpsync import Client, Server
 from mcpsync.http.session_store import FileSessionStore
+from tests.helpers import require_module
 from tests.serving import RunningServer, free_port, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,7 +111,7 @@ APP = textwrap.dedent("""\
 
 def test_gunicorn_with_two_workers_warns_once_per_worker_at_the_app_s_line(tmp_path):
     """wsgi.multiprocess is how a WSGI server says several processes serve the app."""
-    pytest.importorskip("gunicorn")
+    require_module("gunicorn")
     (tmp_path / "several.py").write_text(APP)
     port = free_port()
     log = tmp_path / "gunicorn.log"

@@ -17,10 +17,10 @@ from mcpsync import Client, HandlerContext, HostHandlers, ProtocolOptions, Serve
 from mcpsync.protocol import methods
 from mcpsync.protocol.methods import Method
 from mcpsync.types import ElicitResult
+from tests.helpers import WAIT
 from tests.http.raw import modern_headers, modern_request
 from tests.serving import RunningServer
 
-WAIT = 30.0
 METHOD = "acme/lookup"
 
 

@@ -15,14 +15,12 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from mcpsync import Client
-from tests.helpers import WAIT, wait_until
+from tests.helpers import WAIT, require_module, wait_until
 from tests.serving import free_port, wait_for_port
 
-pytest.importorskip("gunicorn")
-pytest.importorskip("opentelemetry.sdk")
+require_module("gunicorn")
+require_module("opentelemetry.sdk")
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "observability.md").read_text(encoding="utf-8")
