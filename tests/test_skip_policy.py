@@ -7,6 +7,7 @@ with the package hidden by a stand-in that raises what a missing module raises."
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -121,3 +122,25 @@ def test_every_expected_skip_says_why():
     for line in lines:
         assert "#" in line and line.split("#", 1)[1].strip(), f"no reason given: {line!r}"
     assert len(lines) <= 20, "the list is meant to stay short: fix the skips instead"
+
+
+def _test_sources() -> list[Path]:
+    return [p for p in sorted((ROOT / "tests").rglob("*.py"))
+            if p.name not in ("helpers.py", "test_skip_policy.py")]
+
+
+def test_no_test_skips_on_a_missing_module_by_itself():
+    # pytest.importorskip skips in CI too: require_module is the one policy.
+    found = [f"{p.relative_to(ROOT)}:{n}" for p in _test_sources()
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if "importorskip(" in line]
+    assert not found, f"use tests.helpers.require_module instead of importorskip: {found}"
+
+
+def test_no_test_has_a_wait_bound_of_its_own():
+    # One bound, scaled by MCPSYNC_TEST_SLACK: WAIT, LONG_WAIT or slack(seconds).
+    local = re.compile(r"^[A-Z_]*WAIT[A-Z_]*\s*(?::\s*float\s*)?=\s*[0-9.]+\s*(?:#.*)?$")
+    found = [f"{p.relative_to(ROOT)}:{n}" for p in _test_sources()
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if local.match(line)]
+    assert not found, f"import WAIT or LONG_WAIT from tests.helpers instead: {found}"
