@@ -19,6 +19,8 @@ from typing import Any, TypeVar, overload
 from ..dispatch.context import HandlerContext, check_meta
 from ..dispatch.registry import MethodRegistry, NotificationHandlers, RequestHandlers
 from ..dispatch.typed import ToolBinding
+from ..errors import MCPError, RequestCancelledError
+from ..protocol.tool_outcome import handler_failed
 from ..protocol.uritemplate import is_template
 from ..types import Icon, ToolAnnotations
 from .completions import Completions
@@ -319,9 +321,23 @@ class ServerDefinition:
 
     def run_handler(self, handler: MethodHandler, ctx: HandlerContext,
                     params: dict[str, Any]) -> dict[str, Any]:
-        """Call a method handler inside the request scopes (the engine's one way in)."""
+        """Call a method handler inside the request scopes (the engine's one way in).
+
+        An exception that is not the request's outcome (an ``MCPError``, a cancellation)
+        is a failure of the handler (a completer, a raw ``method_handler``, a request
+        scope): it is answered by the one policy of :func:`handler_failed` (generic text
+        with the request id, traceback logged once), as a resource's or a prompt's is."""
         if params.get("_meta") is not None:
             check_meta(params)
+        try:
+            return self._run_scoped(handler, ctx, params)
+        except (MCPError, RequestCancelledError):
+            raise
+        except Exception as exc:
+            raise handler_failed(ctx.method, exc, ctx) from None
+
+    def _run_scoped(self, handler: MethodHandler, ctx: HandlerContext,
+                    params: dict[str, Any]) -> dict[str, Any]:
         scopes = self.request_scopes
         if not scopes:
             check_scopes(self, ctx, ctx.method, params)

@@ -304,7 +304,7 @@ def test_a_guard_whose_redis_is_gone_fails_the_request_and_never_runs_the_tool(
         redis_server.stop()
         with Client.memory(server) as client, pytest.raises(Exception) as failed:
             client.call_tool("look", {"q": "x"})
-        assert "Internal error" in str(failed.value)
+        assert "an internal error occurred (request" in str(failed.value)
     assert seen == []  # refused, not let through unguarded
     logged = [r.exc_info[1] for r in caplog.records if r.exc_info]
     assert any(isinstance(exc, StoreUnavailableError) for exc in logged)
