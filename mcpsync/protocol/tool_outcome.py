@@ -4,9 +4,11 @@ A tool that fails is answered with an ``isError`` result, not a JSON-RPC error, 
 model can read what went wrong and try again (the spec's "tool execution errors"). Every
 place that makes a tool's result and meets a failure comes here: the typed binding (an
 exception from the tool, a result JSON cannot hold), the registry (the client refused a
-question the tool asked), the tasks extension (a deferred continuation that raised). A
-resource or prompt handler's exception comes to :func:`handler_failed`, which applies the
-same policy to a JSON-RPC error (-32603, the spec's code for an internal error). So the
+question the tool asked), the tasks extension (a deferred continuation that raised). Every
+other handler's exception comes to :func:`handler_failed`, which applies the same policy to
+a JSON-RPC error (-32603, the spec's code for an internal error): a resource's or a
+prompt's where it is read, any other (a completer, a raw ``method_handler``, a request
+scope) where the server runs every handler (``ServerDefinition.run_handler``). So the
 policy is changed here, and nowhere else.
 
 The policy: an exception's text reaches the wire only when it was written for the client.
@@ -109,9 +111,10 @@ def _text(tool: str | None, detail: str) -> str:
 
 
 def handler_failed(what: str, exc: Exception, ctx: CallFacts | None = None) -> InternalError:
-    """The -32603 error a resource or prompt handler's exception is answered with (``what``:
-    e.g. "resource config://app"), logged once with its traceback: the text only for a
-    :class:`~mcpsync.errors.ToolError` or when the server exposes details."""
+    """The -32603 error a handler's exception is answered with (``what``: e.g. "resource
+    config://app", or the method: "completion/complete"), logged once with its traceback:
+    the text only for a :class:`~mcpsync.errors.ToolError` or when the server exposes
+    details."""
     request_id, expose = _facts(ctx)
     if isinstance(exc, ToolError):
         logger.info("%s (request %r) reported: %s", what, request_id, exc)
