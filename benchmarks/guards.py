@@ -47,7 +47,7 @@ Guard = Callable[..., Any]
 
 def _audit_logger() -> logging.Logger:
     logger = logging.getLogger("bench.audit")
-    handler = logging.StreamHandler(open(os.devnull, "w"))  # noqa: SIM115 (process-long)
+    handler = logging.StreamHandler(open(os.devnull, "w"))
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     logger.handlers[:] = [handler]
     logger.setLevel(logging.INFO)
