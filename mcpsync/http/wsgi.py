@@ -233,8 +233,11 @@ class McpWsgiApp:
             return self._refuse(exc, environ, headers, start_response)
         except StoreUnavailableError as exc:
             # A shared store (Redis) is down: a clear, retryable refusal, never a hang.
+            # Where the store is (a host and port, a file's path) is the log's, not the
+            # caller's.
             logger.warning("shared store unavailable: %s", exc)
-            return self._refuse(_HttpError(INTERNAL_ERROR, f"Service unavailable: {exc}",
+            return self._refuse(_HttpError(INTERNAL_ERROR, "Service unavailable: a store "
+                                           "this server needs is not answering, try again",
                                            extra=[("Retry-After", "1")]),
                                 environ, headers, start_response)
 
