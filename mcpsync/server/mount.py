@@ -104,10 +104,11 @@ _BY_ID = tuple(method for method, param in VIEWS.target_param.items()
 class Mountable(MountedServer, Protocol):
     """What mounting needs of a parent and of the server mounted into it (each a
     ``ServerCore``): besides serving a request handed across, its registries and list
-    changes, its startup and shutdown, and the mounts it holds itself."""
+    changes, its startup and shutdown, and its :class:`Mounts` (which holds what mounting
+    needs of the server that is not public: its lifespan and what it provides)."""
 
-    #: The servers mounted into it (None: none yet); made by :func:`mount`.
-    _mounts: Mounts | None
+    @property
+    def mounts(self) -> Mounts: ...
 
     @property
     def tools(self) -> ToolRegistry: ...
@@ -129,11 +130,6 @@ class Mountable(MountedServer, Protocol):
 
     @property
     def resource_update_hooks(self) -> list[Callable[[str], None]]: ...
-
-    @property
-    def _lifespan(self) -> Lifespan[Named]: ...
-
-    def _provides(self, kind: str) -> bool: ...
 
     def notify_list_changed(self, kind: str) -> None: ...
 
@@ -195,8 +191,7 @@ def knows(server: Mountable, method: str, kind: str, key: str) -> bool:
     if (not server.methods.is_default(method) or getattr(handler, SERVES_EVERY_NAME, False)
             or _own(server, kind, key)):
         return True
-    mounts = server._mounts
-    return mounts is not None and mounts.find(method, kind, key) is not None
+    return server.mounts.find(method, kind, key) is not None
 
 
 def mounted_tool(server: Mountable, name: str) -> dict[str, Any] | None:
@@ -204,8 +199,7 @@ def mounted_tool(server: Mountable, name: str) -> dict[str, Any] | None:
     ``name`` reaches (its ``inputSchema`` crosses a mount unchanged), however deep; None
     when no registry holds it (unknown, or behind a handler: a proxy checks its own).
     For the ``Mcp-Param-*`` check of a mounted tool as of the parent's own."""
-    mounts = server._mounts
-    found = mounts.find("tools/call", "tool", name) if mounts is not None else None
+    found = server.mounts.find("tools/call", "tool", name)
     if found is None:
         return None
     mount, inner = found
@@ -222,8 +216,7 @@ def known_name(server: Mountable, kind: str, name: str) -> bool:
     knows = getattr(server.methods.request_handler(method), KNOWS_NAME, None)
     if callable(knows) and knows(name):
         return True
-    mounts = server._mounts
-    found = mounts.find(method, kind, name) if mounts is not None else None
+    found = server.mounts.find(method, kind, name)
     if found is None:
         return False
     mount, inner = found
@@ -231,15 +224,22 @@ def known_name(server: Mountable, kind: str, name: str) -> bool:
 
 
 class Mounts:
-    """The servers mounted into one parent, and its merging handlers. Thread-safe: the
-    tuple of mounts is replaced, never changed, so requests read it without a lock."""
+    """The servers mounted into one server (the parent), and its merging handlers; every
+    ``ServerCore`` has one (``server.mounts``), made with the collaborators mounting needs
+    of it: its ``lifespan`` (a server mounted into a started one starts at once) and
+    ``provides`` (what capabilities the server provides, its mounts included). The merging
+    handlers are installed at the first mount: a server that mounts nothing serves its
+    own handlers. Thread-safe: the tuple of mounts is replaced, never changed, so requests
+    read it without a lock."""
 
-    def __init__(self, parent: Mountable) -> None:
+    def __init__(self, parent: Mountable, lifespan: Lifespan[Named],
+                 provides: Callable[[str], bool]) -> None:
         self._parent = parent
+        self._lifespan = lifespan
+        #: Whether the server provides a capability (``"resources"``...), mounts included.
+        self.server_provides = provides
         self.mounts: tuple[Mount, ...] = ()
         self._own: dict[str, MethodHandler | None] = {}
-        for method in (*_LISTS, *_ROUTED, *_BY_ID):
-            self._install(method)
         #: The parent's subscribed URIs passed on to a mount: its server and its URI.
         self._passed: dict[str, tuple[Mountable, str]] = {}
         #: Guards the two fields; never held while a mounted server records a
@@ -247,7 +247,18 @@ class Mounts:
         self._passing = threading.Condition(threading.Lock())
         #: The URIs a thread is passing on or taking back now (one thread per URI).
         self._busy: set[str] = set()
-        parent.subscribers.watchers.append(self.subscription_changed)
+
+    def _activate(self) -> None:
+        """At the first mount (under ``_GRAPH``): the merging handlers replace the
+        parent's, and its subscriptions are passed on to the mounts."""
+        for method in (*_LISTS, *_ROUTED, *_BY_ID):
+            self._install(method)
+        self._parent.subscribers.watchers.append(self.subscription_changed)
+
+    @property
+    def started(self) -> bool:
+        """Whether the parent has started in this process."""
+        return self._lifespan.started
 
     def _install(self, method: str) -> None:
         registry = self._parent.methods
@@ -266,7 +277,7 @@ class Mounts:
             registry.add_request(method, handler, replace=True)
 
     def provides(self, kind: str) -> bool:
-        return any(m.server._provides(kind) for m in self.mounts)
+        return any(m.server.mounts.server_provides(kind) for m in self.mounts)
 
     def find(self, method: str, kind: str, key: str) -> tuple[Mount, str] | None:
         """The first mount that serves the parent's ``key``, and its name for it."""
@@ -525,9 +536,9 @@ def mount(parent: Mountable, child: Mountable, prefix: str | None) -> None:
         if child is parent or _reaches(child, parent):
             raise ValueError(f"mounting server {child.name!r} into {parent.name!r} would "
                              "make a cycle")
-        mounts = parent._mounts
-        if mounts is None:
-            mounts = parent._mounts = Mounts(parent)
+        mounts = parent.mounts
+        if not mounts.mounts:
+            mounts._activate()
         if any(m.server is child for m in mounts.mounts):
             raise ValueError(f"server {child.name!r} is already mounted into "
                              f"{parent.name!r}")
@@ -537,10 +548,10 @@ def mount(parent: Mountable, child: Mountable, prefix: str | None) -> None:
         lambda uri: parent.notify_resource_updated(uri_out(prefix, uri)))
     parent.on_startup(child.start)
     parent.on_shutdown(child.stop)
-    if parent._lifespan.started:
+    if mounts.started:
         child.start()
     for kind in ("tools", "resources", "prompts"):
-        if kind == "tools" or child._provides(kind):
+        if kind == "tools" or child.mounts.server_provides(kind):
             parent.notify_list_changed(kind)
 
 
@@ -552,8 +563,7 @@ def _reaches(start: Mountable, target: Mountable) -> bool:
         if id(server) in seen:
             continue
         seen.add(id(server))
-        mounts = server._mounts
-        for m in mounts.mounts if mounts is not None else ():
+        for m in server.mounts.mounts:
             if m.server is target:
                 return True
             stack.append(m.server)

@@ -160,7 +160,9 @@ class ServerCore(ServerDefinition):
         self.resource_update_hooks: list[Callable[[str], None]] = []
         #: Called with the kind ("tools", "resources", "prompts") of each list change.
         self.list_changed_hooks: list[Callable[[str], None]] = []
-        self._mounts: Mounts | None = None  # what mount() put here
+        self._lifespan = Lifespan(self, lifespan, limits.startup_timeout)
+        #: The servers :meth:`mount` put here (and the merging handlers, from the first).
+        self.mounts = Mounts(self, self._lifespan, self._provides)
         #: Where this server's events go to (and come from) the other workers.
         self._relay = EventRelay(self.listeners)
         for method, handler in {**core_methods(self, self._completions),
@@ -170,7 +172,6 @@ class ServerCore(ServerDefinition):
         self.extensions = Extensions()
         #: Who sees which component (``permission=``, ``tags=``, :meth:`disable`).
         self.visibility = self.use(Visibility())
-        self._lifespan = Lifespan(self, lifespan, limits.startup_timeout)
         unknown = set(protocol.declare) - set(_DERIVED)
         if unknown:
             raise ValueError(f"declare: unknown capabilities {sorted(unknown)}; "
@@ -350,7 +351,7 @@ class ServerCore(ServerDefinition):
         return bool(registered) or any(
             self.methods.request_handler(m) is not None and not self.methods.is_default(m)
             for m in VIEWS.by_capability.get(kind, ())) or (
-                self._mounts is not None and self._mounts.provides(kind))
+                self.mounts.provides(kind))
 
     def capabilities_for(self, version: str) -> dict[str, Any]:
         """Capabilities as ``version`` can honour them.
