@@ -353,6 +353,13 @@ class StoreUnavailableError(MCPSyncError, OSError):
     connection failure it stands for."""
 
 
+#: What a client reads when a store the server needs is not answering, on every transport
+#: and in every era (a 503 over HTTP before dispatch, a -32603 from a handler): where the
+#: store is (a host and port, a file's path, a DSN) is the operator's, in the log.
+STORE_UNAVAILABLE = ("Service unavailable: a store this server needs is not answering, "
+                     "try again")
+
+
 class UnencodableMessageError(MCPSyncError, ValueError):
     """A message could not be serialized as JSON in UTF-8 (a lone surrogate, NaN, an object
     JSON has no type for, nesting too deep for the encoder). Nothing was written, and the

@@ -39,7 +39,13 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, StoreUnavailableError
+from ..errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    STORE_UNAVAILABLE,
+    StoreUnavailableError,
+)
 from ..protocol import jsonrpc
 from ..protocol.budget import Budget
 from ..protocol.http_headers import HeaderMapCache
@@ -236,8 +242,7 @@ class McpWsgiApp:
             # Where the store is (a host and port, a file's path) is the log's, not the
             # caller's.
             logger.warning("shared store unavailable: %s", exc)
-            return self._refuse(_HttpError(INTERNAL_ERROR, "Service unavailable: a store "
-                                           "this server needs is not answering, try again",
+            return self._refuse(_HttpError(INTERNAL_ERROR, STORE_UNAVAILABLE,
                                            extra=[("Retry-After", "1")]),
                                 environ, headers, start_response)
 

@@ -30,10 +30,12 @@ import logging
 from typing import Any, Protocol
 
 from ..errors import (
+    STORE_UNAVAILABLE,
     InternalError,
     PeerRequestError,
     ProtocolStateError,
     RequestTimeoutError,
+    StoreUnavailableError,
     ToolError,
     UnencodableMessageError,
 )
@@ -116,6 +118,11 @@ def handler_failed(what: str, exc: Exception, ctx: CallFacts | None = None) -> I
     the text only for a :class:`~mcpsync.errors.ToolError` or when the server exposes
     details."""
     request_id, expose = _facts(ctx)
+    if isinstance(exc, StoreUnavailableError):
+        # Not a bug of the handler: a shared store (Redis) is away. The client reads that
+        # it may try again; where the store is stays in the log.
+        logger.warning("%s (request %r): %s", what, request_id, exc)
+        return InternalError(STORE_UNAVAILABLE)
     if isinstance(exc, ToolError):
         logger.info("%s (request %r) reported: %s", what, request_id, exc)
         return InternalError(f"Error in {what}: {exc}")
