@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -135,19 +136,24 @@ def serving_process(argv: Sequence[str], port: int, *, cwd: str | os.PathLike[st
                     env: Mapping[str, str] | None = None) -> Iterator[str]:
     """Run a server subprocess (gunicorn, a web example) until it listens on ``port``;
     yield its base URL; stop it afterwards (SIGTERM, then kill, bounded) and fail the test
-    if it printed a traceback."""
-    proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env) if env is not None else None,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        wait_for_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
+    if it printed a traceback. Its stderr goes to a file, not a pipe: a pipe nobody reads
+    until the end fills (64 KiB) and blocks a chatty server mid-test."""
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as stderr:
+        proc = subprocess.Popen(list(argv), cwd=cwd,
+                                env=dict(env) if env is not None else None,
+                                stdout=subprocess.DEVNULL, stderr=stderr)
         try:
-            _, err = proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            _, err = proc.communicate(timeout=15)
+            wait_for_port(port, proc=proc)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=15)
+        stderr.seek(0)
+        err = stderr.read()
     assert "Traceback" not in err, err
 
 
