@@ -44,6 +44,7 @@ from ..errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     STORE_UNAVAILABLE,
+    MCPError,
     StoreUnavailableError,
 )
 from ..protocol import jsonrpc
@@ -290,9 +291,15 @@ class McpWsgiApp:
                 logger.error("mcpsync: %s; every request is answered 503 until the "
                              "process is restarted", exc, exc_info=exc)
             # Callers get a generic text: the exception's (a path, a host, a DSN with its
-            # password) is the operator's, in the log above.
-            state = "failed to start" if exc.__cause__ is not None else "is still starting"
-            raise _HttpError(INTERNAL_ERROR, f"Service unavailable: the server {state}"
+            # password) is the operator's, in the log above. An MCPError's is the one
+            # exception written for callers (a proxy's "the proxied server can not be
+            # reached"): it is said too, as a handler's MCPError would be.
+            cause = exc.__cause__
+            state = "failed to start" if cause is not None else "is still starting"
+            while isinstance(cause, StartupError):  # a mounted server's own failure
+                cause = cause.__cause__
+            said = f": {cause.message}" if isinstance(cause, MCPError) else ""
+            raise _HttpError(INTERNAL_ERROR, f"Service unavailable: the server {state}{said}"
                              ) from None
         if environ.get("wsgi.multithread") is False:
             self._warn_single_threaded(environ)
