@@ -91,6 +91,11 @@ def tool_failed(tool: str | None, exc: BaseException, *, doing: str | None = Non
         # asked of it (a capability it did not declare): mcpsync's words, about the client.
         detail = str(exc)
         logger.info("tool %s: %s", tool, detail)
+    elif isinstance(exc, StoreUnavailableError):
+        # A shared store (Redis) is away, not a bug of the tool: the model reads that it
+        # may try again; where the store is stays in the log.
+        logger.warning("tool %s (request %r): %s", tool, request_id, exc)
+        detail = STORE_UNAVAILABLE
     elif isinstance(exc, ToolError):
         detail = str(exc)
         logger.info("tool %s (request %r) reported: %s", tool, request_id, detail)
