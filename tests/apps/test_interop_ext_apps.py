@@ -91,4 +91,4 @@ def test_a_view_on_the_official_library_runs_in_mcpsyncs_host(page: Any,
     view.locator("#read").click()
     expect(view.locator("#read-out")).to_have_text("data from the server")
     page.locator("#close").click()
-    page.wait_for_function("document.getElementById('status').textContent === 'closed'")
+    expect(page.locator("#status")).to_have_text("closed")

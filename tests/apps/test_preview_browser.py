@@ -61,7 +61,7 @@ def test_the_view_is_shown_with_the_tool_input_and_result(page: Any,
     view = view_of(page)
     expect(view.locator("#input")).to_have_text('{"city":"Oslo"}')
     expect(view.locator("#result")).to_have_text("sunny in Oslo")
-    page.wait_for_function("document.getElementById('status').textContent === 'shown'")
+    expect(page.locator("#status")).to_have_text("shown")
     # The fallback text a client without apps shows is on the page too.
     expect(page.locator("#fallback")).to_have_text("sunny in Oslo")
     # The view's size-changed notification sized its frame.
@@ -126,7 +126,7 @@ def test_closing_tears_the_view_down_first(page: Any, strict: PreviewServers) ->
     view = view_of(page)
     expect(view.locator("#result")).to_have_text("sunny in Oslo")
     page.locator("#close").click()
-    page.wait_for_function("document.getElementById('status').textContent === 'closed'")
+    expect(page.locator("#status")).to_have_text("closed")
     assert page.locator("#view").count() == 0
     assert page.locator("#log li.from-view", has_text="response host-teardown-1").count() == 1
 
