@@ -5,6 +5,7 @@ worker that died holding a concurrency slot, Redis going away."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -12,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from mcpsync import Client, HandlerContext, Server, StoreUnavailableError, ToolAnnotations
+from mcpsync import Client, HandlerContext, Server, ToolAnnotations
 from mcpsync.dispatch.inbound import TransportContext
+from mcpsync.errors import STORE_UNAVAILABLE
 from mcpsync.middleware import ConcurrencyLimit, RateLimit, RateLimitedError, ResponseCache
 from mcpsync.middleware.request import client_address, networks
 from tests.helpers import WAIT, wait_until
@@ -304,10 +306,13 @@ def test_a_guard_whose_redis_is_gone_fails_the_request_and_never_runs_the_tool(
         redis_server.stop()
         with Client.memory(server) as client, pytest.raises(Exception) as failed:
             client.call_tool("look", {"q": "x"})
-        assert "an internal error occurred (request" in str(failed.value)
+        # the one store-unavailable text (errors.STORE_UNAVAILABLE), never where Redis is
+        assert str(failed.value) == STORE_UNAVAILABLE
+        assert str(redis_server.port) not in str(failed.value)
     assert seen == []  # refused, not let through unguarded
-    logged = [r.exc_info[1] for r in caplog.records if r.exc_info]
-    assert any(isinstance(exc, StoreUnavailableError) for exc in logged)
+    # the log says which store, for the operator (a warning: a store away is not a bug)
+    assert any("storage unavailable" in r.getMessage() for r in caplog.records
+               if r.levelno == logging.WARNING), caplog.text
 
 
 def test_a_key_of_your_own_and_a_combined_key_count_apart() -> None:
