@@ -97,6 +97,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 WORKERS_PER_CORE = 2
 
 
+@pytest.hookimpl(optionalhook=True)  # a run without pytest-xdist does not know the hook
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return WORKERS_PER_CORE * (os.cpu_count() or 1)
 
