@@ -1,4 +1,4 @@
-"""Under gunicorn (2 gthread workers) with ``opentelemetry-instrumentation-wsgi``: the MCP
+"""Under gunicorn (a gthread worker, forked from the master) with ``opentelemetry-instrumentation-wsgi``: the MCP
 server span is a child of the WSGI request span (an untraced client), or of the client's
 span with the WSGI span linked (a traced client); both eras."""
 
@@ -27,7 +27,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def traced_gunicorn(tmp_path_factory):
     spans_file = tmp_path_factory.mktemp("gunicorn") / "spans.jsonl"
     port = free_port()
-    argv = gunicorn_argv("tests.telemetry.gunicorn_traced:app", port)
+    # One worker: a 2025-11-25 session lives in the worker that made it, and this app
+    # shares no session store, so with two the call after initialize could reach the
+    # other worker ("Session not found": it did, on a loaded machine).
+    argv = gunicorn_argv("tests.telemetry.gunicorn_traced:app", port, workers=1)
     env = with_root_on_path(OTEL_SPANS_FILE=str(spans_file))
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
