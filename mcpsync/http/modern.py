@@ -33,8 +33,8 @@ from ..server import stateless
 from ..server.host import RequestServer
 from ..server.mount import mounted_tool
 from ..server.tools import RegisteredTool
-from .intake import transport_context
-from .replies import Environ, StartResponse, _HttpError, respond
+from .intake import HttpRequest
+from .replies import StartResponse, _HttpError, respond
 from .services import Services
 from .streams import ResponseStream
 
@@ -90,9 +90,11 @@ class _RequestHost:
         return self._stream.consumer_gone  # made only if a handler asks
 
 
-def serve(services: Services, message: Request, environ: Environ, headers: dict[str, str],
+def serve(services: Services, message: Request, http: HttpRequest,
           start_response: StartResponse) -> Iterable[bytes]:
-    """Check and serve one 2026-07-28 request; its answer is JSON or an SSE stream."""
+    """Check and serve one 2026-07-28 request (``message``, the one message of ``http``,
+    which the app's intake has read and checked); its answer is JSON or an SSE stream."""
+    headers = http.headers
     # The envelope and its headers, checked once, here: a refused request costs no
     # thread and runs no middleware (the stateless server takes the envelope as checked).
     params = message.params or {}
@@ -126,7 +128,8 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
         held = exc
     stream = ResponseStream(final_id=message.id)
     executor = services.executor()
-    transport = transport_context(environ, headers, None)
+    transport = http.transport
+    assert transport is not None
     if held is not None:
         transport.refusal = held
     channel = _RequestChannel(stream, executor, transport)
@@ -149,11 +152,7 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
             raise _HttpError(INTERNAL_ERROR,
                              "The server dropped the request without an answer",
                              message.id)
-        def detach() -> None:
-            stream.detach()
-
-        return respond(services.pacing, start_response, stream, headers, detach,
-                       modern=True)
+        return respond(services.pacing, start_response, stream, http.accepts, modern=True)
     request = accepted[0]
     inbound = InboundRequest(channel, request.id, request.method, request.params or {},
                              transport)
@@ -183,13 +182,9 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
     else:
         run()
 
-    def on_close() -> None:
-        stream.detach()
-        if not stream.finished:
-            inbound.cancelled.set()  # closing a 2026-07-28 stream cancels the request
-
-    return respond(services.pacing, start_response, stream, headers, on_close,
-                   modern=True)
+    # Closing a 2026-07-28 request's stream before its answer cancels the request.
+    return respond(services.pacing, start_response, stream, http.accepts, modern=True,
+                   cancel=inbound.cancelled)
 
 
 def _inline_tool(tool: RegisteredTool | None, message: Request) -> bool:

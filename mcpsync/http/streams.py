@@ -258,6 +258,14 @@ class ResponseStream:
             gone.set()
         return True
 
+    def leave(self, cancel: threading.Event | None = None) -> None:
+        """The current consumer is done (its response body closed, or its JSON answer
+        written): detach it, and, if the final message had not been put by then, set
+        ``cancel`` (closing a 2026-07-28 request's stream cancels the request)."""
+        self.detach()
+        if cancel is not None and not self._finished:
+            cancel.set()
+
     @property
     def gone(self) -> bool:
         """The consumer left (and none has attached since)."""
