@@ -86,10 +86,13 @@ def count(seq: list[str]) -> tuple[int, int, int]:
 def measure(era: str, within: str | None = None) -> list[str]:
     """The stays of one warmed ``tools/call`` of ``era`` (``modern`` or ``session``)."""
     app = wsgi_inproc._app()
-    call = wsgi_inproc._modern(app) if era == "modern" else wsgi_inproc._session(app)
-    for _ in range(50):
-        call()
-    return stays(record(call), within)
+    try:
+        call = wsgi_inproc._modern(app) if era == "modern" else wsgi_inproc._session(app)
+        for _ in range(50):
+            call()
+        return stays(record(call), within)
+    finally:
+        app.close()
 
 
 def main() -> int:

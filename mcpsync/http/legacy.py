@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, StoreUnavailableError
 from ..protocol import sse as sse_codec
 from ..protocol.jsonrpc import Invalid, Message, Request, Response
+from ..protocol.methods import VIEWS
 from ..protocol.versions import META_VERSION, features
 from .intake import DELETE, GET, HttpRequest
-from .modern import _inline_tool
 from .replies import SESSION_NOT_FOUND as SESSION_NOT_FOUND
 from .replies import (
     StartResponse,
@@ -188,15 +189,10 @@ def _post(services: Services, session: HttpSession, request: HttpRequest,
         return json_reply(start_response, "200 OK",
                           b"[" + b",".join(_encode(m) for m in replies) + b"]")
     stream, token = streams[0]
-
-    def on_close() -> None:
-        # A dropped handshake-era stream is not a cancellation; one a resume took over
-        # is the resume's to release.
-        if stream.detach(token):
-            session.release(stream)
-
-    return respond(services.pacing, start_response, stream, request.accepts, on_close,
-                   modern=False,
+    # A dropped handshake-era stream is not a cancellation; one a resume took over is
+    # the resume's to release.
+    return respond(services.pacing, start_response, stream, request.accepts,
+                   partial(session.done_with, stream, token), modern=False,
                    prime=(lambda: session.prime(stream)) if session.priming else None,
                    consumer=token)
 
@@ -375,10 +371,11 @@ def _inline_here(services: Services, session: HttpSession, request: Request) -> 
     session of this worker whose engine runs no receive middleware (a handler never runs
     inside it), unless one of its calls here took over half the JSON window (a call
     slower than the window is answered on an SSE stream, with its priming event)."""
+    if request.method not in VIEWS.tool_methods or services.relay is not None:
+        return False
     name = str((request.params or {}).get("name"))
-    if (services.relay is not None
-            or not _inline_tool(services.server.tools.get(name), request)
-            or name in services.slow_tools):
+    tool = services.server.tools.get(name)
+    if tool is None or not tool.context_free or name in services.slow_tools:
         return False
     executor = getattr(session.server_session.connection, "_executor", None)
     return executor is not None and not executor.has_receive_middleware

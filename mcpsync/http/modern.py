@@ -190,7 +190,4 @@ def serve(services: Services, message: Request, http: HttpRequest,
 def _inline_tool(tool: RegisteredTool | None, message: Request) -> bool:
     # A tool without a context parameter can neither report progress nor see
     # cancellation: it runs on this thread, saving a hand-off.
-    if message.method not in _TOOL_METHODS or tool is None:
-        return False
-    binding = getattr(tool, "binding", None)
-    return binding is not None and getattr(binding, "context_param", 1) is None
+    return message.method in _TOOL_METHODS and tool is not None and tool.context_free
