@@ -47,7 +47,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from ..auth.server.resource import SERVER_ERROR, Refusal
@@ -56,7 +56,8 @@ from ..dispatch.principal import Principal
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST
 from ..protocol import jsonrpc
 from ..protocol.decoding import parse_decimal
-from ..protocol.jsonrpc import Invalid, Message, Request
+from ..protocol.jsonrpc import Invalid, Message, Notification, Request
+from ..protocol.versions import is_stateless
 from ..server.lifespan import StartupError
 from ..server.scopes import Catalog, required_scopes
 from .replies import Environ, StartResponse, _HttpError, method_not_allowed
@@ -239,10 +240,11 @@ class AuthGate:
                                   ("Cache-Control", "max-age=3600")])
         return [b""] if method == "HEAD" else [body]
 
-    def authenticate(self, environ: Environ, headers: dict[str, str]) -> None:
+    def authenticate(self, environ: Environ, headers: dict[str, str]) -> Principal | None:
         """Check the request's bearer token and store the verified token for this request
-        (``ctx.auth``, the session's owner); raise the 401/403 refusal (to be answered
-        like every other, through the send middleware). It never repeats the token."""
+        (``ctx.auth``, the session's owner); return its principal. Raise the 401/403
+        refusal (to be answered like every other, through the send middleware). It never
+        repeats the token."""
         assert self.auth is not None
         verdict = self.auth.authenticate(headers.get("authorization"))
         if isinstance(verdict, Refusal):
@@ -250,7 +252,7 @@ class AuthGate:
         environ[AUTH_ENVIRON_KEY] = verdict
         self._local.owner = verdict.principal
         self._local.token = verdict
-        return None
+        return verdict.principal
 
     def refuse(self, refusal: Refusal, msg_id: Any = None) -> _HttpError:
         """``refusal`` as the app's refusal to raise: its status and challenge kept."""
@@ -461,7 +463,8 @@ class Readiness:
 # -- the intake ---------------------------------------------------------------------------
 
 #: The routes :meth:`Intake.read` tells apart (:attr:`HttpRequest.route`).
-POST: Final = "post"            # a POST to the Streamable HTTP endpoint (either era)
+MODERN: Final = "modern"        # a POST of one 2026-07-28 request or notification
+POST: Final = "post"            # any other POST to the endpoint: the handshake era's
 GET: Final = "get"              # a GET of the endpoint: a handshake-era session's stream
 DELETE: Final = "delete"        # a DELETE of the endpoint: a session ends
 SSE_STREAM: Final = "sse"       # GET {sse_path}: a 2024-11-05 HTTP+SSE stream
@@ -484,8 +487,9 @@ class HttpRequest:
         self.headers = headers
         self.method = method
         self.path = path
-        #: Which endpoint: :data:`POST`, :data:`GET`, :data:`DELETE`, :data:`SSE_STREAM`,
-        #: :data:`SSE_MESSAGES` or :data:`METADATA`.
+        #: Which endpoint (and, for a POST, which era): :data:`MODERN`, :data:`POST`,
+        #: :data:`GET`, :data:`DELETE`, :data:`SSE_STREAM`, :data:`SSE_MESSAGES` or
+        #: :data:`METADATA`.
         self.route = route
         #: (JSON acceptable, SSE acceptable), from ``Accept``.
         self.accepts = accepts(headers)
@@ -494,11 +498,22 @@ class HttpRequest:
         self.batch = False
         #: The principal of the verified token (``None`` without ``auth=``).
         self.owner: Principal | None = None
-        #: The context of its messages without a session (a handshake-era session's is
-        #: ``transport.for_session(id)``).
+        #: A POST's messages' context: without a session in 2026-07-28; with the
+        #: ``Mcp-Session-Id`` it names in the handshake era (``initialize``, which has
+        #: none yet, takes ``transport.for_session(id)`` once it has one).
         self.transport: TransportContext | None = None
         #: Whether the client has left, where the WSGI server lets the app see it.
         self.peer: Callable[[], bool] | None = None
+
+
+class VersionsSpoken(Protocol):
+    """What the intake needs of the server to tell the eras apart."""
+
+    @property
+    def modern_versions(self) -> tuple[str, ...]: ...
+
+    @property
+    def legacy_versions(self) -> tuple[str, ...]: ...
 
 
 class Intake:
@@ -507,9 +522,10 @@ class Intake:
     :class:`HttpRequest` and, for the principal, on the :class:`AuthGate`'s thread), so
     thread-safe."""
 
-    def __init__(self, policy: HostPolicy, gate: AuthGate, body: BodyReader,
-                 readiness: Readiness, *, path: str | None, sse_path: str | None,
-                 messages_path: str, legacy_sessions: bool) -> None:
+    def __init__(self, server: VersionsSpoken, policy: HostPolicy, gate: AuthGate,
+                 body: BodyReader, readiness: Readiness, *, path: str | None,
+                 sse_path: str | None, messages_path: str, legacy_sessions: bool) -> None:
+        self.server = server
         self.policy = policy
         self.gate = gate
         self.body = body
@@ -524,7 +540,7 @@ class Intake:
         """The request of ``environ``, read and checked: Host and Origin, the bearer
         token, whether this process can serve it (:class:`Readiness`), the route (404/405
         for none), and for a POST to the endpoint its media types, its body, its messages
-        and their scopes. Raises the refusal."""
+        and their scopes, and which era it belongs to. Raises the refusal."""
         headers = request_headers(environ)
         host = headers.get("host") or environ.get("SERVER_NAME")
         policy = self.policy
@@ -538,14 +554,15 @@ class Intake:
         method = environ.get("REQUEST_METHOD", "GET").upper()
         path = environ.get("PATH_INFO") or "/"
         gate = self.gate
-        gate.begin()
         auth = gate.auth
+        owner: Principal | None = None
         if auth is not None:
+            gate.begin()  # (without auth nobody is ever remembered: nothing to forget)
             if (path in auth.metadata_paths
                     or (environ.get("SCRIPT_NAME", "") + (environ.get("PATH_INFO") or ""))
                     in auth.metadata_paths):
                 return HttpRequest(environ, headers, method, path, METADATA)
-            gate.authenticate(environ, headers)
+            owner = gate.authenticate(environ, headers)
         if method == "GET":
             sse = path == self.sse_path
             self.readiness.check(environ, sse or self.path is None
@@ -554,12 +571,31 @@ class Intake:
             self.readiness.check(environ, False, False)
         route = self._route(method, path)
         request = HttpRequest(environ, headers, method, path, route)
-        request.owner = gate.owner()
+        request.owner = owner
         request.peer = peer_probe(environ)
         if route == POST:
             self._read_post(request)
-            request.transport = transport_context(environ, headers, None)
+            session_id = headers.get("mcp-session-id")
+            first = request.items[0]
+            if not request.batch and isinstance(first, (Request, Notification)) and (
+                    self._is_modern(first, headers, session_id)):
+                request.route = MODERN
+                session_id = None
+            request.transport = transport_context(environ, headers, session_id)
         return request
+
+    def _is_modern(self, message: Request | Notification, headers: dict[str, str],
+                   session_id: str | None) -> bool:
+        """Whether a POST's one message is a 2026-07-28 one: its ``_meta`` says so, or
+        (with no session) its ``MCP-Protocol-Version`` header names no handshake era."""
+        server = self.server
+        if not server.modern_versions:
+            return False
+        if is_stateless(message.params):
+            return True
+        version = headers.get("mcp-protocol-version")
+        return version is not None and version not in server.legacy_versions and (
+            not session_id)
 
     def _route(self, method: str, path: str) -> str:
         if self.sse_path is not None:
@@ -616,5 +652,5 @@ class Intake:
 
 
 __all__ = ["AUTH_ENVIRON_KEY", "LOOPBACK", "AuthGate", "BodyReader", "HostPolicy",
-           "HttpRequest", "Intake", "Readiness", "accepts", "peer_probe", "request_headers",
-           "transport_context"]
+           "HttpRequest", "Intake", "Readiness", "VersionsSpoken", "accepts", "peer_probe",
+           "request_headers", "transport_context"]

@@ -144,8 +144,8 @@ def _post(services: Services, session: HttpSession, request: HttpRequest,
                          "Invalid request: batches are only allowed in 2025-03-26")
     replies: list[Message] = []
     streams: list[tuple[ResponseStream, int]] = []  # with each one's consumer token
-    assert request.transport is not None
-    transport = request.transport.for_session(session.id)
+    transport = request.transport  # with the session's id (see HttpRequest.transport)
+    assert transport is not None
     for item in items:
         if isinstance(item, Invalid):
             if item.reply is not None:  # answered in this POST's body, as sent

@@ -90,10 +90,19 @@ class _RequestHost:
         return self._stream.consumer_gone  # made only if a handler asks
 
 
-def serve(services: Services, message: Request, http: HttpRequest,
+def serve(services: Services, http: HttpRequest,
           start_response: StartResponse) -> Iterable[bytes]:
-    """Check and serve one 2026-07-28 request (``message``, the one message of ``http``,
-    which the app's intake has read and checked); its answer is JSON or an SSE stream."""
+    """Check and serve one 2026-07-28 request (the one message of ``http``, which the
+    app's intake has read and checked); its answer is JSON or an SSE stream."""
+    message = http.items[0]
+    transport = http.transport
+    assert transport is not None
+    if isinstance(message, Notification):
+        # Nothing to route it to without a session, but middleware sees it.
+        services.executor().receive(message, transport, lambda _: None, lambda _: None)
+        start_response("202 Accepted", [("Content-Length", "0")])
+        return [b""]
+    assert isinstance(message, Request)
     headers = http.headers
     # The envelope and its headers, checked once, here: a refused request costs no
     # thread and runs no middleware (the stateless server takes the envelope as checked).
@@ -128,8 +137,6 @@ def serve(services: Services, message: Request, http: HttpRequest,
         held = exc
     stream = ResponseStream(final_id=message.id)
     executor = services.executor()
-    transport = http.transport
-    assert transport is not None
     if held is not None:
         transport.refusal = held
     channel = _RequestChannel(stream, executor, transport)

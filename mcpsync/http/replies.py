@@ -35,6 +35,7 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final, NamedTuple
 
 from ..errors import (
@@ -351,8 +352,7 @@ def respond(pacing: Pacing, start_response: StartResponse, stream: ResponseStrea
     answer is done with the stream, ``on_close`` runs; without one, the stream is left
     (:meth:`ResponseStream.leave`), setting ``cancel`` if the answer had not come."""
     if on_close is None:
-        def on_close() -> None:
-            stream.leave(cancel)
+        on_close = partial(stream.leave, cancel)
     want_json, want_sse = accepts
     if not want_sse:
         try:

@@ -23,12 +23,12 @@ requests running at once over all sessions and both eras.
 The app is thread-safe and meant for threaded WSGI servers (werkzeug threaded, gunicorn
 ``gthread``, waitress): SSE responses hold their server thread while they last.
 
-This module is the app and its router (host checks, which era a POST belongs to). The
-eras are served by ``modern.py`` (2026-07-28), ``legacy.py`` (the handshake era's session
-POST/GET/DELETE) and ``legacy_sse.py`` (2024-11-05), each handed the app's
-:class:`~mcpsync.http.services.Services`; the JSON or SSE answer is written by
-``replies.py``; headers, Host and Origin, tokens, scopes and the body are read and checked by
-``intake.py``.
+This module is the app: it makes its parts and serves each request in one pass, intake
+(``intake.py``: headers, Host and Origin, tokens, scopes, the body, the era of a POST, all
+read and checked in one call), then the era's handler (``modern.py`` for 2026-07-28,
+``legacy.py`` for the handshake era's session POST/GET/DELETE, ``legacy_sse.py`` for
+2024-11-05, each handed the app's :class:`~mcpsync.http.services.Services`), which answers
+through ``replies.py`` (JSON or SSE).
 """
 
 from __future__ import annotations
@@ -45,15 +45,14 @@ from ..errors import (
 )
 from ..protocol.budget import Budget
 from ..protocol.http_headers import HeaderMapCache
-from ..protocol.jsonrpc import Message, Notification, Request
-from ..protocol.versions import is_stateless
+from ..protocol.jsonrpc import Message
 from ..server.state_key import user_frame, warn_unshared_key
 from . import legacy, legacy_sse, modern
 from .events import InMemoryEventStore
 from .intake import AUTH_ENVIRON_KEY as AUTH_ENVIRON_KEY
 from .intake import (
     METADATA,
-    POST,
+    MODERN,
     SSE_MESSAGES,
     SSE_STREAM,
     AuthGate,
@@ -162,7 +161,7 @@ class McpWsgiApp:
             raise ValueError("bus= relays between workers through their shared stores: "
                              "give a shared session_store and event_store too")
         self.relay = Relay(bus) if bus is not None else None
-        self._intake = Intake(self.policy, self._gate, self._body,
+        self._intake = Intake(server, self.policy, self._gate, self._body,
                               Readiness(server.start, self.relay.pid if self.relay else None),
                               path=self.path,
                               sse_path=opts.sse_path, messages_path=messages_path,
@@ -273,26 +272,16 @@ class McpWsgiApp:
         return refusal_reply(start_response, refusal, answers[0] if answers else None)
 
     def _serve(self, request: HttpRequest, start_response: StartResponse) -> Iterable[bytes]:
-        """The era's handler, entered once: a POST carrying the 2026-07-28 envelope goes to
-        ``modern.py``, the 2024-11-05 paths to ``legacy_sse.py``, the rest (a session's
-        POST, GET and DELETE, ``initialize``) to ``legacy.py``."""
+        """The era's handler, entered once: a 2026-07-28 POST goes to ``modern.py``, the
+        2024-11-05 paths to ``legacy_sse.py``, the rest (a session's POST, GET and
+        DELETE, ``initialize``) to ``legacy.py``."""
         route = request.route
-        if route == POST:
-            first = request.items[0]
-            if not request.batch and isinstance(first, (Request, Notification)) and (
-                    self._is_modern(first, request.headers)):
-                if isinstance(first, Notification):
-                    # Nothing to route it to without a session, but middleware sees it.
-                    assert request.transport is not None
-                    self._services.executor().receive(first, request.transport,
-                                                      lambda _: None, lambda _: None)
-                    start_response("202 Accepted", [("Content-Length", "0")])
-                    return [b""]
-                return modern.serve(self._services, first, request, start_response)
-        elif route == SSE_STREAM:
+        if route == MODERN:
+            return modern.serve(self._services, request, start_response)
+        if route == SSE_STREAM:
             return legacy_sse.open_stream(self._services, request.environ, request.headers,
                                           start_response)
-        elif route == SSE_MESSAGES:
+        if route == SSE_MESSAGES:
             return legacy_sse.post(self._services, request.environ, request.headers,
                                    start_response)
         return legacy.serve(self._services, request, start_response)
@@ -317,15 +306,6 @@ class McpWsgiApp:
         """The check of whether this thread's request's client has left (``None``: the
         WSGI server does not let the app see it)."""
         return getattr(self._local, "peer", None)
-
-    def _is_modern(self, message: Request | Notification, headers: dict[str, str]) -> bool:
-        if not self.server.modern_versions:
-            return False
-        if is_stateless(message.params):
-            return True
-        version = headers.get("mcp-protocol-version")
-        return version is not None and version not in self.server.legacy_versions and (
-            not headers.get("mcp-session-id"))
 
 
 def close_sse_stream(ctx: HandlerContext) -> bool:
