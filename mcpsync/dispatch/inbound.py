@@ -171,6 +171,14 @@ class TransportContext:
             can_receive_requests=False if stateless else self.can_receive_requests,
             auth=self.auth, user=self.user)
 
+    def for_session(self, session_id: str) -> TransportContext:
+        """This context for a handshake-era session's messages: named by ``session_id``,
+        and its peer can be sent requests."""
+        return TransportContext(
+            self.kind, headers=self.headers, remote_addr=self.remote_addr,
+            session_id=session_id, can_receive_requests=True, auth=self.auth,
+            user=self.user)
+
     def __repr__(self) -> str:
         return (f"TransportContext({self.kind!r}, remote_addr={self.remote_addr!r}, "
                 f"session_id={self.session_id!r}, "

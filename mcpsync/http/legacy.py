@@ -13,18 +13,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 
-from ..errors import INTERNAL_ERROR, INVALID_REQUEST, StoreUnavailableError
+from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, StoreUnavailableError
 from ..protocol import sse as sse_codec
 from ..protocol.jsonrpc import Invalid, Message, Request, Response
-from ..protocol.versions import features
-from .intake import transport_context
-from .modern import _inline_tool
+from ..protocol.methods import VIEWS
+from ..protocol.versions import META_VERSION, features
+from .intake import DELETE, GET, HttpRequest
 from .replies import SESSION_NOT_FOUND as SESSION_NOT_FOUND
 from .replies import (
-    Environ,
     StartResponse,
-    _accepts,
     _encode,
     _has_answer,
     _HttpError,
@@ -45,28 +44,63 @@ class _MethodNotAllowed(Exception):
     pass
 
 
-def initialize(services: Services, message: Request, environ: Environ, headers: dict[str, str],
+def serve(services: Services, request: HttpRequest,
+          start_response: StartResponse) -> Iterable[bytes]:
+    """Serve one handshake-era request of the endpoint (the app's intake has read and
+    checked it): ``initialize``, a session's POST, its GET stream, its DELETE."""
+    if request.route == GET:
+        return get(services, request, start_response)
+    if request.route == DELETE:
+        return delete(services, request, start_response)
+    items = request.items
+    first = items[0]
+    if not services.legacy_sessions:
+        raise _HttpError(INVALID_PARAMS,
+                         "Invalid params: this server speaks 2026-07-28 only; put "
+                         f"{META_VERSION!r} in the request's _meta",
+                         getattr(first, "id", None))
+    session_id = request.headers.get("mcp-session-id")
+    if session_id:
+        session = services.sessions.get(session_id, request.owner)
+        if session is None:
+            raise _HttpError(SESSION_NOT_FOUND, "Session not found",
+                             getattr(first, "id", None))
+        return post(services, session, request, start_response)
+    if not request.batch and isinstance(first, Request) and first.method == "initialize":
+        return initialize(services, first, request, start_response)
+    if request.batch and any(isinstance(i, Request) and i.method == "initialize"
+                             for i in items):
+        raise _HttpError(INVALID_REQUEST,
+                         "Invalid request: initialize cannot be batched")
+    raise _HttpError(INVALID_REQUEST,
+                     "Bad request: no Mcp-Session-Id header (send initialize first), and "
+                     f"no {META_VERSION!r} in _meta (2026-07-28)",
+                     getattr(first, "id", None))
+
+
+def initialize(services: Services, message: Request, request: HttpRequest,
                start_response: StartResponse) -> Iterable[bytes]:
     """An ``initialize`` without a session: mint one, answer with its ``Mcp-Session-Id``."""
-    remote = environ.get("REMOTE_ADDR")
+    remote = request.environ.get("REMOTE_ADDR")
     try:
-        session = services.sessions.create(owner=services.gate.owner(),
+        session = services.sessions.create(owner=request.owner,
                                       address=remote if isinstance(remote, str) else None)
     except SessionTableFull as exc:
         raise _HttpError(INTERNAL_ERROR, f"Too many sessions: {exc}", message.id,
                          extra=[("Retry-After", str(RETRY_AFTER))]) from None
     try:
-        return _initialize(services, session, message, environ, headers, start_response)
+        return _initialize(services, session, message, request, start_response)
     finally:
         session.leave()
 
 
-def _initialize(services: Services, session: HttpSession, message: Request, environ: Environ,
-                headers: dict[str, str], start_response: StartResponse) -> Iterable[bytes]:
+def _initialize(services: Services, session: HttpSession, message: Request,
+                request: HttpRequest, start_response: StartResponse) -> Iterable[bytes]:
     stream = session.open_stream(message.id)
     assert stream is not None
     stream.attach()
-    session.feed(message, transport_context(environ, headers, session.id))
+    assert request.transport is not None
+    session.feed(message, request.transport.for_session(session.id))
     final = final_only(services.pacing, stream)
     stream.detach()
     stream.delivered = final is not None
@@ -86,22 +120,21 @@ def _initialize(services: Services, session: HttpSession, message: Request, envi
                       [("Mcp-Session-Id", session.id)])
 
 
-def post(services: Services, session: HttpSession, items: list[Message | Invalid], batch: bool,
-         environ: Environ, headers: dict[str, str],
+def post(services: Services, session: HttpSession, request: HttpRequest,
          start_response: StartResponse) -> Iterable[bytes]:
     """A POST to an existing session: one message or a batch (2025-03-26 only)."""
     if not session.claim():  # ended, or evicted, since it was looked up
         raise _HttpError(SESSION_NOT_FOUND, "Session not found")
     try:
-        return _post(services, session, items, batch, environ, headers, start_response)
+        return _post(services, session, request, start_response)
     finally:
         session.leave()  # its streams, if any, keep it busy from here
 
 
-def _post(services: Services, session: HttpSession, items: list[Message | Invalid], batch: bool,
-          environ: Environ, headers: dict[str, str],
+def _post(services: Services, session: HttpSession, request: HttpRequest,
           start_response: StartResponse) -> Iterable[bytes]:
-    version = headers.get("mcp-protocol-version")
+    items, batch = request.items, request.batch
+    version = request.headers.get("mcp-protocol-version")
     if version is not None and version not in services.server.legacy_versions:
         raise _HttpError(INVALID_REQUEST,
                          f"Bad request: unsupported MCP-Protocol-Version {version!r}")
@@ -111,7 +144,8 @@ def _post(services: Services, session: HttpSession, items: list[Message | Invali
                          "Invalid request: batches are only allowed in 2025-03-26")
     replies: list[Message] = []
     streams: list[tuple[ResponseStream, int]] = []  # with each one's consumer token
-    transport = transport_context(environ, headers, session.id)
+    transport = request.transport  # with the session's id (see HttpRequest.transport)
+    assert transport is not None
     for item in items:
         if isinstance(item, Invalid):
             if item.reply is not None:  # answered in this POST's body, as sent
@@ -155,45 +189,41 @@ def _post(services: Services, session: HttpSession, items: list[Message | Invali
         return json_reply(start_response, "200 OK",
                           b"[" + b",".join(_encode(m) for m in replies) + b"]")
     stream, token = streams[0]
-
-    def on_close() -> None:
-        # A dropped handshake-era stream is not a cancellation; one a resume took over
-        # is the resume's to release.
-        if stream.detach(token):
-            session.release(stream)
-
-    return respond(services.pacing, start_response, stream, headers, on_close,
-                   modern=False,
+    # A dropped handshake-era stream is not a cancellation; one a resume took over is
+    # the resume's to release.
+    return respond(services.pacing, start_response, stream, request.accepts,
+                   partial(session.done_with, stream, token), modern=False,
                    prime=(lambda: session.prime(stream)) if session.priming else None,
                    consumer=token)
 
 
-def _session_for(services: Services, headers: dict[str, str]) -> HttpSession:
-    session_id = headers.get("mcp-session-id")
+def _session_for(services: Services, request: HttpRequest) -> HttpSession:
+    session_id = request.headers.get("mcp-session-id")
     if not session_id or not services.legacy_sessions:
         raise _MethodNotAllowed()
-    session = services.sessions.get(session_id, services.gate.owner())
+    session = services.sessions.get(session_id, request.owner)
     if session is None or not session.claim():  # (ended or evicted since the lookup)
         raise _HttpError(SESSION_NOT_FOUND, "Session not found")
     return session
 
 
-def get(services: Services, headers: dict[str, str],
+def get(services: Services, request: HttpRequest,
         start_response: StartResponse) -> Iterable[bytes]:
     """A GET: the session's standalone stream, or the resumption of one of its streams."""
     try:
-        session = _session_for(services, headers)
+        session = _session_for(services, request)
     except _MethodNotAllowed:
         raise method_not_allowed() from None
     try:
-        return _get(services, session, headers, start_response)
+        return _get(services, session, request, start_response)
     finally:
         session.leave()  # an attached stream keeps it busy from here
 
 
-def _get(services: Services, session: HttpSession, headers: dict[str, str],
+def _get(services: Services, session: HttpSession, request: HttpRequest,
          start_response: StartResponse) -> Iterable[bytes]:
-    if not _accepts(headers)[1]:
+    headers = request.headers
+    if not request.accepts[1]:
         raise _HttpError(INVALID_REQUEST,
                          "Not acceptable: a GET stream needs Accept: text/event-stream",
                          status="406 Not Acceptable")
@@ -323,13 +353,13 @@ def _has_any_answer(events: list[tuple[str, bytes]]) -> bool:
     return False
 
 
-def delete(services: Services, headers: dict[str, str],
+def delete(services: Services, request: HttpRequest,
            start_response: StartResponse) -> Iterable[bytes]:
     """A DELETE: the client ends its session."""
-    session_id = headers.get("mcp-session-id")
+    session_id = request.headers.get("mcp-session-id")
     if not session_id or not services.legacy_sessions:
         raise method_not_allowed()
-    if not services.sessions.remove(session_id, services.gate.owner()):
+    if not services.sessions.remove(session_id, request.owner):
         raise _HttpError(SESSION_NOT_FOUND, "Session not found")
     start_response("200 OK", [("Content-Length", "0")])
     return [b""]
@@ -341,10 +371,11 @@ def _inline_here(services: Services, session: HttpSession, request: Request) -> 
     session of this worker whose engine runs no receive middleware (a handler never runs
     inside it), unless one of its calls here took over half the JSON window (a call
     slower than the window is answered on an SSE stream, with its priming event)."""
+    if request.method not in VIEWS.tool_methods or services.relay is not None:
+        return False
     name = str((request.params or {}).get("name"))
-    if (services.relay is not None
-            or not _inline_tool(services.server.tools.get(name), request)
-            or name in services.slow_tools):
+    tool = services.server.tools.get(name)
+    if tool is None or not tool.context_free or name in services.slow_tools:
         return False
     executor = getattr(session.server_session.connection, "_executor", None)
     return executor is not None and not executor.has_receive_middleware

@@ -33,8 +33,8 @@ from ..server import stateless
 from ..server.host import RequestServer
 from ..server.mount import mounted_tool
 from ..server.tools import RegisteredTool
-from .intake import transport_context
-from .replies import Environ, StartResponse, _HttpError, respond
+from .intake import HttpRequest
+from .replies import StartResponse, _HttpError, respond
 from .services import Services
 from .streams import ResponseStream
 
@@ -90,9 +90,20 @@ class _RequestHost:
         return self._stream.consumer_gone  # made only if a handler asks
 
 
-def serve(services: Services, message: Request, environ: Environ, headers: dict[str, str],
+def serve(services: Services, http: HttpRequest,
           start_response: StartResponse) -> Iterable[bytes]:
-    """Check and serve one 2026-07-28 request; its answer is JSON or an SSE stream."""
+    """Check and serve one 2026-07-28 request (the one message of ``http``, which the
+    app's intake has read and checked); its answer is JSON or an SSE stream."""
+    message = http.items[0]
+    transport = http.transport
+    assert transport is not None
+    if isinstance(message, Notification):
+        # Nothing to route it to without a session, but middleware sees it.
+        services.executor().receive(message, transport, lambda _: None, lambda _: None)
+        start_response("202 Accepted", [("Content-Length", "0")])
+        return [b""]
+    assert isinstance(message, Request)
+    headers = http.headers
     # The envelope and its headers, checked once, here: a refused request costs no
     # thread and runs no middleware (the stateless server takes the envelope as checked).
     params = message.params or {}
@@ -126,7 +137,6 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
         held = exc
     stream = ResponseStream(final_id=message.id)
     executor = services.executor()
-    transport = transport_context(environ, headers, None)
     if held is not None:
         transport.refusal = held
     channel = _RequestChannel(stream, executor, transport)
@@ -149,11 +159,7 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
             raise _HttpError(INTERNAL_ERROR,
                              "The server dropped the request without an answer",
                              message.id)
-        def detach() -> None:
-            stream.detach()
-
-        return respond(services.pacing, start_response, stream, headers, detach,
-                       modern=True)
+        return respond(services.pacing, start_response, stream, http.accepts, modern=True)
     request = accepted[0]
     inbound = InboundRequest(channel, request.id, request.method, request.params or {},
                              transport)
@@ -183,19 +189,12 @@ def serve(services: Services, message: Request, environ: Environ, headers: dict[
     else:
         run()
 
-    def on_close() -> None:
-        stream.detach()
-        if not stream.finished:
-            inbound.cancelled.set()  # closing a 2026-07-28 stream cancels the request
-
-    return respond(services.pacing, start_response, stream, headers, on_close,
-                   modern=True)
+    # Closing a 2026-07-28 request's stream before its answer cancels the request.
+    return respond(services.pacing, start_response, stream, http.accepts, modern=True,
+                   cancel=inbound.cancelled)
 
 
 def _inline_tool(tool: RegisteredTool | None, message: Request) -> bool:
     # A tool without a context parameter can neither report progress nor see
     # cancellation: it runs on this thread, saving a hand-off.
-    if message.method not in _TOOL_METHODS or tool is None:
-        return False
-    binding = getattr(tool, "binding", None)
-    return binding is not None and getattr(binding, "context_param", 1) is None
+    return message.method in _TOOL_METHODS and tool is not None and tool.context_free

@@ -23,9 +23,8 @@ its own status (403, 415, 413, 409...): the code there is only the body's generi
 
 **Response bodies.** The pieces of a response body that outlive the WSGI call: a body
 whose ``close`` always runs its clean-up (:class:`_Body`, counted by
-:data:`OPEN_STREAMS`), and the check of whether the client has left while a stream waits
-(:func:`_peer_probe`). They are about the WSGI server and the client's socket, not about
-MCP: which server exposes the socket, and how EOF is told from a quiet peer.
+:data:`OPEN_STREAMS`), polling the check of whether the client has left while a stream
+waits (which the intake found: ``intake.py`` :func:`~mcpsync.http.intake.peer_probe`).
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final, NamedTuple
 
 from ..errors import (
@@ -191,33 +191,6 @@ class _Body:
 _PEER_CHECK: Final = 0.5
 
 
-def _peer_gone(sock: Any) -> bool:
-    """Whether the client closed its end of the connection (EOF is readable, no data)."""
-    import socket
-
-    try:
-        return bool(sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"")
-    except (BlockingIOError, InterruptedError):
-        return False
-    except (ValueError, AttributeError, TypeError):
-        return False  # cannot tell (a TLS socket refuses MSG_PEEK): wait for the keep-alive
-    except OSError:
-        return True  # reset, or closed
-
-
-def _peer_probe(environ: Environ) -> Callable[[], bool] | None:
-    """A check of whether the client has left, where the WSGI server offers one: the socket
-    (werkzeug, gunicorn), or waitress's ``client_disconnected`` (which only ever says so
-    when waitress reads ahead: ``channel_request_lookahead`` of 1 or more)."""
-    sock = environ.get("werkzeug.socket") or environ.get("gunicorn.socket")
-    if sock is not None:
-        return lambda: _peer_gone(sock)
-    check = environ.get("waitress.client_disconnected")
-    if callable(check):
-        return lambda: bool(check())
-    return None
-
-
 def _has_answer(events: list[tuple[str, bytes]], request_id: object) -> bool:
     """Whether stored ``events`` include the response to ``request_id``."""
     for _, data in events:
@@ -286,15 +259,6 @@ def _encode(message: Message) -> bytes:
     # Notifications and requests were checked when they were sent (their sender got the
     # error); an answer that cannot be encoded becomes an encodable error for its id.
     return jsonrpc.encode_answer(message)
-
-
-def _accepts(headers: dict[str, str]) -> tuple[bool, bool]:
-    """(JSON acceptable, SSE acceptable) from ``Accept``; absent or ``*/*`` means both."""
-    accept = headers.get("accept", "").lower()
-    if not accept.strip() or "*/*" in accept:
-        return True, True
-    return ("application/json" in accept or "application/*" in accept,
-            "text/event-stream" in accept or "text/*" in accept)
 
 
 def json_reply(start_response: StartResponse, status: str, body: bytes,
@@ -377,13 +341,19 @@ def sse_stream(pacing: Pacing, start_response: StartResponse, stream: ResponseSt
 
 
 def respond(pacing: Pacing, start_response: StartResponse, stream: ResponseStream,
-            headers: dict[str, str], on_close: Callable[[], None], *, modern: bool,
+            accepts: tuple[bool, bool], on_close: Callable[[], None] | None = None, *,
+            modern: bool, cancel: threading.Event | None = None,
             prime: Callable[[], str | None] | None = None,
             extra: list[tuple[str, str]] | None = None,
             consumer: int | None = None) -> Iterable[bytes]:
     """JSON if the final response comes first and soon, else an SSE stream. ``modern``:
-    the request is a 2026-07-28 one (the era decides the status of an error answer)."""
-    want_json, want_sse = _accepts(headers)
+    the request is a 2026-07-28 one (the era decides the status of an error answer).
+    ``accepts``: (JSON acceptable, SSE acceptable), as the intake read them. When the
+    answer is done with the stream, ``on_close`` runs; without one, the stream is left
+    (:meth:`ResponseStream.leave`), setting ``cancel`` if the answer had not come."""
+    if on_close is None:
+        on_close = partial(stream.leave, cancel)
+    want_json, want_sse = accepts
     if not want_sse:
         try:
             final = final_only(pacing, stream, pacing.peer(), consumer)

@@ -16,58 +16,25 @@ cancellation (no context parameter), that hand-off buys nothing and costs two th
 switches per call: the 2026-07-28 path already runs such tools on the request's thread
 (``modern.py``). The engine only knows ``pool.submit``, so the POST *arms* the pool around
 routing that one request (:meth:`HandOffPool.inline_next`): the next job submitted from
-this thread runs right here, once, as a pool thread would run it.
+this thread runs right here, once, as a pool thread would run it. The pool itself knows
+nothing of HTTP or MCP: it is ``threads/pool.py``'s.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
 
 from ..dispatch.inbound import InboundExecutor
-from ..engine.pool import Job, WorkerPool
 from ..protocol.http_headers import HeaderMapCache
 from ..server.server import ServerCore
 from ..stores.events import EventStore
+from ..threads.pool import HandOffPool
 from .intake import AuthGate, BodyReader
 from .relay import Relay
 from .replies import OPEN_STREAMS, OpenStreams, Pacing
 from .session_registry import SessionRegistry
-
-logger = logging.getLogger("mcpsync.http")
-
-
-class HandOffPool(WorkerPool):
-    """A :class:`~mcpsync.engine.pool.WorkerPool` whose next job from an armed thread
-    runs on that thread. Thread-safe: arming is per thread."""
-
-    def __init__(self, max_workers: int, *, name: str, max_backlog: int) -> None:
-        super().__init__(max_workers, name=name, max_backlog=max_backlog)
-        self._armed = threading.local()
-
-    @contextmanager
-    def inline_next(self) -> Iterator[None]:
-        """Within the block, the first job this thread submits runs at once, here."""
-        self._armed.on = True
-        try:
-            yield
-        finally:
-            self._armed.on = False
-
-    def submit(self, job: Job) -> None:
-        armed = self._armed
-        if getattr(armed, "on", False) and not self._shutdown:  # shut down: refused below
-            armed.on = False
-            try:
-                job()
-            except BaseException:  # as a pool thread: never take the caller down with it
-                logger.exception("unhandled error in an inline handler on %s",
-                                 threading.current_thread().name)
-            return
-        super().submit(job)
 
 
 @dataclass(frozen=True)
@@ -103,16 +70,20 @@ class Services:
     #: Where a 2024-11-05 client POSTs its messages.
     messages_path: str
 
+    #: ``executor()``: an inbound executor over the server's middleware as it is now
+    #: (like a session, a request takes a copy: the server's lists, which
+    #: ``add_middleware`` appends to, are read at each call).
+    executor: Callable[[], InboundExecutor] = field(init=False)
+
     def __post_init__(self) -> None:
         # The server's open-SSE gauge reads the process's count (each app registers it;
         # the server's gauges count it once).
         self.server.telemetry.gauges.track("sse_streams.open", OPEN_STREAMS,
                                            OpenStreams.count, once=True)
-
-    def executor(self) -> InboundExecutor:
-        """The server's middleware as it is now (like a session, a request takes a copy)."""
-        return InboundExecutor(self.server.recv_middleware, self.server.send_middleware,
-                               name="mcpsync-http", telemetry=self.server.telemetry)
+        # A partial, not a method: made by the dispatch layer directly, every request.
+        object.__setattr__(self, "executor", partial(
+            InboundExecutor, self.server.recv_middleware, self.server.send_middleware,
+            name="mcpsync-http", telemetry=self.server.telemetry))
 
 
 __all__ = ["HandOffPool", "Services"]

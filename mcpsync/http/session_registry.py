@@ -154,7 +154,7 @@ class SessionRegistry:
         if session is not None and session.owner != owner:
             return None
         if session is not None and not session.ended.is_set():
-            session.touch()
+            # (Not touched here: the request that claims it does, see HttpSession.claim.)
             if not session.established:  # its second request: the record gets the idle
                 session.established = True  # timeout now (see _confirmed)
                 if session.confirmed != _NOT_SHARED:

@@ -142,6 +142,8 @@ class HttpSession(RelayedSession):
         #: may use it; to anyone else it does not exist.
         self.owner = owner
         self.store = store
+        #: The store's forgetting, if it has it (a store declares its capabilities once).
+        self._forgets = None if store is None else store.capabilities.forgets
         # Every stream key of this session starts with this (derived, so that any worker
         # holding the session agrees, and one-way, so that event ids do not reveal the
         # session id): a Last-Event-ID naming another session's stream is refused by it.
@@ -218,7 +220,8 @@ class HttpSession(RelayedSession):
             if self._retired or self.ended.is_set():
                 return False
             self._claims += 1
-            return True
+        self.last_seen = time.monotonic()  # a request came (see touch)
+        return True
 
     def leave(self) -> None:
         """The request that claimed the session has opened its streams or answered."""
@@ -296,7 +299,7 @@ class HttpSession(RelayedSession):
             self._publish(routed)
 
     def _took(self, message: Message) -> None:
-        if is_cancel(message):
+        if isinstance(message, Notification) and is_cancel(message):
             assert isinstance(message, Notification)
             self._drop_cancelled(cancelled_request_id(message.params))
 
@@ -398,6 +401,13 @@ class HttpSession(RelayedSession):
             if stream.key is not None and not stream.attached:
                 self._by_key.pop(stream.key, None)
 
+    def done_with(self, stream: ResponseStream, consumer: int | None) -> None:
+        """The consumer ``consumer`` of ``stream`` is done with it (its answer written, or
+        its connection closed): detach it and :meth:`release` the stream, unless a later
+        consumer (a resume) has taken it over, whose it is then."""
+        if stream.detach(consumer):
+            self.release(stream)
+
     def release(self, stream: ResponseStream) -> None:
         """The consumer of a stream is done with it. A finished stream can no longer be
         attached to; one whose answer went out whole (``delivered``) cannot need a resume
@@ -426,7 +436,7 @@ class HttpSession(RelayedSession):
         self._forget_events([key])
 
     def _forget_events(self, keys: list[str]) -> None:
-        forgets = None if self.store is None else self.store.capabilities.forgets
+        forgets = self._forgets
         if forgets is None:
             return
         for key in keys:
@@ -467,7 +477,10 @@ class HttpSession(RelayedSession):
             return None
         data = b"" if message is None else jsonrpc.encode(message)
         try:
-            with stream.spending():  # the waiting request's store budget, if it waits
+            budget = stream.budget  # the waiting request's, spent while it waits
+            if budget is None:
+                return self.store.store_event(stream.key, data)
+            with budget.lent():
                 return self.store.store_event(stream.key, data)
         except OSError as exc:
             # The event store is down (Redis): the message still goes out on its stream,

@@ -22,7 +22,7 @@ thread, never on the bus's.
 
 A stream also carries its consumer's store :class:`~mcpsync.protocol.budget.Budget` (the
 request's, taken at :meth:`~ResponseStream.attach`): a producer that stores the stream's
-events while that request waits for them spends the same budget (:meth:`spending`), so a
+events while that request waits for them spends the same budget (``budget.lent()``), so a
 request waiting on an answer whose event write hangs on Redis still ends within its one
 budget. Once the request has answered (an SSE body streams on after it), the budget is
 closed and producers bound each write by the store's own per-call budget.
@@ -30,7 +30,6 @@ closed and producers bound each write by the store's own per-call budget.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -53,8 +52,6 @@ MAX_QUEUED_BYTES: Final = 4 * 1024 * 1024
 #: sent, a log message is best effort), and a newer one says more than an older.
 DROPPABLE: Final = frozenset({"notifications/progress", "notifications/message"})
 
-#: One shared no-op context (``nullcontext`` holds no state, so any thread may enter it).
-_NOTHING: contextlib.nullcontext[None] = contextlib.nullcontext()
 
 Item = tuple[str | None, Message | None]  # (event id, message); None message: priming event
 
@@ -81,7 +78,9 @@ class ResponseStream:
         self.dropped = 0
         #: The stream was ended because a message that can not be dropped did not fit.
         self.overflowed = False
-        self._finished = False       # the final message was put
+        #: The final message was put (set under the lock; a plain field, read without
+        #: it, since every producer and the consumer ask, on every request).
+        self.finished = False
         self._ended = False          # no more messages will come (session over, closed)
         self._disconnect = False     # the server asks the consumer to drop the connection
         self._skip_through = 0       # events up to this sequence number were replayed
@@ -97,7 +96,8 @@ class ResponseStream:
         #: Another worker follows this stream's key (it took a resume over): each event
         #: stored from now on rings the bus.
         self.followed_elsewhere = False
-        #: The store budget of the request that consumes this stream (see ``spending``).
+        #: The store budget of the request that consumes this stream: a producer's store
+        #: call for the stream runs in ``budget.lent()`` (:meth:`Budget.lent`).
         self.budget: Budget | None = None
 
     # -- producers -----------------------------------------------------------------------
@@ -128,7 +128,7 @@ class ResponseStream:
                     self._sizes.append(size)
                     self._queued += size
             if final and not self._ended:
-                self._finished = True
+                self.finished = True
             self._cond.notify_all()
         if warn:
             logger.warning("a response stream's consumer fell behind: %s (at most %d bytes "
@@ -166,10 +166,6 @@ class ResponseStream:
     def disconnect_requested(self) -> bool:
         return self._disconnect and not self._ended
 
-    @property
-    def finished(self) -> bool:
-        return self._finished
-
     def end(self) -> None:
         """No more messages: the consumer finishes what is queued and stops."""
         with self._cond:
@@ -181,14 +177,6 @@ class ResponseStream:
         with self._cond:
             self._disconnect = True
             self._cond.notify_all()
-
-    def spending(self) -> contextlib.AbstractContextManager[object]:
-        """Around a producer's store call for this stream: spend the consuming request's
-        budget while that request is still being answered (nothing otherwise)."""
-        budget = self.budget
-        if budget is None or budget.closed or current_budget() is budget:
-            return _NOTHING  # no budget, or already in force (stored on the request's thread)
-        return budget.applied()
 
     def follow(self, refill: Callable[[], None]) -> None:
         """Fill this stream with ``refill()`` (which calls :meth:`put`), run by the consumer
@@ -258,6 +246,14 @@ class ResponseStream:
             gone.set()
         return True
 
+    def leave(self, cancel: threading.Event | None = None) -> None:
+        """The current consumer is done (its response body closed, or its JSON answer
+        written): detach it, and, if the final message had not been put by then, set
+        ``cancel`` (closing a 2026-07-28 request's stream cancels the request)."""
+        self.detach()
+        if cancel is not None and not self.finished:
+            cancel.set()
+
     @property
     def gone(self) -> bool:
         """The consumer left (and none has attached since)."""
@@ -309,7 +305,7 @@ class ResponseStream:
                 self._items.clear()
                 self._sizes.clear()
                 self._queued = 0
-                done = self._finished or self._ended or self._disconnect
+                done = self.finished or self._ended or self._disconnect
                 return items, done and (not self._items)
 
 

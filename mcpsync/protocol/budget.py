@@ -88,6 +88,14 @@ class Budget:
         """Make this the budget of the waits made on this thread inside the block."""
         return _Applied(self)
 
+    def lent(self) -> contextlib.AbstractContextManager[object]:
+        """:meth:`applied`, for a block on another thread that works for the budget's
+        owner (a handler thread storing the events a request waits for): nothing once the
+        owner's block has ended (:attr:`closed`), or where the budget is already in force."""
+        if self.closed or _CURRENT.get() is self:
+            return _NOTHING
+        return _Applied(self)
+
     def scope(self) -> Budget:
         """:meth:`applied` for the block that owns the budget (a request, from its start
         to its answer): when it ends, the budget is :attr:`closed`. The budget is its own
@@ -112,6 +120,8 @@ _CURRENT: contextvars.ContextVar[Budget | None] = contextvars.ContextVar(
 #: Guards the charge of a wait (a budget may be spent from a handler thread as well as its
 #: request's): charges are rare, so one lock for every budget, never one per request.
 _CHARGING = threading.Lock()
+#: One shared no-op context (``nullcontext`` holds no state, so any thread may enter it).
+_NOTHING: contextlib.nullcontext[None] = contextlib.nullcontext()
 
 
 class _Applied:

@@ -36,6 +36,12 @@ class RegisteredTool:
     def name(self) -> str:
         return self.binding.name
 
+    @property
+    def context_free(self) -> bool:
+        """Whether its function takes no context: it can neither report progress nor see
+        cancellation, so a transport may run it on the request's own thread."""
+        return getattr(self.binding, "context_param", 1) is None
+
 
 def describe(
     binding: ToolBinding,

@@ -41,9 +41,9 @@ class EventStore(Protocol):
     The server calls :meth:`store_event` on the thread that sends the message, under the
     session's write lock, so keep it quick, and bound every wait on a network: a store on
     a network service should end each call within the ambient
-    :class:`~mcpsync.protocol.budget.Budget` (the waiting request's, spent through
-    :meth:`ResponseStream.spending <mcpsync.http.streams.ResponseStream.spending>`) or a
-    short limit of its own, as ``RedisEventStore`` does.
+    :class:`~mcpsync.protocol.budget.Budget` (the waiting request's, lent to the sending
+    thread through :meth:`Budget.lent <mcpsync.protocol.budget.Budget.lent>`) or a short
+    limit of its own, as ``RedisEventStore`` does.
 
     A store declares its optional parts in :attr:`capabilities` (see :mod:`mcpsync.stores`).
     """

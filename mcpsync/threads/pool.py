@@ -23,7 +23,8 @@ import collections
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 #: Its name from before the pool moved here: logging set up for the engine still sees it.
 logger = logging.getLogger("mcpsync.engine")
@@ -226,3 +227,36 @@ class WorkerPool:
                 continue
             thread.join(max(0.0, deadline - time.monotonic()))
         return not any(t.is_alive() for t in threads if t is not current)
+
+
+class HandOffPool(WorkerPool):
+    """A :class:`WorkerPool` whose next job from an armed thread runs on that thread.
+    For a caller that knows the job it is about to cause is quick and cannot stream (the
+    HTTP app's handshake-era POST of a tool without a context): the hand-off to a pool
+    thread would cost two thread switches and buy nothing, and the code that submits
+    only knows ``submit``. Thread-safe: arming is per thread."""
+
+    def __init__(self, max_workers: int, *, name: str, max_backlog: int) -> None:
+        super().__init__(max_workers, name=name, max_backlog=max_backlog)
+        self._armed = threading.local()
+
+    @contextmanager
+    def inline_next(self) -> Iterator[None]:
+        """Within the block, the first job this thread submits runs at once, here."""
+        self._armed.on = True
+        try:
+            yield
+        finally:
+            self._armed.on = False
+
+    def submit(self, job: Job) -> None:
+        armed = self._armed
+        if getattr(armed, "on", False) and not self._shutdown:  # shut down: refused below
+            armed.on = False
+            try:
+                job()
+            except BaseException:  # as a pool thread: never take the caller down with it
+                logger.exception("unhandled error in an inline handler on %s",
+                                 threading.current_thread().name)
+            return
+        super().submit(job)

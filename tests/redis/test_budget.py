@@ -74,6 +74,31 @@ def test_another_thread_joins_until_the_scope_ends():
     assert seen == [budget] and budget.closed
 
 
+def test_a_lent_budget_applies_on_a_helper_thread_only_while_its_owner_waits():
+    # A handler thread storing the events a request waits for spends that request's
+    # budget (HttpSession._store); once the request has answered, nothing is lent, and
+    # on the owner's own thread the budget is already in force.
+    budget = Budget(5.0, "lent")
+    seen: list[Budget | None] = []
+
+    def helper() -> None:
+        with budget.lent():
+            seen.append(current_budget())
+
+    def run_helper() -> None:
+        thread = threading.Thread(target=helper, name="test-budget-lender")
+        thread.start()
+        thread.join(WAIT)
+        assert not thread.is_alive()
+
+    with budget.scope():
+        run_helper()
+        with budget.lent():  # the owner's thread: the same budget, nothing more
+            assert current_budget() is budget
+    run_helper()  # the owner has answered: the helper waits by its own bounds
+    assert seen == [budget, None] and budget.closed
+
+
 # -- the budgeted connections ------------------------------------------------------------
 
 

@@ -234,6 +234,13 @@ def test_the_auth_slot_is_per_message_and_nothing_else_can_change() -> None:
     assert transport.auth == "someone"
     stateless = transport.for_message(Request(2, "tools/list", {"_meta": envelope()}))
     assert stateless.session_id is None and not stateless.can_receive_requests
+    # A session's context from a request's (the HTTP intake's, before initialize made one).
+    sessionless = TransportContext("http", headers={"X-Api-Key": "k"}, remote_addr="10.0.0.1",
+                                   can_receive_requests=False, auth="someone")
+    session = sessionless.for_session("new")
+    assert session.session_id == "new" and session.can_receive_requests
+    assert session.headers["x-api-key"] == "k" and session.remote_addr == "10.0.0.1"
+    assert session.auth == "someone" and sessionless.session_id is None
     assert current_transport() is None  # nothing is left bound on this thread
 
 
