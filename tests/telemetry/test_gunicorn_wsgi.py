@@ -1,6 +1,7 @@
-"""Under gunicorn (a gthread worker, forked from the master) with ``opentelemetry-instrumentation-wsgi``: the MCP
-server span is a child of the WSGI request span (an untraced client), or of the client's
-span with the WSGI span linked (a traced client); both eras."""
+"""Under gunicorn (a gthread worker, forked from the master) with
+``opentelemetry-instrumentation-wsgi``: the MCP server span is a child of the WSGI request
+span (an untraced client), or of the client's span with the WSGI span linked (a traced
+client); both eras."""
 
 from __future__ import annotations
 
