@@ -109,7 +109,16 @@ function build() {
 
 async function serveHttp(port) {
   const transports = new Map();
-  const httpServer = http.createServer(async (req, res) => {
+  // A client that goes away mid-answer ends its own answer, never this process (an
+  // unhandled error or rejection would end Node): see tasks_v2_server.cjs.
+  const httpServer = http.createServer((req, res) => {
+    req.on("error", () => res.destroy());
+    res.on("error", () => {});
+    answer(req, res).catch(() => res.destroy());
+  });
+  httpServer.listen(port, "127.0.0.1");
+
+  async function answer(req, res) {
     let body;
     if (req.method === "POST") {
       const chunks = [];
@@ -133,8 +142,7 @@ async function serveHttp(port) {
       return;
     }
     await transport.handleRequest(req, res, body);
-  });
-  httpServer.listen(port, "127.0.0.1");
+  }
 }
 
 const at = process.argv.indexOf("--http");

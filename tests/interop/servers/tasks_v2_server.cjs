@@ -199,7 +199,16 @@ function build() {
 
 async function serveHttp(port) {
   const handler = createMcpHandler(() => build(), { legacy: "reject" });
-  http.createServer(async (req, res) => {
+  // A client that goes away mid-answer (a Ctrl-C, a timeout) ends its own answer, never this
+  // process: an error on either stream, or a rejected handler, would otherwise be unhandled,
+  // which ends Node (and every later test of the module then found the port closed).
+  http.createServer((req, res) => {
+    req.on("error", () => res.destroy());
+    res.on("error", () => {});
+    answer(req, res).catch(() => res.destroy());
+  }).listen(port, "127.0.0.1");
+
+  async function answer(req, res) {
     const chunks = [];
     for await (const chunk of req) chunks.push(chunk);
     const body = Buffer.concat(chunks);
@@ -214,10 +223,16 @@ async function serveHttp(port) {
     }));
     res.writeHead(response.status, Object.fromEntries(response.headers));
     if (response.body) {
-      for await (const chunk of response.body) res.write(chunk);
+      const reader = response.body.getReader();
+      res.on("close", () => reader.cancel().catch(() => {}));  // the client left: stop
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        res.write(value);
+      }
     }
     res.end();
-  }).listen(port, "127.0.0.1");
+  }
 }
 
 (async () => {
