@@ -228,6 +228,8 @@ class Outbound:
         # One budget for the call: writing it (stdio: the pipe may be full), then its
         # answer; the transport's exchange ends by the moment this caller stops waiting.
         budget = Deadline(wait, method)
+        if request_id is None:  # known before the send: a Ctrl-C during it can end the call
+            request_id = self.new_id()
         try:
             request_id, future = self.begin(
                 method, params, request_id=request_id, on_progress=on_progress, parent=parent,
@@ -238,6 +240,14 @@ class Outbound:
             raise RequestTimeoutError(
                 f"{method} timed out after {budget_text(wait)}: it could not be sent (the peer is "
                 f"not reading what it is sent)") from None
+        except KeyboardInterrupt:
+            # Ctrl-C while it was being sent (the main thread may still be returning from
+            # the send when the peer has it, and a transport thread carries it): ended as
+            # one interrupted while waiting is, not left to run to its timeout. The peer
+            # may be told of a request it never got, which it ignores (the spec's rule).
+            self.pending.pop(request_id)
+            self._tell_cancelled(request_id, method, "interrupted by the user")
+            raise
         try:
             self._reads.read_own(request_id, budget.at)
             return future.result(budget.remaining())

@@ -17,7 +17,13 @@ import threading
 import pytest
 import requests
 
-from mcpsync import Client, ConnectionClosedError, RequestCancelledError, RequestTimeoutError
+from mcpsync import (
+    Client,
+    ClientMiddleware,
+    ConnectionClosedError,
+    RequestCancelledError,
+    RequestTimeoutError,
+)
 from tests.helpers import WAIT, wait_until
 
 from .hostile import LEGACY, MODERN, RawHttpServer, RawRequest, modern_script
@@ -278,3 +284,38 @@ def test_a_callers_own_session_gets_its_read_timeouts_lowered_to_the_deadline(ve
         assert client.call_tool("quick").text == "quick"
     assert all(type(a) is requests.adapters.HTTPAdapter for a in session.adapters.values())
     session.close()
+
+
+@pytest.mark.parametrize("version", [MODERN, LEGACY], ids=["2026-07-28", "2025-11-25"])
+def test_ctrl_c_while_the_call_is_being_sent_frees_the_thread(version):
+    """Ctrl-C lands just after the POST went out, before the call waits for its answer
+    (on a loaded machine it did: the main thread was still returning from the send). The
+    call is given up as one interrupted while waiting is, not left to its timeout."""
+    tools = Tools()
+    server = RawHttpServer(ERAS[version](tools))
+
+    def interrupt_after_sending(message, next_):
+        next_(message)
+        if getattr(message, "method", None) == "tools/call" and message.params["name"] == "hang":
+            # the server has the POST, the caller is not waiting for the answer yet
+            assert server.wait_for(lambda: any(
+                (r.json.get("params") or {}).get("name") == "hang"
+                for r in server.seen("POST", "tools/call")), WAIT)
+            raise KeyboardInterrupt
+
+    client = Client.http(server.url, protocol_version=version, timeout=WAIT,
+                         middleware=ClientMiddleware(send=[interrupt_after_sending]))
+    try:
+        assert client.call_tool("quick").text == "quick"
+        with pytest.raises(KeyboardInterrupt):
+            client.call_tool("hang", timeout=WAIT)
+        wait_until(lambda: not busy_posts(), timeout=FREED,
+                   message=lambda: f"still blocked: {busy_posts()}")
+        assert server.wait_for(lambda: tools.hung_up == [True], FREED)
+        if version == LEGACY:  # and the server was told (2026-07-28: the hang-up tells it)
+            assert server.wait_for(
+                lambda: bool(server.seen("POST", "notifications/cancelled")), FREED)
+        assert client.call_tool("quick").text == "quick"
+    finally:
+        client.close()
+        server.stop()
