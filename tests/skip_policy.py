@@ -48,7 +48,7 @@ def unexpected_skips(skipped: list[tuple[str, str]], patterns: list[str]) -> lis
 def governed_here(skipped: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The skips this policy rules on: not those for want of the spec's JSON Schemas, which
     have a policy of their own (``MCPSYNC_REQUIRE_SPEC``: without it a run with no
-    ``../shared/spec``, a bare clone's, skips those assertions with one notice, by
+    spec folder beside the checkout, a bare clone's, skips those assertions with one notice, by
     design; with it the run stops at its start)."""
     notice = spec.unavailable_notice()
     return [(nodeid, reason) for nodeid, reason in skipped if reason != notice]

@@ -122,7 +122,7 @@ def test_the_list_matches_by_node_id_pattern():
 
 
 def test_a_skip_for_want_of_the_spec_schemas_is_left_to_the_spec_policy():
-    # A bare clone has no ../shared/spec: CI's bare-clone step runs with
+    # A bare clone has no spec folder beside it: CI's bare-clone step runs with
     # MCPSYNC_REQUIRE_PEERS=1 but not MCPSYNC_REQUIRE_SPEC, and its one schema skip failed
     # the run as "unexpected". Any other skip is still this policy's.
     skipped = [("tests/protocol/test_method_table.py::test_the_eras_are_the_spec_schemas",
