@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.django.processes import server_process
 from tests.helpers import WAIT, require_module
-from tests.serving import free_port
+from tests.serving import free_port, serving_process
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(__file__).resolve().parent / "site"
@@ -72,7 +71,7 @@ SERVERS = {
 
 def serve_site(kind: str, db: Path, **extra: str) -> Iterator[str]:
     port = free_port()
-    with server_process(SERVERS[kind](port), port, cwd=SITE,
+    with serving_process(SERVERS[kind](port), port, cwd=SITE,
                          env=site_env(db, **extra)) as base:
         yield base
 

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.django.processes import server_process
 from tests.helpers import WAIT, require_module
-from tests.serving import free_port
+from tests.serving import free_port, serving_process
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = Path(__file__).resolve().parent / "app"
@@ -58,6 +57,6 @@ SERVERS = {
 @pytest.fixture(scope="module", params=sorted(SERVERS))
 def flask_site(request: pytest.FixtureRequest, app_db: Path) -> Iterator[str]:
     port = free_port()
-    with server_process(SERVERS[request.param](port), port, cwd=APP,
+    with serving_process(SERVERS[request.param](port), port, cwd=APP,
                          env=app_env(app_db)) as base:
         yield base

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.django.processes import server_process
 from tests.interop.conftest import official_python  # noqa: F401  (skips without the peer)
 from tests.mounts.helpers import official
-from tests.serving import free_port
+from tests.serving import free_port, serving_process
 
 from .conftest import APP, app_env
 
@@ -22,7 +21,7 @@ def anonymous_app(app_db: Path) -> Iterator[str]:
     port = free_port()
     argv = [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "1",
             "--threads", "8", "--bind", f"127.0.0.1:{port}", "shop_app:app"]
-    with server_process(argv, port, cwd=APP,
+    with serving_process(argv, port, cwd=APP,
                         env={**app_env(app_db), "SHOP_ALLOW_ANONYMOUS": "1"}) as base:
         yield base
 
