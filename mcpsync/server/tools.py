@@ -40,7 +40,8 @@ class RegisteredTool:
     def context_free(self) -> bool:
         """Whether its function takes no context: it can neither report progress nor see
         cancellation, so a transport may run it on the request's own thread."""
-        return getattr(self.binding, "context_param", 1) is None
+        # A binding of another kind (no ``context_param``) is assumed to take one.
+        return hasattr(self.binding, "context_param") and self.binding.context_param is None
 
 
 def describe(
