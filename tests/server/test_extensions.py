@@ -30,7 +30,7 @@ def test_server_keeps_every_option_of_the_core_with_its_default():
 def test_a_core_has_no_tasks_and_no_http_until_told():
     core = ServerCore("core")
     assert isinstance(Server("full"), ServerCore)
-    assert not hasattr(core, "wsgi_app") and not hasattr(core, "tasks")
+    assert not hasattr(core, "wsgi_app") and not hasattr(core, "close_tasks")
     assert "extensions" not in core._capabilities_for(MODERN)
     assert core.methods.request_handler("tasks/get") is None
     assert EXTENSION in Server("full")._capabilities_for(MODERN)["extensions"]
