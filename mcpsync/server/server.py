@@ -426,8 +426,10 @@ class ServerCore(ServerDefinition):
 
     def run_handler(self, handler: MethodHandler, ctx: HandlerContext,
                     params: dict[str, Any]) -> dict[str, Any]:
-        for guard in reversed(self.guards):
-            handler = _guarded(guard, handler)
+        guards = self.guards
+        if guards:
+            for guard in reversed(guards):
+                handler = _guarded(guard, handler)
         return super().run_handler(handler, ctx, params)
 
     # -- serving -------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from ..dispatch.pagination import listing
 from ..dispatch.typed import ToolBinding
 from ..errors import InvalidParamsError, PeerRequestError
 from ..protocol.tool_outcome import tool_failed
-from ..protocol.versions import features
+from ..protocol.versions import ALL_VERSIONS, features
 from ..types import Icon, ToolAnnotations
 from .component_options import NO_OPTIONS, Gate, modern
 from .scopes import permits
@@ -178,12 +178,13 @@ class ToolRegistry:
             # server request -32601, say): that is the tool's failure, reported to the
             # model as one, not an error of tools/call.
             return tool_failed(name, exc, ctx=ctx)
-        if "structuredContent" not in result:
-            return result
-        version = ctx.session.protocol_version
-        if version is not None and not features(version).structured_output:
+        if "structuredContent" in result and ctx.session.protocol_version in _UNSTRUCTURED:
             result = _without(result, "structuredContent")
         return result
+
+
+#: The revisions without structured tool output (a set: looked up on every call).
+_UNSTRUCTURED = frozenset(v for v in ALL_VERSIONS if not features(v).structured_output)
 
 
 def _allowed(tool: RegisteredTool, ctx: HandlerContext) -> bool:
