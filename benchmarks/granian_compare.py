@@ -1,6 +1,7 @@
 """The two HTTP figures issue 34 set, for this tree and older ones, in the same rounds.
 
     python benchmarks/granian_compare.py --tree before=DIR [--tree other=DIR] [--rounds 5]
+        [--legacy] [--burn 10,20,30]
 
 One process under granian (256 blocking threads, run.py's command line), the raw WSGI floor
 in the same rounds: server CPU per 2026-07-28 echo at 64 in flight (and its ratio to the
@@ -56,6 +57,9 @@ def main() -> int:
     ap.add_argument("--tree", action="append", default=[], metavar="NAME=DIR")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--legacy", action="store_true", help="also the 2025-11-25 session wire")
+    ap.add_argument("--burn", default="", metavar="US[,US...]",
+                    help="also the floor plus US µs of Python per request "
+                         "(servers/burn_wsgi.py): what a per-request cost becomes under granian")
     args = ap.parse_args()
     if run.PIN:
         os.sched_setaffinity(0, {run.LOADGEN_CPU})
@@ -65,6 +69,10 @@ def main() -> int:
                           env=env, block=False, server="granian"),
                run.Target("now", "mcpsync", "http", "mcpsync", run._granian("bench_mcpsync:app"),
                           env=env, block_env=run.MAX256, eras=eras, server="granian")]
+    for us in filter(None, args.burn.split(",")):
+        targets.append(run.Target(f"burn{us}", f"floor + {us} µs", "http", "raw",
+                                  run._granian("burn_wsgi:app"), env={**env, "BURN_US": us},
+                                  block=False, server="granian"))
     for spec in args.tree:
         name, _, tree = spec.partition("=")
         path = os.path.abspath(tree) + os.pathsep + env["PYTHONPATH"]

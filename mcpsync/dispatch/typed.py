@@ -323,8 +323,12 @@ class ToolBinding:
             raise
         except Exception as exc:  # the tool's failure, mapped and logged in one place
             return tool_failed(self.name, exc, ctx=ctx)
-        if isinstance(value, str) and self.output_schema is None:
-            return {"content": [{"type": "text", "text": value}]}  # _encode's first case
+        if isinstance(value, str):  # _encode's first case, without its two calls
+            if self.output_schema is None:
+                return {"content": [{"type": "text", "text": value}]}
+            if self._str_result:
+                return {"content": [{"type": "text", "text": value}],
+                        "structuredContent": {"result": value}}
         return self.encode(value)
 
     def _error(self, text: str) -> dict[str, Any]:

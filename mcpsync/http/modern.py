@@ -122,7 +122,8 @@ def serve(services: Services, http: HttpRequest,
     try:
         envelope = check_envelope(
             message.method, params, versions, headers=headers,
-            tool_headers=None if description is None else services.header_maps.get(description))
+            tool_headers=tool.header_map if tool is not None else (
+                None if description is None else services.header_maps.get(description)))
     except MCPError as exc:
         # A tool some callers may not see (the server's own while it hides something from
         # someone; a mounted one, whose server decides): its Mcp-Param-* refusal waits for

@@ -66,10 +66,12 @@ class ResponseStream:
         #: The request id whose response ends this stream (``None``: a standalone stream).
         self.final_id = final_id
         self._on_final = on_final
-        # On an RLock: a Condition made on a plain Lock probes it for three methods it
-        # lacks, each a caught AttributeError (~5 µs, one stream per request); an RLock has
-        # them. Nothing here takes the lock twice on one thread, so reentrancy is unused.
-        self._cond = threading.Condition(threading.RLock())
+        # A plain lock, and a Condition on it made only when a consumer first has to wait:
+        # most requests are answered before their consumer looks, and a Condition is
+        # Python code at every enter, exit and notify (one stream per request).
+        self._lock = threading.Lock()
+        self._cond: threading.Condition | None = None
+        self._waiting = 0            # consumers waiting in take() (0: nobody to wake)
         self._items: deque[Item] = deque()
         self._sizes: deque[int] = deque()  # each item's encoded size, in step with _items
         self._queued = 0              # the sum of _sizes
@@ -114,7 +116,7 @@ class ResponseStream:
                  and self.final_id is not None and message.id == self.final_id)
         size = 0 if final else _size(message)
         warn = ""
-        with self._cond:
+        with self._lock:
             if self._ended:
                 return
             # Stored before it was put, and already replayed from the store by a resume
@@ -129,12 +131,18 @@ class ResponseStream:
                     self._queued += size
             if final and not self._ended:
                 self.finished = True
-            self._cond.notify_all()
+            self._wake()
         if warn:
             logger.warning("a response stream's consumer fell behind: %s (at most %d bytes "
                            "are queued)", warn, self._max_bytes)
         if final and self._on_final is not None:
             self._on_final(self)
+
+    def _wake(self) -> None:
+        """(Under the lock) Wake the consumers waiting in :meth:`take`, if any."""
+        if self._waiting:
+            assert self._cond is not None
+            self._cond.notify_all()
 
     def _make_room(self, message: Message, size: int) -> tuple[bool, str]:
         """(Under the lock) Drop queued advisory notifications, oldest first, until
@@ -168,15 +176,15 @@ class ResponseStream:
 
     def end(self) -> None:
         """No more messages: the consumer finishes what is queued and stops."""
-        with self._cond:
+        with self._lock:
             self._ended = True
-            self._cond.notify_all()
+            self._wake()
 
     def disconnect(self) -> None:
         """Ask the current consumer to close its connection now (the client may resume)."""
-        with self._cond:
+        with self._lock:
             self._disconnect = True
-            self._cond.notify_all()
+            self._wake()
 
     def follow(self, refill: Callable[[], None]) -> None:
         """Fill this stream with ``refill()`` (which calls :meth:`put`), run by the consumer
@@ -191,9 +199,9 @@ class ResponseStream:
 
     def poke(self) -> None:
         """New events are waiting in the store: the consumer runs its refill now."""
-        with self._cond:
+        with self._lock:
             self._poked = True
-            self._cond.notify_all()
+            self._wake()
 
     # -- the consumer --------------------------------------------------------------------
 
@@ -202,7 +210,7 @@ class ResponseStream:
         token. Queued items whose event sequence number is at most ``skip_through`` are
         dropped (they were just replayed from the event store); see :meth:`skip_through`."""
         budget = current_budget()
-        with self._cond:
+        with self._lock:
             self._consumer += 1
             token = self._consumer
             self.attached = True
@@ -211,7 +219,7 @@ class ResponseStream:
             self._gone = False
             if self._gone_event is not None:
                 self._gone_event.clear()
-            self._cond.notify_all()  # a superseded consumer waiting in take() leaves now
+            self._wake()  # a superseded consumer waiting in take() leaves now
         if skip_through:
             self.skip_through(skip_through)
         return token
@@ -220,7 +228,7 @@ class ResponseStream:
         """Drop queued items up to event sequence number ``seq`` and any put later: they
         were replayed from the event store. Items without an event id were never stored,
         so never replayed: they stay."""
-        with self._cond:
+        with self._lock:
             self._skip_through = max(self._skip_through, seq)
             kept = [(item, n) for item, n in zip(self._items, self._sizes, strict=True)
                     if item[0] is None or _seq(item[0]) > self._skip_through]
@@ -236,7 +244,7 @@ class ResponseStream:
     def detach(self, consumer: int | None = None) -> bool:
         """The consumer ``consumer`` leaves; ``False`` (and nothing changes) when another
         consumer has taken over since."""
-        with self._cond:
+        with self._lock:
             if not self.current(consumer):
                 return False
             self.attached = False
@@ -266,7 +274,7 @@ class ResponseStream:
         and a lock per response."""
         gone = self._gone_event
         if gone is None:
-            with self._cond:
+            with self._lock:
                 gone = self._gone_event
                 if gone is None:
                     gone = self._gone_event = threading.Event()
@@ -282,10 +290,10 @@ class ResponseStream:
         while True:
             refill = self._refill
             if refill is not None:
-                with self._cond:
+                with self._lock:
                     self._poked = False
                 refill()  # outside the lock: it puts
-            with self._cond:
+            with self._lock:
                 poked = False
                 while not self._items and not self._ended and not self._disconnect:
                     if not self.current(consumer):
@@ -296,7 +304,14 @@ class ResponseStream:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         return [], False
-                    self._cond.wait(remaining)
+                    cond = self._cond
+                    if cond is None:
+                        cond = self._cond = threading.Condition(self._lock)
+                    self._waiting += 1
+                    try:
+                        cond.wait(remaining)
+                    finally:
+                        self._waiting -= 1
                 if poked:
                     continue
                 if not self.current(consumer):

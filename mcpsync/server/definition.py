@@ -330,6 +330,9 @@ class ServerDefinition:
         if params.get("_meta") is not None:
             check_meta(params)
         try:
+            if not self._request_scopes:  # the common case, without a context manager
+                check_scopes(self, ctx, ctx.method, params)
+                return handler(ctx, params)
             return self._run_scoped(handler, ctx, params)
         except (MCPError, RequestCancelledError):
             raise
@@ -338,12 +341,8 @@ class ServerDefinition:
 
     def _run_scoped(self, handler: MethodHandler, ctx: HandlerContext,
                     params: dict[str, Any]) -> dict[str, Any]:
-        scopes = self._request_scopes
-        if not scopes:
-            check_scopes(self, ctx, ctx.method, params)
-            return handler(ctx, params)
         with contextlib.ExitStack() as stack:
-            for scope in list(scopes):
+            for scope in list(self._request_scopes):
                 stack.enter_context(scope(ctx))
             # Per-item OAuth scopes, on every transport; inside the request scopes, so an
             # auth layer written as one has set ``ctx.auth`` by then.

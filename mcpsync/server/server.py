@@ -425,8 +425,10 @@ class ServerCore(ServerDefinition):
 
     def _run_handler(self, handler: MethodHandler, ctx: HandlerContext,
                      params: dict[str, Any]) -> dict[str, Any]:
-        for guard in reversed(self._guards):
-            handler = _guarded(guard, handler)
+        guards = self._guards
+        if guards:
+            for guard in reversed(guards):
+                handler = _guarded(guard, handler)
         return super()._run_handler(handler, ctx, params)
 
     # -- serving -------------------------------------------------------------------------

@@ -166,8 +166,13 @@ def serve(session: StatelessHost, inbound: InboundRequest,
     handler = server._method_handlers.get(method)
     if handler is None:
         raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
-    rounds = (_Rounds(ports.retry_answers(server._request_state_key, method, params))
-              if method in MRTR_METHODS else None)
+    rounds = None
+    if method in MRTR_METHODS:
+        # A first attempt (no requestState, no inputResponses: nothing was asked yet, so
+        # nothing counts as an answer) skips the key and the unsealing.
+        retry = "requestState" in params or "inputResponses" in params
+        rounds = _Rounds(ports.retry_answers(server._request_state_key, method, params)
+                         if retry else {})
     ctx = HandlerContext(inbound, RequestScope(session, info, log_level, rounds))
     try:
         result = dict(server._run_handler(handler, ctx, params))

@@ -12,8 +12,9 @@ from ..dispatch.context import HandlerContext
 from ..dispatch.pagination import listing
 from ..dispatch.typed import ToolBinding
 from ..errors import InvalidParamsError, PeerRequestError
+from ..protocol.http_headers import header_params
 from ..protocol.tool_outcome import tool_failed
-from ..protocol.versions import features
+from ..protocol.versions import ALL_VERSIONS, features
 from ..types import Icon, ToolAnnotations
 from .component_options import NO_OPTIONS, Gate, modern
 from .scopes import permits
@@ -32,16 +33,25 @@ class RegisteredTool:
     #: (see :mod:`mcpsync.server.component_options`).
     options: Mapping[str, object] = field(default_factory=lambda: NO_OPTIONS)
 
+    #: Whether its function takes no context: it can neither report progress nor see
+    #: cancellation, so a transport may run it on the request's own thread. (A binding of
+    #: another kind, without ``context_param``, is taken to need one.)
+    context_free: bool = field(init=False)
+    #: The 2026-07-28 ``Mcp-Param-*`` headers its calls carry (``x-mcp-header``
+    #: annotations of its input schema: header name → the argument's path); ``None`` for
+    #: an invalid annotation. Read once here, as every call is checked against it.
+    header_map: dict[str, tuple[str, ...]] | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        binding = self.binding
+        self.context_free = (hasattr(binding, "context_param")
+                             and binding.context_param is None)
+        schema = self.description.get("inputSchema")
+        self.header_map = header_params(schema) if isinstance(schema, dict) else None
+
     @property
     def name(self) -> str:
         return self.binding.name
-
-    @property
-    def context_free(self) -> bool:
-        """Whether its function takes no context: it can neither report progress nor see
-        cancellation, so a transport may run it on the request's own thread."""
-        # A binding of another kind (no ``context_param``) is assumed to take one.
-        return hasattr(self.binding, "context_param") and self.binding.context_param is None
 
 
 def describe(
@@ -178,12 +188,13 @@ class ToolRegistry:
             # server request -32601, say): that is the tool's failure, reported to the
             # model as one, not an error of tools/call.
             return tool_failed(name, exc, ctx=ctx)
-        if "structuredContent" not in result:
-            return result
-        version = ctx.session.protocol_version
-        if version is not None and not features(version).structured_output:
+        if "structuredContent" in result and ctx.session.protocol_version in _UNSTRUCTURED:
             result = _without(result, "structuredContent")
         return result
+
+
+#: The revisions without structured tool output (a set: looked up on every call).
+_UNSTRUCTURED = frozenset(v for v in ALL_VERSIONS if not features(v).structured_output)
 
 
 def _allowed(tool: RegisteredTool, ctx: HandlerContext) -> bool:

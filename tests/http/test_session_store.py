@@ -20,7 +20,7 @@ from freezegun import freeze_time
 
 from mcpsync import HandlerContext, Server
 from mcpsync.http import FileSessionStore, SessionRecord, SessionStore
-from tests.helpers import run_threads
+from tests.helpers import LONG_WAIT, run_threads
 from tests.serving import running_gunicorn
 from tests.spec import validate
 from tests.stores.backends import session_store_factory
@@ -184,12 +184,19 @@ def test_gunicorn_workers_share_sessions(two_workers):
     pids: set[int] = set()
     # Every call on a fresh connection, eight at a time: while one worker is busy accepting
     # and answering, the kernel hands connections to the other (one at a time, a worker
-    # that answers fast enough may take them all). Go on until both have answered
-    # (bounded), each call succeeding as the same session.
+    # that answers fast enough may take them all). Go on until both have answered, each
+    # call succeeding as the same session. Bounded by a deadline, not a number of calls:
+    # the port answers once the first worker is up, and on a loaded machine the second may
+    # still be importing the app after hundreds of calls (seen: all 400 to one worker).
+    import itertools
+    import time
     from concurrent.futures import ThreadPoolExecutor
 
+    deadline = time.monotonic() + LONG_WAIT
     with ThreadPoolExecutor(8, thread_name_prefix="t-who") as calls:
-        for first in range(2, 402, 8):
+        for first in itertools.count(2, 8):
+            if time.monotonic() > deadline:
+                break
             ids = range(first, first + 8)
             for request_id, response in zip(ids, calls.map(
                     lambda i: call_who_pid(two_workers, session_id, i), ids), strict=True):
