@@ -129,7 +129,7 @@ class Server(ServerCore):
     # -- tasks -----------------------------------------------------------------------------
 
     @property
-    def tasks(self) -> TaskSurfaces:
+    def _tasks(self) -> TaskSurfaces:
         """The task surfaces (v1 and the v2 extension) and their runner, made on first use
         with ``task_store`` (a :class:`~mcpsync.tasks.MemoryTaskStore` by default)."""
         return self._task_extension.surfaces

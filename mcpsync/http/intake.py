@@ -64,6 +64,7 @@ from .replies import Environ, StartResponse, _HttpError, method_not_allowed
 
 if TYPE_CHECKING:
     from ..auth.server.resource import ResourceServer
+    from ..server.options import ProtocolOptions
 
 logger = logging.getLogger("mcpsync.http")
 
@@ -516,10 +517,7 @@ class VersionsSpoken(Protocol):
     """What the intake needs of the server to tell the eras apart."""
 
     @property
-    def modern_versions(self) -> tuple[str, ...]: ...
-
-    @property
-    def legacy_versions(self) -> tuple[str, ...]: ...
+    def protocol(self) -> ProtocolOptions: ...
 
 
 class Intake:
@@ -595,12 +593,12 @@ class Intake:
         """Whether a POST's one message is a 2026-07-28 one: its ``_meta`` says so, or
         (with no session) its ``MCP-Protocol-Version`` header names no handshake era."""
         server = self.server
-        if not server.modern_versions:
+        if not server.protocol.modern_versions:
             return False
         if is_stateless(message.params):
             return True
         version = headers.get("mcp-protocol-version")
-        return version is not None and version not in server.legacy_versions and (
+        return version is not None and version not in server.protocol.legacy_versions and (
             not session_id)
 
     def _route(self, method: str, path: str) -> str:

@@ -135,7 +135,7 @@ def _post(services: Services, session: HttpSession, request: HttpRequest,
           start_response: StartResponse) -> Iterable[bytes]:
     items, batch = request.items, request.batch
     version = request.headers.get("mcp-protocol-version")
-    if version is not None and version not in services.server.legacy_versions:
+    if version is not None and version not in services.server.protocol.legacy_versions:
         raise _HttpError(INVALID_REQUEST,
                          f"Bad request: unsupported MCP-Protocol-Version {version!r}")
     if batch and not (session.protocol_version

@@ -117,7 +117,7 @@ def serve(services: Services, http: HttpRequest,
     description = tool.description if tool is not None else (
         mounted_tool(server, str(params.get("name"))) if message.method in _TOOL_METHODS
         else None)
-    versions = server.modern_versions
+    versions = server.protocol.modern_versions
     held: MCPError | None = None
     try:
         envelope = check_envelope(

@@ -201,7 +201,7 @@ class SessionRegistry:
         except OSError as exc:
             logger.warning("session store load failed: %s", exc)
             return None
-        if record is None or record.protocol_version not in self.server.legacy_versions:
+        if record is None or record.protocol_version not in self.server.protocol.legacy_versions:
             return None
         if record.owner != principal_key(owner):  # another principal's: it does not exist
             return None

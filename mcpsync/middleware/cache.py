@@ -194,7 +194,7 @@ class ResponseCache:
             return
         scope = result.get("cacheScope")
         if scope is None and ctx.method == "resources/read":
-            scope = getattr(ctx.server, "cache_scope", None)
+            scope = getattr(getattr(ctx.server, "protocol", None), "cache_scope", None)
         shared = not self.vary_on_principal and scope != "private"
         value = encode(result)
         if len(value) > self.max_entry_bytes:

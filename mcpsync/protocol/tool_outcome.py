@@ -8,7 +8,7 @@ question the tool asked), the tasks extension (a deferred continuation that rais
 other handler's exception comes to :func:`handler_failed`, which applies the same policy to
 a JSON-RPC error (-32603, the spec's code for an internal error): a resource's or a
 prompt's where it is read, any other (a completer, a raw ``method_handler``, a request
-scope) where the server runs every handler (``ServerDefinition.run_handler``). So the
+scope) where the server runs every handler (``ServerDefinition._run_handler``). So the
 policy is changed here, and nowhere else.
 
 The policy: an exception's text reaches the wire only when it was written for the client.
@@ -45,7 +45,7 @@ logger = logging.getLogger("mcpsync.tools")
 
 class CallFacts(Protocol):
     """What is read of the request's context (a ``HandlerContext``): its id, for the log
-    line and the message, and its server, for ``expose_tool_errors``."""
+    line and the message, and its server, for ``protocol.expose_tool_errors``."""
 
     @property
     def request_id(self) -> Any: ...
@@ -67,7 +67,8 @@ def _facts(ctx: CallFacts | None) -> tuple[Any, bool]:
         server = ctx.server
     except RuntimeError:  # a context no mcpsync Server serves: the safe default
         server = None
-    return ctx.request_id, getattr(server, "expose_tool_errors", False) is True
+    protocol = getattr(server, "protocol", None)
+    return ctx.request_id, getattr(protocol, "expose_tool_errors", False) is True
 
 
 def _masked(request_id: Any) -> str:
@@ -80,7 +81,7 @@ def tool_failed(tool: str | None, exc: BaseException, *, doing: str | None = Non
     """The result of the tool ``tool`` that failed with ``exc`` (``doing``: what failed,
     when it was not running the tool, e.g. "the result cannot be encoded as JSON"),
     logged once. ``tool`` None: an answer whose tool is not known here any more. ``ctx``:
-    the request's context (its id, its server's ``expose_tool_errors``)."""
+    the request's context (its id, its server's ``protocol.expose_tool_errors``)."""
     request_id, expose = _facts(ctx)
     if isinstance(exc, PeerRequestError):
         detail = (f"the client answered {exc.method} with error {exc.peer_code}: "

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from ..dispatch.context import HandlerContext
 from ..dispatch.registry import MethodRegistry
+from ..server.options import ProtocolOptions
 from ..server.subscribers import ResourceSubscribers
 
 #: A request handler as a server registers it.
@@ -30,12 +31,12 @@ class ProxyHost(Protocol):
     """The server a proxy forwards for (a ``mcpsync.Server``)."""
 
     methods: MethodRegistry[Any, Any]
-    declare: frozenset[str]
+    protocol: ProtocolOptions
     instructions: str | None
     subscribers: ResourceSubscribers
 
     @property
-    def extensions(self) -> UsedExtensions: ...
+    def _extensions(self) -> UsedExtensions: ...
 
     def notify_list_changed(self, kind: str) -> None: ...
 

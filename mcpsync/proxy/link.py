@@ -151,7 +151,7 @@ class RemoteLink:
         """What the proxy's client declares besides its handlers (see the module)."""
         caps: dict[str, Any] = {**_FORWARDED, **(self._host.extra_capabilities or {})}
         used = {identifier: settings for identifier, settings in _CLIENT_SIDE.items()
-                if identifier in self._server.extensions.identifiers}
+                if identifier in self._server._extensions.identifiers}
         if used:
             caps["extensions"] = {**used, **(caps.get("extensions") or {})}
         return caps
@@ -210,7 +210,8 @@ class RemoteLink:
 
     def _declare(self, client: Client, caps: dict[str, Any]) -> None:
         server = self._server
-        server.declare = frozenset(kind for kind in _KINDS if kind in caps)
+        server.protocol = replace(server.protocol,
+                                  declare=tuple(kind for kind in _KINDS if kind in caps))
         resources = caps.get("resources")
         server.subscribers.offered = isinstance(resources, dict) and bool(
             resources.get("subscribe"))

@@ -17,7 +17,7 @@ from ..dispatch.context import HandlerContext
 from ..errors import InvalidParamsError, MethodNotFoundError
 from .completions import Completions
 from .handlers import MethodHandler
-from .options import ServerLimits
+from .options import ProtocolOptions, ServerLimits
 from .prompts import PromptRegistry
 from .resources import ResourceRegistry
 from .session import ServerSession
@@ -41,12 +41,12 @@ class Registries(Protocol):
     def limits(self) -> ServerLimits: ...
 
     @property
-    def modern_versions(self) -> tuple[str, ...]: ...
+    def protocol(self) -> ProtocolOptions: ...
 
     @property
     def instructions(self) -> str | None: ...
 
-    def capabilities_for(self, version: str) -> dict[str, Any]: ...
+    def _capabilities_for(self, version: str) -> dict[str, Any]: ...
 
 
 def core_methods(server: Registries, completions: Completions) -> dict[str, MethodHandler]:
@@ -77,11 +77,11 @@ def discover(server: Registries, ctx: HandlerContext) -> dict[str, Any]:
     instructions as the request's revision sees them. A handshake-era session has no
     such method (its client learnt all of it from ``initialize``)."""
     version = ctx.session.protocol_version
-    if version is None or version not in server.modern_versions:
+    if version is None or version not in server.protocol.modern_versions:
         raise MethodNotFoundError("Method not found: server/discover",
                                   data={"method": "server/discover"})
-    result: dict[str, Any] = {"supportedVersions": list(server.modern_versions),
-                              "capabilities": server.capabilities_for(version)}
+    result: dict[str, Any] = {"supportedVersions": list(server.protocol.modern_versions),
+                              "capabilities": server._capabilities_for(version)}
     if server.instructions:
         result["instructions"] = server.instructions
     return result

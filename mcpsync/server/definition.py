@@ -55,21 +55,21 @@ class ServerDefinition:
         self.methods: MethodRegistry[MethodHandler, NotificationHandler] = MethodRegistry(
             f"server {name!r}")
         #: The registry's request handlers as a dict (assigning replaces, ``del`` removes).
-        self.method_handlers: RequestHandlers[MethodHandler] = RequestHandlers(self.methods)
+        self._method_handlers: RequestHandlers[MethodHandler] = RequestHandlers(self.methods)
         #: The registry's notification handlers as a dict of one callable per method.
-        self.notification_handlers = NotificationHandlers(self.methods)
+        self._notification_handlers = NotificationHandlers(self.methods)
         #: Context-manager factories entered around every method handler, on its thread
         #: (see :meth:`request_scope`); outermost first.
-        self.request_scopes: list[ScopeFactory] = []
+        self._request_scopes: list[ScopeFactory] = []
         #: The per-component keywords extensions declared (``task=``, ``permission=``...):
         #: see :meth:`declare_options`.
-        self.component_options = ComponentOptions()
+        self._component_options = ComponentOptions()
 
     def declare_options(self, spec: OptionSpec) -> None:
         """Accept ``spec``'s keywords on the registration decorators from now on (an
         extension calls it at install; see :mod:`mcpsync.server.component_options`).
         ``ValueError`` when its key or a keyword of the same kind is declared already."""
-        self.component_options.declare(spec)
+        self._component_options.declare(spec)
 
     # -- tools, resources, prompts, completers ---------------------------------------------
 
@@ -127,7 +127,7 @@ class ServerDefinition:
         if callable(name):
             self.add_tool(name)
             return name
-        claimed = self.component_options.claim("tool", options, "tool()")
+        claimed = self._component_options.claim("tool", options, "tool()")
 
         def register(fn: F) -> F:
             self._add_tool(fn, claimed, name=name, title=title, description=description,
@@ -154,7 +154,7 @@ class ServerDefinition:
         **options: Any,
     ) -> None:
         """Register ``fn`` as a tool (the non-decorator form of :meth:`tool`)."""
-        self._add_tool(fn, self.component_options.claim("tool", options, "add_tool()"),
+        self._add_tool(fn, self._component_options.claim("tool", options, "add_tool()"),
                        name=name, title=title, description=description,
                        annotations=annotations, icons=icons, meta=meta,
                        structured_output=structured_output, input_schema=input_schema,
@@ -171,7 +171,7 @@ class ServerDefinition:
             context_type=HandlerContext, input_schema=input_schema,
         )
         wire = describe(binding, title=title, annotations=annotations, icons=icons, meta=meta)
-        self.component_options.describe("tool", options, wire)
+        self._component_options.describe("tool", options, wire)
         self.tools.add(RegisteredTool(binding, wire, scopes=as_scopes(scopes),
                                       options=options))
 
@@ -208,14 +208,14 @@ class ServerDefinition:
         """
         as_scopes(scopes)  # a bad scopes= fails at the decorator, not at the first read
         kind: Kind = "template" if is_template(uri) else "resource"
-        claimed = self.component_options.claim(kind, options, "resource()")
+        claimed = self._component_options.claim(kind, options, "resource()")
 
         def register(fn: F) -> F:
             resource = describe_resource(
                 fn, uri, name=name, title=title, description=description, mime_type=mime_type,
                 size=size, icons=icons, annotations=annotations, meta=meta, scopes=scopes,
                 options=claimed)
-            self.component_options.describe(kind, claimed, resource.description)
+            self._component_options.describe(kind, claimed, resource.description)
             self.resources.add(resource)
             return fn
 
@@ -245,12 +245,12 @@ class ServerDefinition:
         ``**options``: the keywords the server's extensions declare (as for :meth:`tool`).
         """
         as_scopes(scopes)
-        claimed = self.component_options.claim("prompt", options, "prompt()")
+        claimed = self._component_options.claim("prompt", options, "prompt()")
 
         def register(fn: F) -> F:
             prompt = describe_prompt(fn, name=name, title=title, description=description,
                                      icons=icons, meta=meta, scopes=scopes, options=claimed)
-            self.component_options.describe("prompt", claimed, prompt.description)
+            self._component_options.describe("prompt", claimed, prompt.description)
             self.prompts.add(prompt)
             return fn
 
@@ -316,11 +316,11 @@ class ServerDefinition:
         """
         factory: ScopeFactory = (contextlib.contextmanager(fn)
                                  if inspect.isgeneratorfunction(fn) else fn)
-        self.request_scopes.append(factory)
+        self._request_scopes.append(factory)
         return fn
 
-    def run_handler(self, handler: MethodHandler, ctx: HandlerContext,
-                    params: dict[str, Any]) -> dict[str, Any]:
+    def _run_handler(self, handler: MethodHandler, ctx: HandlerContext,
+                     params: dict[str, Any]) -> dict[str, Any]:
         """Call a method handler inside the request scopes (the engine's one way in).
 
         An exception that is not the request's outcome (an ``MCPError``, a cancellation)
@@ -330,7 +330,7 @@ class ServerDefinition:
         if params.get("_meta") is not None:
             check_meta(params)
         try:
-            if not self.request_scopes:  # the common case, without a context manager
+            if not self._request_scopes:  # the common case, without a context manager
                 check_scopes(self, ctx, ctx.method, params)
                 return handler(ctx, params)
             return self._run_scoped(handler, ctx, params)
@@ -342,7 +342,7 @@ class ServerDefinition:
     def _run_scoped(self, handler: MethodHandler, ctx: HandlerContext,
                     params: dict[str, Any]) -> dict[str, Any]:
         with contextlib.ExitStack() as stack:
-            for scope in list(self.request_scopes):
+            for scope in list(self._request_scopes):
                 stack.enter_context(scope(ctx))
             # Per-item OAuth scopes, on every transport; inside the request scopes, so an
             # auth layer written as one has set ``ctx.auth`` by then.

@@ -108,7 +108,7 @@ class Mountable(MountedServer, Protocol):
     needs of the server that is not public: its lifespan and what it provides)."""
 
     @property
-    def mounts(self) -> Mounts: ...
+    def _mounts(self) -> Mounts: ...
 
     @property
     def tools(self) -> ToolRegistry: ...
@@ -126,10 +126,10 @@ class Mountable(MountedServer, Protocol):
     def limits(self) -> ServerLimits: ...
 
     @property
-    def list_changed_hooks(self) -> list[Callable[[str], None]]: ...
+    def _list_changed_hooks(self) -> list[Callable[[str], None]]: ...
 
     @property
-    def resource_update_hooks(self) -> list[Callable[[str], None]]: ...
+    def _resource_update_hooks(self) -> list[Callable[[str], None]]: ...
 
     def notify_list_changed(self, kind: str) -> None: ...
 
@@ -191,7 +191,7 @@ def knows(server: Mountable, method: str, kind: str, key: str) -> bool:
     if (not server.methods.is_default(method) or getattr(handler, SERVES_EVERY_NAME, False)
             or _own(server, kind, key)):
         return True
-    return server.mounts.find(method, kind, key) is not None
+    return server._mounts.find(method, kind, key) is not None
 
 
 def mounted_tool(server: Mountable, name: str) -> dict[str, Any] | None:
@@ -199,7 +199,7 @@ def mounted_tool(server: Mountable, name: str) -> dict[str, Any] | None:
     ``name`` reaches (its ``inputSchema`` crosses a mount unchanged), however deep; None
     when no registry holds it (unknown, or behind a handler: a proxy checks its own).
     For the ``Mcp-Param-*`` check of a mounted tool as of the parent's own."""
-    found = server.mounts.find("tools/call", "tool", name)
+    found = server._mounts.find("tools/call", "tool", name)
     if found is None:
         return None
     mount, inner = found
@@ -216,7 +216,7 @@ def known_name(server: Mountable, kind: str, name: str) -> bool:
     knows = getattr(server.methods.request_handler(method), KNOWS_NAME, None)
     if callable(knows) and knows(name):
         return True
-    found = server.mounts.find(method, kind, name)
+    found = server._mounts.find(method, kind, name)
     if found is None:
         return False
     mount, inner = found
@@ -225,7 +225,7 @@ def known_name(server: Mountable, kind: str, name: str) -> bool:
 
 class Mounts:
     """The servers mounted into one server (the parent), and its merging handlers; every
-    ``ServerCore`` has one (``server.mounts``), made with the collaborators mounting needs
+    ``ServerCore`` has one (``server._mounts``), made with the collaborators mounting needs
     of it: its ``lifespan`` (a server mounted into a started one starts at once) and
     ``provides`` (what capabilities the server provides, its mounts included). The merging
     handlers are installed at the first mount: a server that mounts nothing serves its
@@ -277,7 +277,7 @@ class Mounts:
             registry.add_request(method, handler, replace=True)
 
     def provides(self, kind: str) -> bool:
-        return any(m.server.mounts.server_provides(kind) for m in self.mounts)
+        return any(m.server._mounts.server_provides(kind) for m in self.mounts)
 
     def find(self, method: str, kind: str, key: str) -> tuple[Mount, str] | None:
         """The first mount that serves the parent's ``key``, and its name for it."""
@@ -536,22 +536,22 @@ def mount(parent: Mountable, child: Mountable, prefix: str | None) -> None:
         if child is parent or _reaches(child, parent):
             raise ValueError(f"mounting server {child.name!r} into {parent.name!r} would "
                              "make a cycle")
-        mounts = parent.mounts
+        mounts = parent._mounts
         if not mounts.mounts:
             mounts._activate()
         if any(m.server is child for m in mounts.mounts):
             raise ValueError(f"server {child.name!r} is already mounted into "
                              f"{parent.name!r}")
         mounts.mounts = (*mounts.mounts, Mount(child, prefix))
-    child.list_changed_hooks.append(parent.notify_list_changed)
-    child.resource_update_hooks.append(
+    child._list_changed_hooks.append(parent.notify_list_changed)
+    child._resource_update_hooks.append(
         lambda uri: parent.notify_resource_updated(uri_out(prefix, uri)))
     parent.on_startup(child.start)
     parent.on_shutdown(child.stop)
     if mounts.started:
         child.start()
     for kind in ("tools", "resources", "prompts"):
-        if kind == "tools" or child.mounts.server_provides(kind):
+        if kind == "tools" or child._mounts.server_provides(kind):
             parent.notify_list_changed(kind)
 
 
@@ -563,7 +563,7 @@ def _reaches(start: Mountable, target: Mountable) -> bool:
         if id(server) in seen:
             continue
         seen.add(id(server))
-        for m in server.mounts.mounts:
+        for m in server._mounts.mounts:
             if m.server is target:
                 return True
             stack.append(m.server)

@@ -12,7 +12,7 @@ both ways (``prefix`` None or empty: everything unchanged):
 
 A request handed to a mounted server runs as if that server had received it: through its
 receive middleware (a ``Request`` with the un-prefixed params), its request scopes and
-per-item OAuth scopes (:meth:`Server.run_handler`), its handler, and its send middleware
+per-item OAuth scopes (:meth:`Server._run_handler`), its handler, and its send middleware
 (the answer, before the parent re-prefixes it). The handler's context is the parent's,
 except that ``ctx.server``/``ctx.state``/``ctx.read_resource`` are the mounted server's.
 The client's capabilities cross unchanged, extensions included: the mounted server's own
@@ -50,8 +50,8 @@ class MountedServer(Protocol):
     @property
     def send_middleware(self) -> list[Middleware]: ...
 
-    def run_handler(self, handler: MethodHandler, ctx: HandlerContext,
-                    params: dict[str, Any]) -> dict[str, Any]: ...
+    def _run_handler(self, handler: MethodHandler, ctx: HandlerContext,
+                     params: dict[str, Any]) -> dict[str, Any]: ...
 
 
 class MountedContext(HandlerContext):
@@ -78,7 +78,7 @@ def call_mounted(server: MountedServer, method: str, params: dict[str, Any],
     mounted = MountedContext(ctx, server) if isinstance(ctx, HandlerContext) else ctx
     recv, send = tuple(server.recv_middleware), tuple(server.send_middleware)
     if not recv and not send:
-        return server.run_handler(_handler(server, method), mounted, params)
+        return server._run_handler(_handler(server, method), mounted, params)
     answers: list[Message] = []
 
     def terminal(message: Message) -> None:
@@ -87,8 +87,8 @@ def call_mounted(server: MountedServer, method: str, params: dict[str, Any],
                                 f"{method} into {message!r}")
         answer: Message
         try:
-            result = server.run_handler(_handler(server, message.method), mounted,
-                                        message.params or {})
+            result = server._run_handler(_handler(server, message.method), mounted,
+                                         message.params or {})
             answer = Response(message.id, result)
         except MCPError as exc:
             answer = ErrorResponse(message.id, exc.to_wire())

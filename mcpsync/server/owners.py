@@ -2,7 +2,7 @@
 
 The key is shared by parts that must agree on it: an extension binds each item it makes
 to its creator's key (another owner's id is answered like an unknown one), and a listen
-stream hears the statuses of its principal's items only (``Server.publish_status``). It
+stream hears the statuses of its principal's items only (``Server._publish_status``). It
 lives in the server (below the extensions) so that the listen handler imports none.
 """
 

@@ -71,7 +71,8 @@ def _guarded(guard: Guard, handler: MethodHandler) -> MethodHandler:
 class Extension(Plugged, Protocol):
     """What :meth:`ServerCore.use` takes: an extension that installs itself on one server
     (its methods through ``server.methods``, the handlers it changes through
-    :meth:`ServerCore.wrap_method`) and answers the server's questions of
+    :meth:`ServerCore.wrap_method`, its keywords through :meth:`ServerCore.declare_options`)
+    and answers the server's questions of
     :class:`~mcpsync.server.extensions.Plugged`."""
 
     def install(self, server: ServerCore) -> None:
@@ -96,7 +97,11 @@ class ServerCore(ServerDefinition):
 
     ``request_state_key``: the HMAC key of 2026-07-28 multi round-trip ``requestState``;
     give every process that serves the same clients the same one (see
-    :attr:`request_state_key`).
+    :attr:`_request_state_key`).
+
+    What a user calls is public (docs/server.md, "What a Server shows"); the parts the
+    package's own layers share (transports, mounts, proxies, the tasks extension, the
+    HTTP app) are underscore names, so ``dir(server)`` lists only the former.
     """
 
     def __init__(
@@ -126,24 +131,24 @@ class ServerCore(ServerDefinition):
         self.limits = limits
         #: OpenTelemetry spans and metrics of everything this server serves (nothing is
         #: made until an SDK is configured; ``telemetry=False`` turns it off).
-        self.telemetry = Instrumentation(Telemetry.of(telemetry), "server",
-                                         known=self._knows)
+        self._telemetry = Instrumentation(Telemetry.of(telemetry), "server",
+                                          known=self._knows)
         if not protocol.legacy_versions and not protocol.modern_versions:
             raise ValueError("legacy_versions and modern_versions are both empty: the server "
                              "would speak no revision")
-        self.legacy_versions = protocol.legacy_versions
-        #: Stateless revisions served beside the handshake era (empty: handshake only).
-        self.modern_versions = protocol.modern_versions
-        #: Caching hints on cacheable 2026-07-28 results (``ttlMs``, ``cacheScope``).
-        self.cache_ttl_ms = protocol.cache_ttl_ms
-        self.cache_scope = protocol.cache_scope
-        #: Unexpected handler exceptions answered with their text (development only).
-        self.expose_tool_errors = protocol.expose_tool_errors
+        unknown = set(protocol.declare) - set(_DERIVED)
+        if unknown:
+            raise ValueError(f"declare: unknown capabilities {sorted(unknown)}; "
+                             f"use some of {list(_DERIVED)}")
+        #: What it speaks and tells clients (:class:`~.options.ProtocolOptions`): the
+        #: revisions, the capabilities declared before anything of their kind is
+        #: registered, the caching hints, whether handler errors are exposed.
+        self.protocol = protocol
         #: The HMAC key of MRTR ``requestState``: share it across processes that serve the
         #: same clients (from configuration or ``MCPSYNC_REQUEST_STATE_KEY``).
-        self._request_state_key = request_state_key
+        self._state_key = request_state_key
         self._state_key_lock = threading.Lock()
-        self._state_key_shared = isinstance(request_state_key, bytes)
+        self._state_key_configured = isinstance(request_state_key, bytes)
         #: Middleware on every message this server sends / receives; outermost first. A
         #: session takes a copy when it connects: change these before serving.
         self.send_middleware: list[Middleware] = []
@@ -151,33 +156,27 @@ class ServerCore(ServerDefinition):
         # The registries, the method table and the request scopes (ServerDefinition).
         super().__init__(name, lambda kind: self.notify_list_changed(kind))
         self._sessions = ConnectedSessions()
-        self.telemetry.gauges.track("sessions.open", self._sessions, len)
+        self._telemetry.gauges.track("sessions.open", self._sessions, len)
         self.subscribers = ResourceSubscribers()  #: who subscribes to what, either era
         #: Open ``subscriptions/listen`` streams (2026-07-28), across sessions.
         self.listeners = ListenRegistry(limits.max_subscriptions, self.subscribers)
         #: Called with each URI given to :meth:`notify_resource_updated`: an HTTP app that
         #: relays between workers tells the subscribed sessions held elsewhere.
-        self.resource_update_hooks: list[Callable[[str], None]] = []
+        self._resource_update_hooks: list[Callable[[str], None]] = []
         #: Called with the kind ("tools", "resources", "prompts") of each list change.
-        self.list_changed_hooks: list[Callable[[str], None]] = []
+        self._list_changed_hooks: list[Callable[[str], None]] = []
         self._lifespan = Lifespan(self, lifespan, limits.startup_timeout)
         #: The servers :meth:`mount` put here (and the merging handlers, from the first).
-        self.mounts = Mounts(self, self._lifespan, self._provides)
+        self._mounts = Mounts(self, self._lifespan, self._provides)
         #: Where this server's events go to (and come from) the other workers.
         self._relay = EventRelay(self.listeners)
         for method, handler in {**core_methods(self, self._completions),
                                 "subscriptions/listen": self._listen}.items():
             self.methods.set_default(method, handler)
         #: The extensions installed by :meth:`use`.
-        self.extensions = Extensions()
+        self._extensions = Extensions()
         #: Who sees which component (``permission=``, ``tags=``, :meth:`disable`).
-        self.visibility = self.use(Visibility())
-        unknown = set(protocol.declare) - set(_DERIVED)
-        if unknown:
-            raise ValueError(f"declare: unknown capabilities {sorted(unknown)}; "
-                             f"use some of {list(_DERIVED)}")
-        #: Capabilities declared even while nothing of their kind is registered.
-        self.declare = frozenset(protocol.declare)
+        self._visibility = self.use(Visibility())
 
 
     def _knows(self, kind: str, name: str) -> bool:
@@ -193,11 +192,11 @@ class ServerCore(ServerDefinition):
         it. ``ValueError`` when an extension of the same identifier is in use already
         (a :class:`mcpsync.Server` uses the tasks extension from the start). Call it
         before serving: like a method handler, an extension is part of the definition."""
-        self.extensions.add(extension)  # first: a second one of its identifier is refused
+        self._extensions.add(extension)  # first: a second one of its identifier is refused
         try:
             extension.install(self)
         except BaseException:
-            self.extensions.remove(extension)
+            self._extensions.remove(extension)
             raise
         return extension
 
@@ -207,33 +206,33 @@ class ServerCore(ServerDefinition):
         its URI, a template by its URI template) or tagged with one of ``tags``, from
         everybody or from the callers ``principal(ctx)`` picks: they leave the lists
         (whose sessions are told) and are answered as unknown. See docs/permissions.md."""
-        self.visibility.disable(names, tags=tags, principal=principal)
+        self._visibility.disable(names, tags=tags, principal=principal)
 
     def enable(self, *names: str, tags: Iterable[str] = (),
                principal: Callable[[HandlerContext], bool] | None = None) -> None:
         """Show again what :meth:`disable` hid (the same selection), or show these
         components past a broader rule (to everybody, or the callers ``principal``
         picks); the last rule that selects a component for a caller decides."""
-        self.visibility.enable(names, tags=tags, principal=principal)
+        self._visibility.enable(names, tags=tags, principal=principal)
 
     @property
-    def request_state_key(self) -> bytes:
+    def _request_state_key(self) -> bytes:
         """The HMAC key of MRTR ``requestState``: from ``Server(request_state_key=...)``,
         else ``MCPSYNC_REQUEST_STATE_KEY``, else a random per-process key that only works
         while every retry reaches this process (an HTTP app warns when served by several
         processes: :func:`~mcpsync.server.state_key.warn_unshared_key`)."""
         with self._state_key_lock:
-            if not isinstance(self._request_state_key, bytes):
-                self._state_key_shared = configured_state_key(self._request_state_key) is not None
-                self._request_state_key = resolve_state_key(self._request_state_key)
-            return self._request_state_key
+            if not isinstance(self._state_key, bytes):
+                self._state_key_configured = configured_state_key(self._state_key) is not None
+                self._state_key = resolve_state_key(self._state_key)
+            return self._state_key
 
     @property
-    def request_state_key_shared(self) -> bool:
-        """Whether :attr:`request_state_key` was configured (so several processes can share
+    def _request_state_key_shared(self) -> bool:
+        """Whether :attr:`_request_state_key` was configured (so several processes can share
         it) rather than made up for this process alone."""
-        self.request_state_key  # noqa: B018  (resolves it once)
-        return self._state_key_shared
+        self._request_state_key  # noqa: B018  (resolves it once)
+        return self._state_key_configured
 
     # -- lifespan ------------------------------------------------------------------------
 
@@ -272,7 +271,7 @@ class ServerCore(ServerDefinition):
         exit), and — shutdown only — at interpreter exit (a gunicorn worker's graceful
         exit)."""
         try:
-            self.extensions.close(5.0)
+            self._extensions.close(5.0)
         finally:
             self._lifespan.stop()
 
@@ -305,7 +304,7 @@ class ServerCore(ServerDefinition):
 
     # -- identity ------------------------------------------------------------------------
 
-    def info_for(self, version: str | None) -> dict[str, Any]:
+    def _info_for(self, version: str | None) -> dict[str, Any]:
         """``serverInfo`` with only the fields ``version`` knows."""
         info: dict[str, Any] = {"name": self.name, "version": self.version}
         rules = features(version) if version else None
@@ -344,16 +343,16 @@ class ServerCore(ServerDefinition):
         return caps
 
     def _provides(self, kind: str) -> bool:
-        if kind in self.declare:
+        if kind in self.protocol.declare:
             return True
         registered = {"resources": len(self.resources), "prompts": len(self.prompts),
                       "completions": len(self._completions)}[kind]
         return bool(registered) or any(
             self.methods.request_handler(m) is not None and not self.methods.is_default(m)
             for m in VIEWS.by_capability.get(kind, ())) or (
-                self.mounts.provides(kind))
+                self._mounts.provides(kind))
 
-    def capabilities_for(self, version: str) -> dict[str, Any]:
+    def _capabilities_for(self, version: str) -> dict[str, Any]:
         """Capabilities as ``version`` can honour them.
 
         In 2026-07-28 ``listChanged`` and ``resources.subscribe`` mean the
@@ -362,7 +361,7 @@ class ServerCore(ServerDefinition):
         """
         caps = self.capabilities()
         rules = features(version)
-        self.extensions.add_capabilities(version, caps)
+        self._extensions.add_capabilities(version, caps)
         if rules.era == "modern" and (
                 self.methods.request_handler("subscriptions/listen") != self._listen):
             for kind in ("tools", "prompts", "resources"):
@@ -376,7 +375,7 @@ class ServerCore(ServerDefinition):
         URI or one it is a sub-resource of)."""
         for session in self.sessions():
             session.send_resource_updated(uri)
-        for hook in list(self.resource_update_hooks):
+        for hook in list(self._resource_update_hooks):
             hook(uri)
         self.listeners.resource_updated(uri)
         self._relay.resource_updated(uri)
@@ -414,23 +413,23 @@ class ServerCore(ServerDefinition):
         mount(self, other, prefix)
 
     #: The guards :meth:`add_middleware` added, outermost first.
-    guards: tuple[Guard, ...] = ()
+    _guards: tuple[Guard, ...] = ()
 
     def add_middleware(self, guard: Guard) -> Guard:
         """Run ``guard(ctx, params, next_)`` around every handler this server runs (the
         first added outermost), on every transport and era: the one inbound path is
-        :meth:`run_handler`. :mod:`mcpsync.middleware` holds the stock guards (RateLimit,
+        :meth:`_run_handler`. :mod:`mcpsync.middleware` holds the stock guards (RateLimit,
         ResponseCache, AuditLog...); message middleware is ``recv_middleware``."""
-        self.guards = (*self.guards, guard)
+        self._guards = (*self._guards, guard)
         return guard
 
-    def run_handler(self, handler: MethodHandler, ctx: HandlerContext,
-                    params: dict[str, Any]) -> dict[str, Any]:
-        guards = self.guards
+    def _run_handler(self, handler: MethodHandler, ctx: HandlerContext,
+                     params: dict[str, Any]) -> dict[str, Any]:
+        guards = self._guards
         if guards:
             for guard in reversed(guards):
                 handler = _guarded(guard, handler)
-        return super().run_handler(handler, ctx, params)
+        return super()._run_handler(handler, ctx, params)
 
     # -- serving -------------------------------------------------------------------------
 
@@ -467,25 +466,25 @@ class ServerCore(ServerDefinition):
             session.send_list_changed(kind)
         self.listeners.list_changed(kind)
         self._relay.list_changed(kind)
-        for hook in list(self.list_changed_hooks):
+        for hook in list(self._list_changed_hooks):
             hook(kind)
 
-    def follow(self, kind: Followed) -> None:
+    def _follow(self, kind: Followed) -> None:
         """Let ``subscriptions/listen`` streams follow an extension's items by id (the
         tasks extension's ``taskIds``): their statuses then reach the listens following
-        them through :meth:`publish_status`. Called by an extension at install."""
+        them through :meth:`_publish_status`. Called by an extension at install."""
         self.listeners.follow(kind)
 
-    def publish_status(self, field: str, item_id: str, owner: str, version: int,
-                       params: dict[str, Any]) -> None:
-        """A followed item's status (``field`` names its kind, see :meth:`follow`), to
+    def _publish_status(self, field: str, item_id: str, owner: str, version: int,
+                        params: dict[str, Any]) -> None:
+        """A followed item's status (``field`` names its kind, see :meth:`_follow`), to
         the listens of its ``owner`` here and, once :meth:`relay_events` joins the
         workers, on every other worker. ``version`` orders the statuses of one item."""
         self.listeners.status(field, item_id, owner, params, version=version)
         self._relay.status(field, item_id, owner, version, params)
 
     def _listen(self, ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
-        # A method (not a function of builtins.py): capabilities_for() compares the
+        # A method (not a function of builtins.py): _capabilities_for() compares the
         # registered listen handler with it, and a bound method compares equal each time.
         may_read = reader(self, ctx.auth)
         resources = self.resources

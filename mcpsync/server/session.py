@@ -58,10 +58,10 @@ class SessionServer(RequestServer, Protocol):
     def limits(self) -> ServerLimits: ...
 
     @property
-    def telemetry(self) -> Instrumentation: ...
+    def _telemetry(self) -> Instrumentation: ...
 
     @property
-    def notification_handlers(self) -> Mapping[str, Callable[..., None]]: ...
+    def _notification_handlers(self) -> Mapping[str, Callable[..., None]]: ...
 
     @property
     def listeners(self) -> ListenRegistry: ...
@@ -136,7 +136,7 @@ class ServerSession:
             name=name,
             threads=ConnectionThreads(pool=pool, push=push, inline_key=inline_key),
             transport_context=transport_context(transport),
-            telemetry=server.telemetry,
+            telemetry=server._telemetry,
         )
 
     # -- SessionHandle -------------------------------------------------------------------
@@ -237,7 +237,7 @@ class ServerSession:
 
     def _on_request(self, inbound: InboundRequest) -> dict[str, Any]:
         method = inbound.method
-        if self.server.modern_versions and is_stateless(inbound.params):
+        if self.server.protocol.modern_versions and is_stateless(inbound.params):
             from . import stateless  # the modern era's machinery, loaded on its first request
 
             return stateless.serve(self, inbound)
@@ -251,7 +251,7 @@ class ServerSession:
         handler = self.server.methods.request_handler(method)  # method_handlers.get
         if handler is None:
             raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
-        return self.server.run_handler(handler, HandlerContext(inbound, self), inbound.params)
+        return self.server._run_handler(handler, HandlerContext(inbound, self), inbound.params)
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         if self._state is not lifecycle.State.NEW:
@@ -264,16 +264,16 @@ class ServerSession:
         if capabilities is not None and not isinstance(capabilities, dict):
             raise InvalidParamsError('Invalid params: "capabilities" must be an object')
         client_info = params.get("clientInfo")
-        if not self.server.legacy_versions:
+        if not self.server.protocol.legacy_versions:
             # A 2026-07-28-only server: the handshake is a revision it does not speak. The
             # answer names what it does, as a stateless request naming an unknown revision
             # is answered, so a client can fall back (the spec's -32022 data shape).
-            modern = list(self.server.modern_versions)
+            modern = list(self.server.protocol.modern_versions)
             raise MCPError(f"Unsupported protocol version: {requested} (this server speaks "
                            f"only {', '.join(modern)}, without the initialize handshake)",
                            code=UNSUPPORTED_PROTOCOL_VERSION,
                            data={"supported": modern, "requested": requested})
-        version = negotiate_legacy(requested, self.server.legacy_versions)
+        version = negotiate_legacy(requested, self.server.protocol.legacy_versions)
         self._connection.protocol_version = version
         self._info = SessionInfo(
             protocol_version=version,
@@ -282,12 +282,12 @@ class ServerSession:
             session_id=self._info.session_id,
         )
         self._advance(lifecycle.Event.INITIALIZE_ANSWERED)
-        capabilities = self.server.capabilities_for(version)
+        capabilities = self.server._capabilities_for(version)
         self._declared = frozenset(capabilities)
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": capabilities,
-            "serverInfo": self.server.info_for(version),
+            "serverInfo": self.server._info_for(version),
         }
         if self.server.instructions:
             result["instructions"] = self.server.instructions
@@ -298,7 +298,7 @@ class ServerSession:
         """Take up a session another process initialized: as if ``initialize`` had been
         answered with ``protocol_version`` and ``notifications/initialized`` received.
         Only before anything has been received."""
-        if protocol_version not in self.server.legacy_versions:
+        if protocol_version not in self.server.protocol.legacy_versions:
             raise ValueError(f"cannot restore a {protocol_version!r} session here")
         with self._state_lock:
             if self._state is not lifecycle.State.NEW:
@@ -324,7 +324,7 @@ class ServerSession:
         return True
 
     def _on_notification(self, message: Notification) -> None:
-        handler = self.server.notification_handlers.get(message.method)
+        handler = self.server._notification_handlers.get(message.method)
         if handler is not None:
             handler(self, message.params or {})
 

@@ -155,7 +155,7 @@ def serve(session: StatelessHost, inbound: InboundRequest,
     params = inbound.params
     method = inbound.method
     if envelope is None:
-        envelope = check_envelope(method, params, server.modern_versions)
+        envelope = check_envelope(method, params, server.protocol.modern_versions)
     version = envelope.version
     log_level = envelope.log_level
     if method in REMOVED_METHODS:
@@ -163,7 +163,7 @@ def serve(session: StatelessHost, inbound: InboundRequest,
                                   data={"method": method})
     info = SessionInfo(protocol_version=version, client_info=envelope.client_info,
                        client_capabilities=envelope.capabilities)
-    handler = server.method_handlers.get(method)
+    handler = server._method_handlers.get(method)
     if handler is None:
         raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
     rounds = None
@@ -171,30 +171,30 @@ def serve(session: StatelessHost, inbound: InboundRequest,
         # A first attempt (no requestState, no inputResponses: nothing was asked yet, so
         # nothing counts as an answer) skips the key and the unsealing.
         retry = "requestState" in params or "inputResponses" in params
-        rounds = _Rounds(ports.retry_answers(server.request_state_key, method, params)
+        rounds = _Rounds(ports.retry_answers(server._request_state_key, method, params)
                          if retry else {})
     ctx = HandlerContext(inbound, RequestScope(session, info, log_level, rounds))
     try:
-        result = dict(server.run_handler(handler, ctx, params))
+        result = dict(server._run_handler(handler, ctx, params))
     except InputRequired as question:
         assert rounds is not None
         asked = {key: str(request.get("method"))
                  for key, request in question.requests.items()}
-        state = seal(server.request_state_key, method, params, rounds.answers, asked,
+        state = seal(server._request_state_key, method, params, rounds.answers, asked,
                      time.time() + server.limits.request_state_ttl,
                      principal=ports.request_principal())
         return {"resultType": "input_required", "inputRequests": question.requests,
                 "requestState": state,
-                "_meta": {META_SERVER_INFO: server.info_for(version)}}
+                "_meta": {META_SERVER_INFO: server._info_for(version)}}
     # An extension's own result says its resultType (one it declared); all else is complete.
     kind = result.get("resultType")
-    result["resultType"] = kind if kind in server.extensions.result_types else "complete"
+    result["resultType"] = kind if kind in server._extensions.result_types else "complete"
     result_meta = dict(result.get("_meta") or {})
-    result_meta[META_SERVER_INFO] = server.info_for(version)
+    result_meta[META_SERVER_INFO] = server._info_for(version)
     result["_meta"] = result_meta
     if method in CACHEABLE_METHODS and "inputResponses" not in params:
-        result.setdefault("ttlMs", server.cache_ttl_ms)
-        result.setdefault("cacheScope", server.cache_scope)
+        result.setdefault("ttlMs", server.protocol.cache_ttl_ms)
+        result.setdefault("cacheScope", server.protocol.cache_scope)
     return result
 
 
@@ -202,4 +202,4 @@ def verified_answers(server: RequestServer, method: str,
                      params: dict[str, Any]) -> dict[str, Any]:
     """The answers a 2026-07-28 retry carries, by question key (see
     :func:`mcpsync.dispatch.ports.verified_answers`), for ``server``'s key."""
-    return ports.verified_answers(server.request_state_key, method, params)
+    return ports.verified_answers(server._request_state_key, method, params)

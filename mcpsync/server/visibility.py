@@ -124,7 +124,7 @@ def _names(names: str | Iterable[str]) -> frozenset[str]:
 
 
 class Visibility:
-    """The visibility extension of one server (``server.visibility``). Thread-safe: rules
+    """The visibility extension of one server (``server._visibility``). Thread-safe: rules
     are a tuple replaced under a lock, read without one."""
 
     identifier: str | None = None

@@ -209,8 +209,8 @@ class TaskSurfaces:
         of its owner): the ``DetailedTask`` as ``notifications/tasks`` params, here and,
         once :meth:`Server.relay_events <mcpsync.Server.relay_events>` joins the workers,
         on every other worker (without it, their clients poll)."""
-        self.server.publish_status(TASK_IDS, record.task_id, record.owner, record.version,
-                                   v2_detailed(record))
+        self.server._publish_status(TASK_IDS, record.task_id, record.owner, record.version,
+                                    v2_detailed(record))
 
     # -- tasks/* -----------------------------------------------------------------------------
 
@@ -339,7 +339,7 @@ def executor_of(tool: RegisteredTool) -> TaskExecutor | None:
 def _scoped(server: ServerCore, body: Callable[[TaskContext], dict[str, Any]],
             ctx: TaskContext) -> dict[str, Any]:
     """``body(ctx)`` inside the server's request scopes, entered on the task's thread."""
-    scopes = list(server.request_scopes)
+    scopes = list(server._request_scopes)
     if not scopes:
         return body(ctx)
     with contextlib.ExitStack() as stack:

@@ -79,7 +79,7 @@ def test_server_end_and_client_close_end_the_subscription():
 
 def test_a_server_without_listen_raises_its_error():
     server = make_server()
-    del server.method_handlers["subscriptions/listen"]
+    server.methods.remove_request("subscriptions/listen")
     with Client.memory(server, protocol_version=MODERN) as client:
         assert client.server_capabilities["tools"] == {}  # not declared without it
         with pytest.raises(MCPError) as info:

@@ -175,6 +175,6 @@ def test_a_result_type_is_kept_only_when_an_extension_in_use_declared_it() -> No
         pending = core.use(Pending())
         assert answer_of(post_modern(url, "example/odd", {}))["result"]["resultType"] == (
             "pending")
-    core.extensions.remove(pending)
-    assert core.extensions.result_types == frozenset()
-    assert Server("full").extensions.result_types == {"task"}
+    core._extensions.remove(pending)
+    assert core._extensions.result_types == frozenset()
+    assert Server("full")._extensions.result_types == {"task"}

@@ -30,10 +30,10 @@ def test_server_keeps_every_option_of_the_core_with_its_default():
 def test_a_core_has_no_tasks_and_no_http_until_told():
     core = ServerCore("core")
     assert isinstance(Server("full"), ServerCore)
-    assert not hasattr(core, "wsgi_app") and not hasattr(core, "tasks")
-    assert "extensions" not in core.capabilities_for(MODERN)
+    assert not hasattr(core, "wsgi_app") and not hasattr(core, "close_tasks")
+    assert "extensions" not in core._capabilities_for(MODERN)
     assert core.methods.request_handler("tasks/get") is None
-    assert EXTENSION in Server("full").capabilities_for(MODERN)["extensions"]
+    assert EXTENSION in Server("full")._capabilities_for(MODERN)["extensions"]
 
 
 def test_a_core_that_uses_tasks_runs_a_task_tool_as_a_task():
@@ -46,7 +46,7 @@ def test_a_core_that_uses_tasks_runs_a_task_tool_as_a_task():
     def double(ctx: HandlerContext, n: int) -> int:
         return n * 2
 
-    assert core.extensions.identifiers == {EXTENSION}
+    assert core._extensions.identifiers == {EXTENSION}
     with Client.memory(core, protocol_version=MODERN) as client:
         assert client.task_surface == "v2"
         assert client.call_tool("double", {"n": 2}).structured_content == {"result": 4}

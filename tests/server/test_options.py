@@ -49,13 +49,12 @@ MOVED: list[tuple[str, Any, str, Any]] = [
 def snapshot(server: Server) -> dict[str, Any]:
     """Everything the options set on a server, as the rest of the code reads it."""
     return {
-        "info": server.info_for(None), "capabilities": server.capabilities(),
+        "info": server._info_for(None), "capabilities": server.capabilities(),
         "max_handlers": server.limits.max_handlers,
         "max_subscriptions": server.listeners.max_subscriptions,
         "limits": server.limits, "details": server.details,
         "startup_timeout": server._lifespan.startup_timeout,
-        "versions": (server.legacy_versions, server.modern_versions),
-        "cache": (server.cache_ttl_ms, server.cache_scope), "declare": server.declare,
+        "protocol": server.protocol,
         "tasks": server._task_extension._options,
     }
 

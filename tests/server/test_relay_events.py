@@ -358,7 +358,7 @@ def test_a_task_cancelled_through_another_worker_is_heard_once_by_its_owner_only
         # The task on A only now notices and ends; its own announcement of the same
         # change must not reach anyone a second time.
         pair.gate.set()
-        wait_until(lambda: pair.a.tasks.runner.running() == 0, timeout=WAIT)
+        wait_until(lambda: pair.a._tasks.runner.running() == 0, timeout=WAIT)
         pair.settle(hers, his, hers_on_b)
         assert hers.statuses(task_id) == ["cancelled"]
         assert hers_on_b.statuses(task_id) == ["cancelled"]
@@ -484,7 +484,7 @@ def test_a_cancelled_task_is_announced_once_in_one_process() -> None:
             listen.wait_for(lambda ms: "cancelled" in [m["params"].get("status")
                                                        for m in ms])
             gate.set()
-            wait_until(lambda: server.tasks.runner.running() == 0, timeout=WAIT)
+            wait_until(lambda: server._tasks.runner.running() == 0, timeout=WAIT)
             server.notify_resource_updated(SENTINEL)
             listen.wait_for(lambda ms: SENTINEL in [m["params"].get("uri") for m in ms
                                                     if m.get("method") == UPDATED])

@@ -154,8 +154,8 @@ def test_disable_and_enable_by_tag_and_by_name_announce_the_change(version: str)
             assert {t.name for t in bob.list_tools()} == {"beta_feature"}
             server.enable("public")
             assert {t.name for t in bob.list_tools()} == {"public", "beta_feature"}
-            assert server.visibility.rules == ()  # nothing hidden: no gate on the hot path
-            assert server.tools.gate is server.visibility  # (the permissions remain)
+            assert server._visibility.rules == ()  # nothing hidden: no gate on the hot path
+            assert server.tools.gate is server._visibility  # (the permissions remain)
         finally:
             if listen is not None:
                 listen.close()

@@ -33,7 +33,7 @@ def test_past_the_cap_a_task_is_refused_at_once_and_nothing_is_stored() -> None:
         assert error["code"] == -32603 and "too many tasks running (1)" in error["message"]
         assert server.task_store.list("")[0][0].task_id == first  # only the first
         peer.result("tasks/cancel", {"taskId": first})
-        wait_until(lambda: server.tasks.runner.running() == 0, timeout=WAIT)
+        wait_until(lambda: server._tasks.runner.running() == 0, timeout=WAIT)
         created(peer, "slow", seconds=0)  # a slot is free again
     finally:
         peer.close()
@@ -46,7 +46,7 @@ def test_close_tasks_stops_running_tasks_and_joins_them() -> None:
     try:
         task_id = created(peer, "slow", seconds=60)
         assert server.close_tasks(WAIT)
-        assert server.tasks.runner.running() == 0
+        assert server._tasks.runner.running() == 0
         record = server.task_store.get(task_id)
         assert record is not None and record.status == "failed"
         assert record.error == {"code": -32603, "message": "the server stopped"}
@@ -74,7 +74,7 @@ def test_the_wsgi_app_closing_stops_its_running_tasks() -> None:
         record = server.task_store.get(handle.id)
         assert record is not None and record.status == "failed", record
         assert record.error == {"code": -32603, "message": "the server stopped"}
-        assert server.tasks.runner.running() == 0
+        assert server._tasks.runner.running() == 0
 
 
 def test_a_cancel_served_by_another_worker_reaches_the_runner() -> None:
@@ -87,7 +87,7 @@ def test_a_cancel_served_by_another_worker_reaches_the_runner() -> None:
         task_id = created(first, "slow", seconds=60)
         assert status(second, task_id) == "working"  # any worker answers tasks/get
         second.result("tasks/cancel", {"taskId": task_id})
-        wait_until(lambda: one.tasks.runner.running() == 0, timeout=WAIT,
+        wait_until(lambda: one._tasks.runner.running() == 0, timeout=WAIT,
                    message="the runner did not notice the cancel")
         assert status(first, task_id) == "cancelled"
     finally:
@@ -253,7 +253,7 @@ def test_a_result_the_store_cannot_hold_ends_the_task_failed(tmp_path: Any) -> N
         got = peer.result("tasks/get", {"taskId": task_id})
         assert got["status"] == "failed", got
         assert got["statusMessage"] == "the task's outcome could not be stored"
-        assert server.tasks.runner.running() == 0
+        assert server._tasks.runner.running() == 0
     finally:
         peer.close()
         server.close_tasks(WAIT)
