@@ -40,11 +40,18 @@ def mcpsync_in_process(*args: str) -> subprocess.CompletedProcess[str]:
     from mcpsync.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
+    # A FILE:OBJ target puts the file's folder first on sys.path, as `python FILE` does, for
+    # the life of the process: here that is the test run's, where tests/ first on the path
+    # made tests/django shadow Django for every later test on this worker. So the path is
+    # given back as it was, as the process would have taken it with it.
+    path = list(sys.path)
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             code = main(list(args))
         except SystemExit as exc:  # argparse's usage errors and --help
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            sys.path[:] = path
     return subprocess.CompletedProcess(["mcpsync", *args], code, out.getvalue(),
                                        err.getvalue())
 
