@@ -75,7 +75,6 @@ from ..tasks.bounds import (
     MAX_TTL_MS,
     TaskResultTooLargeError,
     clamp_record_ttl,
-    encode,
     encode_payload,
     page_size,
     parse_cursor,
@@ -303,14 +302,10 @@ class RedisTaskStore(TaskWaits, TaskChanges):
 
         def take(pipe: Pipeline) -> dict[str, Any]:
             entry = _parse(pipe.hgetall(k.task(task_id)))
-            if entry is None or entry.record.expired() or "input_responses" not in entry.texts:
+            if entry is None or entry.record.expired():
                 return {}
-            held: dict[str, Any] = json.loads(entry.texts["input_responses"])
-            taken = {key: held.pop(key) for key in keys if key in held}
+            taken, texts = entry.take_responses(keys)
             if taken:
-                texts = {f: t for f, t in entry.texts.items() if f != "input_responses"}
-                if held:
-                    texts["input_responses"] = encode(held)
                 record = entry.record.evolve()
                 pipe.multi()
                 self._write(pipe, _Entry(record, texts, entry.seq, record_size(record, texts)),

@@ -17,7 +17,6 @@ sweep on its own schedule; the bounds hold whether or not anyone sweeps.
 from __future__ import annotations
 
 import builtins
-import json
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -33,13 +32,12 @@ from .bounds import (
     PAYLOAD_FIELDS,
     TaskResultTooLargeError,
     clamp_record_ttl,
-    encode,
     encode_payload,
     page_size,
     parse_cursor,
     record_size,
 )
-from .changes import TaskChange, TaskChanges
+from .changes import StoredTask, TaskChange, TaskChanges
 
 __all__ = ["MemoryTaskStore"]
 
@@ -50,7 +48,7 @@ _EMPTY_PAYLOAD: dict[str, Any] = {**{f: None for f in PAYLOAD_FIELDS}, "input_re
 
 
 @dataclass(frozen=True)
-class _Entry:
+class _Entry(StoredTask):
     """A stored task: the record without its payload, the payload as JSON text, its cost.
     Replaced, never changed, so a reader may decode it after letting go of the lock."""
 
@@ -58,11 +56,6 @@ class _Entry:
     record: TaskRecord
     texts: dict[str, str]
     size: int
-
-    def decode(self) -> TaskRecord:
-        payload: dict[str, Any] = {f: json.loads(t) for f, t in self.texts.items()}
-        payload.setdefault("input_responses", {})
-        return replace(self.record, **payload)
 
 
 def _entry(seq: int, record: TaskRecord, texts: dict[str, str]) -> _Entry:
@@ -247,15 +240,10 @@ class MemoryTaskStore(TaskChanges):
     def take_responses(self, task_id: str, keys: builtins.list[str]) -> dict[str, Any]:
         with self._lock:
             entry = self._find(task_id)
-            if entry is None or "input_responses" not in entry.texts:
+            if entry is None:
                 return {}
-            held: dict[str, Any] = json.loads(entry.texts["input_responses"])
-            taken = {k: held.pop(k) for k in keys if k in held}
+            taken, texts = entry.take_responses(keys)
             if taken:
-                texts = dict(entry.texts)
-                texts.pop("input_responses")
-                if held:
-                    texts["input_responses"] = encode(held)
                 new = _entry(entry.seq, entry.record.evolve(), texts)
                 self._put(new, entry)
         return taken
