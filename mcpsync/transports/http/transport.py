@@ -370,7 +370,7 @@ class HttpTransport(Answers, SseStreams, OpenRequests):
         if not tracked(response):
             # A caller's session: its exchange can not be ended otherwise. Ours was, just
             # above; either way the thread reading the response closes it, never this one
-            # (see http_deadline: a connection given back twice is pooled twice).
+            # (see deadline.py: a connection given back twice is pooled twice).
             abort(response)
         return bool(modern)
 
