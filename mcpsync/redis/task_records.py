@@ -30,16 +30,6 @@ def _text(value: bytes | str) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
-def _usable(text: str) -> bool:
-    """Whether ``text`` can be part of a key: a lone surrogate (which JSON can carry, so a
-    client can send one as a task id) has no UTF-8 form, so no task can have it."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 @dataclass(frozen=True)
 class _Entry(StoredTask):
     """A stored task: the record without its payload, the payload texts, position, cost."""
