@@ -159,7 +159,7 @@ def deeper_than(text: str, limit: int) -> bool:
         # Nothing removed: not balanced (not JSON). Little removed from a long skeleton: a
         # shape built to make every pass cost its whole length. Measure either exactly.
         if not removed or (len(skeleton) > 4096 and removed < len(skeleton) >> 4):
-            return _max_level(_masked(text)) > limit
+            return max(_levels(_masked(text)), default=0) > limit
         skeleton = peeled
     return bool(skeleton)
 
@@ -179,10 +179,6 @@ def _masked(text: str) -> str:
 def _levels(masked: str) -> Iterator[int]:
     """The depth after each character of ``masked`` (C iterators, no Python per character)."""
     return accumulate(map(_STEP.get, masked, repeat(0)))
-
-
-def _max_level(masked: str) -> int:
-    return max(_levels(masked), default=0)
 
 
 def prune(text: str, keep: int) -> str | None:
