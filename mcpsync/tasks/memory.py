@@ -112,11 +112,7 @@ class MemoryTaskStore(TaskChanges):
                 self._live.setdefault(owner, set()).add(task_id)
         if record.terminal and (old is None or not old.record.terminal):
             self._terminal[task_id] = None
-            live = self._live.get(owner)
-            if live is not None:
-                live.discard(task_id)
-                if not live:
-                    del self._live[owner]
+            self._not_live(owner, task_id)
         self._changed.notify_all()
 
     def _delete(self, task_id: str) -> None:
@@ -128,12 +124,16 @@ class MemoryTaskStore(TaskChanges):
         if not ids:
             del self._by_owner[owner]
         self._terminal.pop(task_id, None)
+        self._not_live(owner, task_id)
+        self._changed.notify_all()
+
+    def _not_live(self, owner: str, task_id: str) -> None:
+        """``task_id`` no longer counts against ``owner``'s live tasks."""
         live = self._live.get(owner)
         if live is not None:
             live.discard(task_id)
             if not live:
                 del self._live[owner]
-        self._changed.notify_all()
 
     def _find(self, task_id: str, now: float | None = None) -> _Entry | None:
         """The entry, deleting it (and answering ``None``) if it has expired."""
