@@ -247,7 +247,7 @@ class UrlElicitationRequiredError(MCPError):
     """2025-11-25, -32042: the request needs the user to visit URLs first (to authorize
     something, say); retry it when they have. ``elicitations`` are the URL-mode
     elicitation requests (``message``, ``url``, ``elicitationId``). In 2026-07-28 the
-    same question is an input request that the client's ``elicitation_handler`` answers
+    same question is an input request that the client's elicitation handler answers
     during the call."""
 
     code = URL_ELICITATION_REQUIRED

@@ -25,6 +25,7 @@ costs the timeout once, not once per URL. When that deadline runs out the walk s
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -127,12 +128,22 @@ def as_metadata_candidates(issuer: str) -> list[str]:
             f"{origin}{path}{OIDC_WELL_KNOWN}"]
 
 
-def _gave_up(deadline: Deadline, exc: BaseException, what: str) -> None:
-    """Raise :class:`DiscoveryError` when the walk's deadline ran out (``exc`` was the
-    fetch failing with it), so the walk stops instead of reading "no answer" as "none"."""
-    if deadline.expired():
-        raise DiscoveryError(f"no {what} within the {deadline.budget:g} s discovery "
-                             f"budget ({deadline.what})") from exc
+def _documents(fetcher: Fetcher, urls: list[str], headers: dict[str, str] | None,
+               deadline: Deadline, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each of ``urls`` (in order) that answers 200 with a JSON object, and that object.
+    A fetch that fails is skipped, unless the walk's deadline ran out: then
+    :class:`DiscoveryError`, so the walk stops instead of reading "no answer" as "none"."""
+    for url in urls:
+        try:
+            answer = fetcher.request("GET", url, headers=headers, deadline=deadline)
+        except FETCH_ERRORS as exc:
+            logger.info("%s at %s: %s", what, url, exc)
+            if deadline.expired():
+                raise DiscoveryError(f"no {what} within the {deadline.budget:g} s discovery "
+                                     f"budget ({deadline.what})") from exc
+            continue
+        if answer.status == 200 and answer.body is not None:
+            yield url, answer.body
 
 
 def discover_resource(fetcher: Fetcher, server_url: str, hinted: str | None,
@@ -141,16 +152,8 @@ def discover_resource(fetcher: Fetcher, server_url: str, hinted: str | None,
     """Protected Resource Metadata for ``server_url`` (see the module docstring), every
     fetch ending by ``deadline`` (default: the fetcher's ``timeout`` for the walk)."""
     budget = deadline or fetcher.deadline(f"discovering who authorizes {server_url}")
-    for url in prm_candidates(server_url, hinted):
-        try:
-            answer = fetcher.request("GET", url, headers=headers, deadline=budget)
-        except FETCH_ERRORS as exc:
-            logger.info("protected resource metadata at %s: %s", url, exc)
-            _gave_up(budget, exc, "protected resource metadata")
-            continue
-        body = answer.body
-        if answer.status != 200 or body is None:
-            continue
+    for url, body in _documents(fetcher, prm_candidates(server_url, hinted), headers, budget,
+                                "protected resource metadata"):
         servers = body.get("authorization_servers")
         if not (isinstance(servers, list) and servers and isinstance(servers[0], str)):
             raise DiscoveryError(f"the protected resource metadata at {url} names no "
@@ -178,16 +181,8 @@ def discover_server(fetcher: Fetcher, issuer: str, legacy: bool,
     """Authorization Server Metadata for ``issuer`` (see the module docstring), every
     fetch ending by ``deadline`` (default: the fetcher's ``timeout`` for the walk)."""
     budget = deadline or fetcher.deadline(f"discovering the metadata of {issuer}")
-    for url in as_metadata_candidates(issuer):
-        try:
-            answer = fetcher.request("GET", url, headers=headers, deadline=budget)
-        except FETCH_ERRORS as exc:
-            logger.info("authorization server metadata at %s: %s", url, exc)
-            _gave_up(budget, exc, "authorization server metadata")
-            continue
-        body = answer.body
-        if answer.status != 200 or body is None:
-            continue
+    for url, body in _documents(fetcher, as_metadata_candidates(issuer), headers, budget,
+                                "authorization server metadata"):
         if body.get("issuer") != issuer:
             raise IssuerMismatchError(
                 f"the authorization server metadata at {url} says its issuer is "

@@ -20,7 +20,6 @@ from .services import Services
 
 def open_stream(services: Services, environ: Environ, headers: dict[str, str],
                 start_response: StartResponse) -> Iterable[bytes]:
-    """``POST {messages_path}?session_id=…``: messages whose answers go on the stream."""
     """``GET {sse_path}``: a new session whose stream first names its POST endpoint."""
     remote = environ.get("REMOTE_ADDR")
     session = services.sessions.create(legacy_sse=True, owner=services.gate.owner(),
@@ -43,17 +42,18 @@ def open_stream(services: Services, environ: Environ, headers: dict[str, str],
 
 def post(services: Services, environ: Environ, headers: dict[str, str],
          start_response: StartResponse) -> Iterable[bytes]:
+    """``POST {messages_path}?session_id=…``: messages whose answers go on the stream."""
     query = parse_qs(environ.get("QUERY_STRING", ""))
     session_id = (query.get("session_id") or query.get("sessionId") or [""])[0]
     session = services.sessions.get(session_id, services.gate.owner())
     if session is None or not session.legacy_sse:
         raise _HttpError(SESSION_NOT_FOUND, "Session not found")
-    body = services.body.read(environ)
-    refusal = services.gate.scope_refusal(jsonrpc.decode(body))
+    items = jsonrpc.decode(services.body.read(environ))
+    refusal = services.gate.scope_refusal(items)
     if refusal is not None:
         raise services.gate.refuse(refusal)
     transport = transport_context(environ, headers, session.id)
-    for item in jsonrpc.decode(body):
+    for item in items:
         # An unreadable message too: the engine sends its error reply, through the
         # send middleware, on the stream (as on every other transport).
         session.feed(item, transport)

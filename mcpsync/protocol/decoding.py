@@ -25,6 +25,10 @@ over the characters, no Python code per character or per string.
 
 **Numerals.** Decimal numbers in hostile text (header values, SSE fields):
 :func:`parse_decimal`.
+
+**Text.** JSON can carry a lone surrogate (``"\\ud800"``), which has no UTF-8 form: text
+from a peer that must become bytes (a message echoed back, a store's key) is checked with
+:func:`utf8_encodable` first.
 """
 
 from __future__ import annotations
@@ -155,7 +159,7 @@ def deeper_than(text: str, limit: int) -> bool:
         # Nothing removed: not balanced (not JSON). Little removed from a long skeleton: a
         # shape built to make every pass cost its whole length. Measure either exactly.
         if not removed or (len(skeleton) > 4096 and removed < len(skeleton) >> 4):
-            return _max_level(_masked(text)) > limit
+            return max(_levels(_masked(text)), default=0) > limit
         skeleton = peeled
     return bool(skeleton)
 
@@ -175,10 +179,6 @@ def _masked(text: str) -> str:
 def _levels(masked: str) -> Iterator[int]:
     """The depth after each character of ``masked`` (C iterators, no Python per character)."""
     return accumulate(map(_STEP.get, masked, repeat(0)))
-
-
-def _max_level(masked: str) -> int:
-    return max(_levels(masked), default=0)
 
 
 def prune(text: str, keep: int) -> str | None:
@@ -210,7 +210,7 @@ def prune(text: str, keep: int) -> str | None:
     return "".join(out)
 
 
-# -- numerals --
+# -- numerals and text --
 
 def parse_decimal(text: str, max_digits: int = 18) -> int | None:
     """``text`` as a non-negative integer if it is 1..``max_digits`` ASCII digits, else None.
@@ -223,3 +223,12 @@ def parse_decimal(text: str, max_digits: int = 18) -> int | None:
     if not 0 < len(text) <= max_digits or not (text.isascii() and text.isdigit()):
         return None
     return int(text)
+
+
+def utf8_encodable(text: str) -> bool:
+    """Whether ``text`` has a UTF-8 form (holds no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -393,7 +393,7 @@ def encode(message: Message) -> bytes:
 def _with_escaped_id(message: Message, exc: UnicodeEncodeError) -> bytes:
     """A lone surrogate that is only in the id (the peer's choice, echoed): escape it."""
     msg_id = getattr(message, "id", None)
-    if isinstance(msg_id, str) and not _is_utf8(msg_id):
+    if isinstance(msg_id, str) and not decoding.utf8_encodable(msg_id):
         rest = message.to_wire()
         del rest["id"]
         try:
@@ -402,14 +402,6 @@ def _with_escaped_id(message: Message, exc: UnicodeEncodeError) -> bytes:
             raise UnencodableMessageError(_problem(message, inner)) from None
         return b'{"id":' + _dumps_ascii(msg_id).encode("ascii") + b"," + body[1:]
     raise UnencodableMessageError(_problem(message, exc)) from None
-
-
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _printable(text: str) -> str:

@@ -31,6 +31,7 @@ from typing import Any
 
 import redis
 
+from ..protocol.decoding import utf8_encodable
 from ..stores.sessions import SessionRecord, SessionStoreCapabilities
 from .client import connect, describe, require_bytes, unavailable
 
@@ -117,15 +118,6 @@ return live
 """
 
 
-def _encodable(text: str) -> bool:
-    """Whether ``text`` is valid UTF-8 material (JSON can carry a lone surrogate)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -184,7 +176,7 @@ class RedisSessionStore:
     @staticmethod
     def _known(session_id: str) -> bool:
         return (isinstance(session_id, str) and 0 < len(session_id) <= MAX_SESSION_ID_LENGTH
-                and _encodable(session_id))
+                and utf8_encodable(session_id))
 
     # -- SessionStore --------------------------------------------------------------------
 
@@ -266,14 +258,14 @@ class RedisSessionStore:
                              "subscriptions")
 
     def remove_subscription(self, session_id: str, uri: str) -> None:
-        if not self._known(session_id) or len(uri) > MAX_URI_LENGTH or not _encodable(uri):
+        if not self._known(session_id) or len(uri) > MAX_URI_LENGTH or not utf8_encodable(uri):
             return
         with unavailable(self.redis, "unsubscribing a session"):
             self._unsubscribe(keys=[self.record_key(session_id) + ":subs", self.index_key(uri)],
                               args=[uri, _digest(session_id)])
 
     def subscribers(self, uri: str) -> set[str]:
-        if len(uri) > MAX_URI_LENGTH or not _encodable(uri):
+        if len(uri) > MAX_URI_LENGTH or not utf8_encodable(uri):
             return set()
         with unavailable(self.redis, "reading a resource's subscribers"):
             ids = self._subscribers(keys=[self.index_key(uri)],
@@ -284,7 +276,7 @@ class RedisSessionStore:
     def _check_uri(uri: str) -> None:
         if not isinstance(uri, str) or len(uri) > MAX_URI_LENGTH:
             raise ValueError(f"subscribed URIs are at most {MAX_URI_LENGTH} characters")
-        if not _encodable(uri):
+        if not utf8_encodable(uri):
             raise ValueError("a subscribed URI must be valid Unicode (no lone surrogates)")
 
     def __repr__(self) -> str:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 from ..stores.tasks import TaskRecord
 from ..tasks.bounds import PAYLOAD_FIELDS, encode
+from ..tasks.changes import StoredTask
 
 _PLAIN: Final = ("task_id", "owner", "surface", "tool", "status", "status_message",
                  "created_at", "last_updated_at", "ttl_ms", "poll_interval_ms", "runner",
@@ -29,29 +30,14 @@ def _text(value: bytes | str) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
-def _usable(text: str) -> bool:
-    """Whether ``text`` can be part of a key: a lone surrogate (which JSON can carry, so a
-    client can send one as a task id) has no UTF-8 form, so no task can have it."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 @dataclass(frozen=True)
-class _Entry:
+class _Entry(StoredTask):
     """A stored task: the record without its payload, the payload texts, position, cost."""
 
     record: TaskRecord
     texts: dict[str, str]
     seq: int
     size: int
-
-    def decode(self) -> TaskRecord:
-        payload: dict[str, Any] = {f: json.loads(t) for f, t in self.texts.items()}
-        payload.setdefault("input_responses", {})
-        return replace(self.record, **payload)
 
     def fields(self) -> dict[str, str]:
         plain = {f: getattr(self.record, f) for f in _PLAIN}

@@ -19,9 +19,10 @@ import time
 from typing import Final
 
 from ..protocol.deadline import Deadline, current
+from ..protocol.decoding import utf8_encodable
 from ..stores.tasks import TaskRecord
 from .client import follow_channel, unavailable
-from .task_records import _expires_at, _text, _usable
+from .task_records import _expires_at, _text
 from .task_runners import RunnerTracking
 
 log = logging.getLogger("mcpsync.redis.tasks")
@@ -54,7 +55,7 @@ class TaskWaits(RunnerTracking):
                 with unavailable(self._redis, "waiting on a task"):
                     raise outer.exceeded()
             timeout = min(timeout, max(0.0, left))
-        if not _usable(task_id):
+        if not utf8_encodable(task_id):
             return None  # no such task can exist (see create)
         ends = time.monotonic() + timeout
         slept = 0.0  # also counted, so a frozen clock (in tests) cannot make this endless

@@ -66,6 +66,7 @@ from redis.client import Pipeline
 
 from ..errors import StoreUnavailableError
 from ..protocol.deadline import Deadline
+from ..protocol.decoding import utf8_encodable
 from ..stores.tasks import TaskRecord, TaskStoreCapabilities, TaskStoreFullError
 from ..tasks.bounds import (
     MAX_LIVE_TASKS_PER_OWNER,
@@ -75,7 +76,6 @@ from ..tasks.bounds import (
     MAX_TTL_MS,
     TaskResultTooLargeError,
     clamp_record_ttl,
-    encode,
     encode_payload,
     page_size,
     parse_cursor,
@@ -90,7 +90,6 @@ from .task_records import (
     _NeedRoom,
     _parse,
     _text,
-    _usable,
 )
 from .task_runners import HEARTBEAT_TTL
 from .task_waits import WAIT_GRACE, WAIT_POLL, TaskWaits
@@ -173,7 +172,7 @@ class RedisTaskStore(TaskWaits, TaskChanges):
 
     def create(self, record: TaskRecord) -> None:
         self._check()
-        if not (_usable(record.task_id) and _usable(record.owner)):
+        if not (utf8_encodable(record.task_id) and utf8_encodable(record.owner)):
             raise ValueError("a task's id and owner must be valid Unicode (no lone "
                              "surrogates): Redis keys are UTF-8")
         record = clamp_record_ttl(record, self.max_ttl_ms)
@@ -232,7 +231,7 @@ class RedisTaskStore(TaskWaits, TaskChanges):
 
     def get(self, task_id: str, owner: str | None = None) -> TaskRecord | None:
         self._check()
-        if not (_usable(task_id) and (owner is None or _usable(owner))):
+        if not (utf8_encodable(task_id) and (owner is None or utf8_encodable(owner))):
             return None  # no such task can exist (see create)
         with self._call("reading a task"):
             entry = self._load(task_id)
@@ -244,7 +243,7 @@ class RedisTaskStore(TaskWaits, TaskChanges):
         """The one read-modify-write, as one optimistic transaction on the task's key."""
         self._check()
         task_id, owner = key, change.owner
-        if not (_usable(task_id) and (owner is None or _usable(owner))):
+        if not (utf8_encodable(task_id) and (owner is None or utf8_encodable(owner))):
             return None  # no such task can exist (see create)
         k = self._keys
 
@@ -297,20 +296,16 @@ class RedisTaskStore(TaskWaits, TaskChanges):
 
     def take_responses(self, task_id: str, keys: builtins.list[str]) -> dict[str, Any]:
         self._check()
-        if not _usable(task_id):
+        if not utf8_encodable(task_id):
             return {}  # no such task can exist (see create)
         k = self._keys
 
         def take(pipe: Pipeline) -> dict[str, Any]:
             entry = _parse(pipe.hgetall(k.task(task_id)))
-            if entry is None or entry.record.expired() or "input_responses" not in entry.texts:
+            if entry is None or entry.record.expired():
                 return {}
-            held: dict[str, Any] = json.loads(entry.texts["input_responses"])
-            taken = {key: held.pop(key) for key in keys if key in held}
+            taken, texts = entry.take_responses(keys)
             if taken:
-                texts = {f: t for f, t in entry.texts.items() if f != "input_responses"}
-                if held:
-                    texts["input_responses"] = encode(held)
                 record = entry.record.evolve()
                 pipe.multi()
                 self._write(pipe, _Entry(record, texts, entry.seq, record_size(record, texts)),
@@ -368,7 +363,7 @@ class RedisTaskStore(TaskWaits, TaskChanges):
         with self._call("listing tasks"):
             if after > int(self._redis.get(self._keys.seq) or 0):
                 raise ValueError("unknown cursor")
-            if not _usable(owner):
+            if not utf8_encodable(owner):
                 return [], None  # no such owner's task can exist (see create)
             page: builtins.list[_Entry] = []
             more = False

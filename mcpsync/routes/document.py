@@ -20,7 +20,6 @@ reference chains, and the size of what is read.
 
 from __future__ import annotations
 
-import copy
 import os
 import re
 import urllib.parse
@@ -364,8 +363,3 @@ def _from_openapi_30(node: dict[str, Any]) -> None:
                 node[exclusive] = node.pop(bound)
             else:
                 del node[exclusive]
-
-
-def plain_copy(value: Any) -> Any:
-    """A deep copy of JSON data (a document the caller still holds is never aliased)."""
-    return copy.deepcopy(value)

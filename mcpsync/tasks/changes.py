@@ -6,21 +6,48 @@ atomic is each store's (a lock, a SQLite transaction, a Redis ``WATCH``). So eac
 method here builds a :class:`TaskChange` and hands it to the store's
 :meth:`~mcpsync.stores.changes.ReadModifyWrite._change`, and a store applies it with
 :meth:`TaskChange.texts` and :attr:`TaskChange.plain`: the payload merging that every
-store did the same way is written here, once.
+store did the same way is written here, once. So is what every store's stored task
+(:class:`StoredTask`) does with its payload texts: decode them, and take answers out.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..stores.changes import ReadModifyWrite
 from ..stores.tasks import TaskRecord
-from .bounds import PAYLOAD_FIELDS, check_changes, encode_payload
+from .bounds import PAYLOAD_FIELDS, check_changes, encode, encode_payload
 
-__all__ = ["TaskChange", "TaskChanges"]
+__all__ = ["StoredTask", "TaskChange", "TaskChanges"]
+
+
+class StoredTask:
+    """A task as a store holds it: ``record`` without its payload, and ``texts``, each
+    payload field present as JSON text. Each store's entry (its lock's, its SQLite row's,
+    its Redis hash's) is one, and reads its payload through these methods."""
+
+    __slots__ = ()
+    record: TaskRecord
+    texts: dict[str, str]
+
+    def decode(self) -> TaskRecord:
+        """The whole record, payload included."""
+        payload: dict[str, Any] = {f: json.loads(t) for f, t in self.texts.items()}
+        payload.setdefault("input_responses", {})
+        return replace(self.record, **payload)
+
+    def take_responses(self, keys: Iterable[str]) -> tuple[dict[str, Any], dict[str, str]]:
+        """The answers held under ``keys``, and the payload texts without them (the store
+        writes those only when something was taken)."""
+        held: dict[str, Any] = json.loads(self.texts.get("input_responses", "{}"))
+        taken = {k: held.pop(k) for k in keys if k in held}
+        texts = {f: t for f, t in self.texts.items() if f != "input_responses"}
+        if held:
+            texts["input_responses"] = encode(held)
+        return taken, texts
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ sweep on its own schedule; the bounds hold whether or not anyone sweeps.
 from __future__ import annotations
 
 import builtins
-import json
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -33,13 +32,12 @@ from .bounds import (
     PAYLOAD_FIELDS,
     TaskResultTooLargeError,
     clamp_record_ttl,
-    encode,
     encode_payload,
     page_size,
     parse_cursor,
     record_size,
 )
-from .changes import TaskChange, TaskChanges
+from .changes import StoredTask, TaskChange, TaskChanges
 
 __all__ = ["MemoryTaskStore"]
 
@@ -50,7 +48,7 @@ _EMPTY_PAYLOAD: dict[str, Any] = {**{f: None for f in PAYLOAD_FIELDS}, "input_re
 
 
 @dataclass(frozen=True)
-class _Entry:
+class _Entry(StoredTask):
     """A stored task: the record without its payload, the payload as JSON text, its cost.
     Replaced, never changed, so a reader may decode it after letting go of the lock."""
 
@@ -58,11 +56,6 @@ class _Entry:
     record: TaskRecord
     texts: dict[str, str]
     size: int
-
-    def decode(self) -> TaskRecord:
-        payload: dict[str, Any] = {f: json.loads(t) for f, t in self.texts.items()}
-        payload.setdefault("input_responses", {})
-        return replace(self.record, **payload)
 
 
 def _entry(seq: int, record: TaskRecord, texts: dict[str, str]) -> _Entry:
@@ -119,11 +112,7 @@ class MemoryTaskStore(TaskChanges):
                 self._live.setdefault(owner, set()).add(task_id)
         if record.terminal and (old is None or not old.record.terminal):
             self._terminal[task_id] = None
-            live = self._live.get(owner)
-            if live is not None:
-                live.discard(task_id)
-                if not live:
-                    del self._live[owner]
+            self._not_live(owner, task_id)
         self._changed.notify_all()
 
     def _delete(self, task_id: str) -> None:
@@ -135,12 +124,16 @@ class MemoryTaskStore(TaskChanges):
         if not ids:
             del self._by_owner[owner]
         self._terminal.pop(task_id, None)
+        self._not_live(owner, task_id)
+        self._changed.notify_all()
+
+    def _not_live(self, owner: str, task_id: str) -> None:
+        """``task_id`` no longer counts against ``owner``'s live tasks."""
         live = self._live.get(owner)
         if live is not None:
             live.discard(task_id)
             if not live:
                 del self._live[owner]
-        self._changed.notify_all()
 
     def _find(self, task_id: str, now: float | None = None) -> _Entry | None:
         """The entry, deleting it (and answering ``None``) if it has expired."""
@@ -247,15 +240,10 @@ class MemoryTaskStore(TaskChanges):
     def take_responses(self, task_id: str, keys: builtins.list[str]) -> dict[str, Any]:
         with self._lock:
             entry = self._find(task_id)
-            if entry is None or "input_responses" not in entry.texts:
+            if entry is None:
                 return {}
-            held: dict[str, Any] = json.loads(entry.texts["input_responses"])
-            taken = {k: held.pop(k) for k in keys if k in held}
+            taken, texts = entry.take_responses(keys)
             if taken:
-                texts = dict(entry.texts)
-                texts.pop("input_responses")
-                if held:
-                    texts["input_responses"] = encode(held)
                 new = _entry(entry.seq, entry.record.evolve(), texts)
                 self._put(new, entry)
         return taken

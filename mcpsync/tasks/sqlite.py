@@ -35,13 +35,11 @@ from __future__ import annotations
 import builtins
 import contextlib
 import errno
-import json
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from typing import Any, Final
 
 from ..stores.tasks import TaskRecord, TaskStoreCapabilities, TaskStoreFullError, runner_id
@@ -59,7 +57,7 @@ from .bounds import (
     parse_cursor,
     record_size,
 )
-from .changes import TaskChange, TaskChanges
+from .changes import StoredTask, TaskChange, TaskChanges
 from .runners import registration, runner_alive
 from .sqlite_lock import StoreLock, switch_to_wal
 
@@ -134,7 +132,7 @@ _LIVE: Final = "finished IS NULL"
 _NOT_EXPIRED: Final = "(expires_at IS NULL OR expires_at > ?)"
 
 
-class _Row:
+class _Row(StoredTask):
     """A row read: the record without its payload, the payload texts, position and size."""
 
     __slots__ = ("record", "seq", "size", "texts")
@@ -147,11 +145,6 @@ class _Row:
         self.record = TaskRecord(**plain)
         self.seq: int = row[-2]
         self.size: int = row[-1]
-
-    def decode(self) -> TaskRecord:
-        payload: dict[str, Any] = {f: json.loads(t) for f, t in self.texts.items()}
-        payload.setdefault("input_responses", {})
-        return replace(self.record, **payload)
 
 
 def _expires_at(record: TaskRecord) -> float | None:
@@ -383,14 +376,10 @@ class SqliteTaskStore(TaskChanges):
     def take_responses(self, task_id: str, keys: builtins.list[str]) -> dict[str, Any]:
         with self._write() as conn:
             row = self._row(conn, task_id)
-            if row is None or row.record.expired() or "input_responses" not in row.texts:
+            if row is None or row.record.expired():
                 return {}
-            held: dict[str, Any] = json.loads(row.texts["input_responses"])
-            taken = {k: held.pop(k) for k in keys if k in held}
+            taken, texts = row.take_responses(keys)
             if taken:
-                texts = {f: t for f, t in row.texts.items() if f != "input_responses"}
-                if held:
-                    texts["input_responses"] = encode(held)
                 new = row.record.evolve()
                 self._store(conn, row, new, texts, record_size(new, texts))
         return taken

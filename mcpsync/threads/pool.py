@@ -126,14 +126,6 @@ class WorkerPool:
         elif start is not None:
             start.start()
 
-    def release_slot(self) -> bool:
-        """:func:`release_current_slot`, when the job on this thread is one of this pool's
-        (False otherwise)."""
-        slot: tuple[WorkerPool, _Worker] | None = getattr(_current, "slot", None)
-        if slot is None or slot[0] is not self:
-            return False
-        return self._release(slot[1])
-
     def _release(self, me: _Worker) -> bool:
         start: threading.Thread | None = None
         with self._lock:

@@ -1,4 +1,4 @@
-"""WorkerPool.release_slot: a long-lived job gives its slot back to the pool's cap."""
+"""release_current_slot: a long-lived pool job gives its slot back to the pool's cap."""
 
 from __future__ import annotations
 

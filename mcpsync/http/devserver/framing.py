@@ -2,7 +2,7 @@
 and headers, bounded in size) and then the body, framed by ``Content-Length`` or chunked.
 
 The development server reads a whole request before a handler thread sees it (see
-``devserver_reader``), so it must know where each request ends, and refuse a request
+:mod:`.reader`), so it must know where each request ends, and refuse a request
 whose framing is bad or too large *before* reading its body: ``Content-Length: -1`` with a
 64 MiB body would otherwise be read (and, on werkzeug's own server, buffered ten megabytes
 at a time) just to be refused. Nothing here reads a socket; it looks at a buffer.

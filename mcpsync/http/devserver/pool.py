@@ -1,7 +1,7 @@
 """The development server's handler threads: a bounded pool that refuses work rather than
 queueing it.
 
-A request reaches the pool only once it has arrived in full (see ``devserver_reader``),
+A request reaches the pool only once it has arrived in full (see :mod:`.reader`),
 so a thread here is never held by a slow client's head or body; it is held by the
 application (a tool call, an SSE stream) and by writing the response. Refusing at the
 bound, instead of queueing, is what lets the reader answer ``503`` at once: a queued

@@ -76,7 +76,7 @@ class _Waiting:
     """A connection the reader owns: its buffer, its request deadline, how far its head
     and body have been found."""
 
-    __slots__ = ("address", "body_end", "buffer", "deadline", "drain_left", "framing",
+    __slots__ = ("address", "buffer", "deadline", "drain_left", "framing",
                  "head_len", "number", "scanner", "searched", "sock")
 
     def __init__(self, sock: socket.socket, address: Any, deadline: Deadline,
@@ -90,7 +90,6 @@ class _Waiting:
         self.head_len: int | None = None
         self.framing: Framing | None = None
         self.scanner: ChunkedScanner | None = None
-        self.body_end: int | None = None
         self.drain_left: int | None = None  # set once refused: bytes still to discard
 
 

@@ -5,7 +5,7 @@ that send their headers one byte at a time hold 300 threads, and a cap on thread
 refuses every real request. So the work is split by what it waits on:
 
 * **one reader thread** (the one in :meth:`DevServer.serve_forever`; see
-  ``devserver_reader``) accepts every connection and reads each request's head and body
+  :mod:`.reader`) accepts every connection and reads each request's head and body
   with ``selectors``. A connection costs a buffer there, not a thread. Each request has a
   :class:`~mcpsync.protocol.deadline.Deadline` of ``timeout`` seconds for its head *and*
   body together (trickling bytes does not extend it); past it: ``408`` and closed. An
@@ -13,9 +13,9 @@ refuses every real request. So the work is split by what it waits on:
   (``Content-Length: -1``, over the app's ``max_body_bytes``) is refused before the body
   is read. Waiting connections are bounded too (``max_waiting``, ``max_waiting_bytes``):
   past either, the oldest is dropped first.
-* **a pool of handler threads** (``devserver_pool``, at most ``max_connections``) runs the
+* **a pool of handler threads** (:mod:`.pool`, at most ``max_connections``) runs the
   application on a request that has arrived in full (werkzeug's request handling over
-  the buffered bytes: ``devserver_handler``). A full pool means ``503`` at once. A handler
+  the buffered bytes: :mod:`.handler`). A full pool means ``503`` at once. A handler
   keeps its thread while the application runs and while it streams (SSE); a write that
   stalls ``timeout`` seconds ends the connection. A keep-alive connection then goes back
   to the reader for its next request.

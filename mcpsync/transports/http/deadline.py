@@ -181,7 +181,7 @@ def _given_back(conn: Any) -> None:
 def tracked(response: requests.Response) -> bool:
     """Whether ``response`` came through a :class:`DeadlineAdapter`'s pool: its socket is
     on the exchange that made it, and ending that exchange frees the thread reading it (who
-    then closes it). Any other response can only be shut from outside (``http_io.abort``)."""
+    then closes it). Any other response can only be shut from outside (:func:`.io.abort`)."""
     return isinstance(getattr(response.raw, "_pool", None), (_TrackedPool, _TrackedHTTPSPool))
 
 

@@ -166,7 +166,7 @@ def own_session(url: str, pool_size: int) -> requests.Session:
     """A session for this endpoint. The environment's proxy and CA-bundle settings are read
     once, here: requests would otherwise rescan ``os.environ`` on every request, which
     costs about a millisecond per call. Its adapter tracks connections, so that a call's
-    exchange ends by its deadline or when the call is given up on (``http_deadline``)."""
+    exchange ends by its deadline or when the call is given up on (:mod:`.deadline`)."""
     session = tracked_session(pool_connections=4, pool_maxsize=pool_size)
     session.proxies.update(requests.utils.get_environ_proxies(url))
     bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
@@ -183,7 +183,7 @@ def abort(response: requests.Response) -> None:
     connection back. Not closed here: urllib3's ``release_conn`` is a check then a put, so
     closing it from two threads can pool its connection twice, and two later requests
     would share it (``CannotSendRequest('Request-sent')``). For a response of a tracked
-    session, ending its exchange is the safe way (``http_deadline.tracked``): this reads
+    session, ending its exchange is the safe way (:func:`.deadline.tracked`): this reads
     the connection without a lock, and could shut one the reader has just given back."""
     connection = getattr(response.raw, "_connection", None)
     sock = getattr(connection, "sock", None)

@@ -35,7 +35,7 @@ class CallTable:
         self._methods: dict[RequestId, str] = {}
         self._awaiting: set[RequestId] = set()  # 2024-11-05: answered on the GET stream
         #: Requests whose answer did not begin in time, to be reported once their exchange
-        #: is over (see http_open).
+        #: is over (see opening.py).
         self._overdue: set[RequestId] = set()
 
     # -- a call's life -------------------------------------------------------------------

@@ -135,7 +135,7 @@ class HttpTransport(Answers, SseStreams, OpenRequests):
         self._http = session if session is not None else own_session(url, max_in_flight)
         self._own_http = session is None
         #: The POST without requests' per-call machinery, on our own session only (see
-        #: http_post: a caller's session is used exactly as given).
+        #: post.py: a caller's session is used exactly as given).
         self._direct = DirectPost(self._http) if session is None else None
         if auth is not None:
             # Every request of this transport (POSTs, the GET stream, DELETE) carries it;
@@ -189,7 +189,7 @@ class HttpTransport(Answers, SseStreams, OpenRequests):
 
     def send(self, message: Message, related_request_id: RequestId | None = None) -> None:
         if isinstance(message, Request):
-            self._send_open(message)  # no caller's deadline: see http_open
+            self._send_open(message)  # no caller's deadline: see opening.py
             return
         if self._closed.is_set():
             raise ConnectionClosedError("the HTTP transport is closed")
@@ -370,7 +370,7 @@ class HttpTransport(Answers, SseStreams, OpenRequests):
         if not tracked(response):
             # A caller's session: its exchange can not be ended otherwise. Ours was, just
             # above; either way the thread reading the response closes it, never this one
-            # (see http_deadline: a connection given back twice is pooled twice).
+            # (see deadline.py: a connection given back twice is pooled twice).
             abort(response)
         return bool(modern)
 
