@@ -100,7 +100,7 @@ def main() -> int:
             print(f"{t.key:8s} {key:10s} median {statistics.median(vals):8.1f} {spread(vals)}"
                   f"  all: {', '.join(f'{v:.1f}' for v in vals)}")
         # the ratio to the floor of the same round, then its median
-        for p in ("", "l_") if args.legacy else ("",):
+        for p in ("", "l_") if "l_cpu64" in rows[0] else ("",):
             ratios = [r[f"{p}cpu64"] / f for r, f in zip(rows, floor, strict=True)]
             print(f"{t.key:8s} {p}cpu64 ÷ floor: median {statistics.median(ratios):.2f}× "
                   f"{spread(ratios)}  all: {', '.join(f'{v:.2f}' for v in ratios)}")
