@@ -31,8 +31,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Protocol, Union
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol, Union
 
 from .component_options import KINDS, Kind, OptionSpec
 
@@ -73,16 +72,15 @@ class Governed(Protocol):
     def notify_list_changed(self, kind: str) -> None: ...
 
 
-@dataclass(frozen=True)
-class Visible:
+# NamedTuples, not frozen dataclasses: defining one costs every server's start ~0.5 ms.
+class Visible(NamedTuple):
     """A component's visibility options: its ``permission`` and ``tags``."""
 
     permission: Permission | None = None
     tags: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """One ``disable`` (``enabled`` False) or ``enable``: what it selects and for whom."""
 
     enabled: bool
