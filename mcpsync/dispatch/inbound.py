@@ -32,9 +32,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import operator
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from ..errors import (
     INTERNAL_ERROR,
@@ -98,8 +99,16 @@ class Headers(Mapping[str, str]):
 NO_HEADERS: Final = Headers()
 
 
-def _read_only(name: str) -> None:
-    raise AttributeError(f"TransportContext.{name} is read-only (only auth and user may be set)")
+def _fixed(name: str) -> property:
+    """A read-only field of :class:`TransportContext`: read from its private slot (by a C
+    getter: one is read on every request), refused with a message that says what may be
+    set."""
+
+    def refuse(_self: object, _value: object) -> None:
+        raise AttributeError(
+            f"TransportContext.{name} is read-only (only auth and user may be set)")
+
+    return property(operator.attrgetter("_" + name), refuse)
 
 
 class TransportContext:
@@ -150,45 +159,18 @@ class TransportContext:
         #: the caller, so a hidden tool is answered exactly like an unknown one. Else None.
         self.refusal = None
 
-    @property
-    def kind(self) -> TransportKind:
-        return self._kind
-
-    @kind.setter
-    def kind(self, _: object) -> None:
-        _read_only("kind")
-
-    @property
-    def headers(self) -> Headers:
-        return self._headers
-
-    @headers.setter
-    def headers(self, _: object) -> None:
-        _read_only("headers")
-
-    @property
-    def remote_addr(self) -> str | None:
-        return self._remote_addr
-
-    @remote_addr.setter
-    def remote_addr(self, _: object) -> None:
-        _read_only("remote_addr")
-
-    @property
-    def session_id(self) -> str | None:
-        return self._session_id
-
-    @session_id.setter
-    def session_id(self, _: object) -> None:
-        _read_only("session_id")
-
-    @property
-    def can_receive_requests(self) -> bool:
-        return self._can_receive_requests
-
-    @can_receive_requests.setter
-    def can_receive_requests(self, _: object) -> None:
-        _read_only("can_receive_requests")
+    if TYPE_CHECKING:  # what the fixed fields read as; at run time, read-only properties
+        kind: TransportKind
+        headers: Headers
+        remote_addr: str | None
+        session_id: str | None
+        can_receive_requests: bool
+    else:
+        kind = _fixed("kind")
+        headers = _fixed("headers")
+        remote_addr = _fixed("remote_addr")
+        session_id = _fixed("session_id")
+        can_receive_requests = _fixed("can_receive_requests")
 
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"TransportContext.{name} cannot be deleted")
