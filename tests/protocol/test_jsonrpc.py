@@ -120,3 +120,39 @@ def test_a_bom_is_still_accepted_on_bytes_only():
     assert isinstance(one(b"\xef\xbb\xbf" + body.encode()), Request)
     item = one("\ufeff" + body)
     assert isinstance(item, Invalid) and item.reply.error["code"] == -32700
+
+
+_DECODED_AS_BEFORE = [
+    '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    '  {"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+    '{"jsonrpc":"2.0","id":1,"method":"ping"} {"x":1}',
+    '{"jsonrpc":"2.0","id":1,"method":"ping"}}',
+    '{"jsonrpc":"2.0","id":1,"method":',
+    '{"jsonrpc":"2.0","id":1,"method":"ping", }',
+    '',
+    '   ',
+    'nul',
+    '[{"jsonrpc":"2.0","id":1,"method":"ping"}]',
+    '"text"',
+    '7',
+]
+
+
+@pytest.mark.parametrize("text", _DECODED_AS_BEFORE)
+def test_the_scanner_shortcut_decodes_and_refuses_as_json_decode_does(text):
+    # A value spanning the whole text goes to the scanner directly; whatever else (blank
+    # around it, extra data, nothing, a bad value) must meet the same fate as before.
+    def wire(items):
+        return [item.reply.error if isinstance(item, Invalid) and item.reply else
+                (type(item).__name__, getattr(item, "method", None)) for item in items]
+
+    try:
+        expected = jsonrpc._DECODER.decode(text)
+    except ValueError as exc:
+        expected = f"Parse error: {exc}"
+    try:
+        got = jsonrpc._parse(text)
+    except ValueError as exc:
+        got = f"Parse error: {exc}"
+    assert got == expected
+    assert wire(jsonrpc.decode(text)) == wire(jsonrpc.decode(text.encode()))
