@@ -351,9 +351,20 @@ def respond(pacing: Pacing, start_response: StartResponse, stream: ResponseStrea
     ``accepts``: (JSON acceptable, SSE acceptable), as the intake read them. When the
     answer is done with the stream, ``on_close`` runs; without one, the stream is left
     (:meth:`ResponseStream.leave`), setting ``cancel`` if the answer had not come."""
+    want_json, want_sse = accepts
+    if want_json and consumer is None:
+        # Answered before the response began (the usual case): the answer, as JSON, with
+        # neither a wait nor a list of items.
+        settled = stream.settled_answer()
+        if settled is not None:
+            stream.delivered = True
+            if on_close is None:
+                stream.detach()  # as leave(): finished, so nothing to cancel
+            else:
+                on_close()
+            return json_response(start_response, settled, extra, modern=modern)
     if on_close is None:
         on_close = partial(stream.leave, cancel)
-    want_json, want_sse = accepts
     if not want_sse:
         try:
             final = final_only(pacing, stream, pacing.peer(), consumer)

@@ -282,6 +282,24 @@ class ResponseStream:
                         gone.set()
         return gone
 
+    def settled_answer(self) -> Message | None:
+        """The final answer, taken, when it is all a finished stream holds and nobody has
+        attached to it: a request answered before its response began (a tool run on the
+        request's own thread, say), which needs neither :meth:`take`'s wait nor its list.
+        ``None`` otherwise: then :meth:`take` as usual."""
+        if not self.finished or self._refill is not None:
+            return None
+        with self._lock:
+            if len(self._items) != 1 or self._consumer or self._disconnect:
+                return None
+            message = self._items[0][1]
+            if not isinstance(message, (Response, ErrorResponse)):
+                return None
+            self._items.clear()
+            self._sizes.clear()
+            self._queued = 0
+        return message
+
     def take(self, timeout: float, consumer: int | None = None) -> tuple[list[Item], bool]:
         """Wait up to ``timeout`` for items; return them and whether the stream is over for
         this consumer (final message taken, ended, asked to disconnect, or taken over by
