@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from ..errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, InvalidParamsError, MCPError
 from . import levels
-from .http_headers import PROTOCOL_VERSION, mismatch
+from .http_headers import PROTOCOL_VERSION, body_mismatch
 from .versions import META_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_VERSION
 
 _VERSION_HEADER = PROTOCOL_VERSION.lower()
@@ -62,7 +62,7 @@ def check_envelope(method: str, params: Mapping[str, Any], supported: tuple[str,
                     else f"MCP-Protocol-Version header value {header_version!r} does not "
                          f"match body value {version!r}")
             raise MCPError(f"Header mismatch: {text}", code=HEADER_MISMATCH)
-        problem = mismatch(headers, {"method": method, "params": params}, tool_headers)
+        problem = body_mismatch(headers, method, params, tool_headers)
         if problem is not None:
             raise MCPError(f"Header mismatch: {problem}", code=HEADER_MISMATCH)
     if version not in supported:

@@ -23,6 +23,9 @@ from .methods import VIEWS
 PROTOCOL_VERSION: Final = "MCP-Protocol-Version"
 METHOD: Final = "Mcp-Method"
 NAME: Final = "Mcp-Name"
+#: The two as the intake's lower-cased header names.
+_METHOD_KEY: Final = METHOD.lower()
+_NAME_KEY: Final = NAME.lower()
 PARAM_PREFIX: Final = "Mcp-Param-"
 SESSION_ID: Final = "Mcp-Session-Id"
 
@@ -154,17 +157,23 @@ def mismatch(headers: Mapping[str, str], message: Mapping[str, Any],
 
     ``MCP-Protocol-Version`` is compared with the body's ``_meta`` version by the caller.
     """
-    method = message.get("method")
-    got = headers.get(METHOD.lower())
+    params = message.get("params")
+    return body_mismatch(headers, message.get("method"),
+                         params if isinstance(params, dict) else {}, tool_headers)
+
+
+def body_mismatch(headers: Mapping[str, str], method: Any, params: Mapping[str, Any],
+                  tool_headers: dict[str, tuple[str, ...]] | None = None) -> str | None:
+    """:func:`mismatch` of a request already taken apart (``params`` an object): what the
+    envelope check calls for every 2026-07-28 request on HTTP."""
+    got = headers.get(_METHOD_KEY)
     if got is None:
         return f"the {METHOD} header is required"
     if got != method:
         return f"{METHOD} header value {got!r} does not match body value {method!r}"
-    params = message.get("params")
-    params = params if isinstance(params, dict) else {}
-    source = NAME_SOURCES.get(str(method))
+    source = NAME_SOURCES.get(method) if isinstance(method, str) else None
     if source is not None:
-        raw = headers.get(NAME.lower())
+        raw = headers.get(_NAME_KEY)
         if raw is None:
             return f"the {NAME} header is required for {method}"
         try:
@@ -173,7 +182,7 @@ def mismatch(headers: Mapping[str, str], message: Mapping[str, Any],
             return str(exc)
         if name != params.get(source):
             return f"{NAME} header value {name!r} does not match body value {params.get(source)!r}"
-    if method in _TOOL_METHODS and tool_headers:
+    if tool_headers and method in _TOOL_METHODS:
         return param_mismatch(headers, params.get("arguments"), tool_headers)
     return None
 
