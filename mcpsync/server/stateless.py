@@ -70,7 +70,7 @@ class _Rounds:
 
     def __init__(self, answers: dict[str, Any]) -> None:
         self.answers = answers
-        self._keys = ports.QuestionKeys()
+        self._keys: ports.QuestionKeys | None = None  # made by the first question
         self._thread = threading.get_ident()
 
     def ask(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -79,7 +79,10 @@ class _Rounds:
             raise ProtocolStateError(
                 f"cannot ask {method} from another thread under 2026-07-28: ask from the "
                 "handler's own thread")
-        key = self._keys.next()
+        keys = self._keys
+        if keys is None:  # only this thread asks: no race to make it
+            keys = self._keys = ports.QuestionKeys()
+        key = keys.next()
         entry = self.answers.get(key)
         # An answer counts only for the question it was given to: a handler that asks
         # something else at this point on a later run asks it afresh.
@@ -124,7 +127,8 @@ class RequestScope:
         self._session = session
         self._info = info
         self._log_level = log_level
-        self._connection = _NoReverseRequests(session.connection, rounds)
+        self._rounds = rounds
+        self._connection: _NoReverseRequests | None = None  # made when a handler sends
 
     @property
     def server(self) -> RequestServer:
@@ -136,7 +140,11 @@ class RequestScope:
 
     @property
     def connection(self) -> OutboundChannel:
-        return self._connection
+        connection = self._connection
+        if connection is None:  # a racing thread makes an equal one: either will do
+            connection = self._connection = _NoReverseRequests(self._session.connection,
+                                                               self._rounds)
+        return connection
 
     @property
     def ended(self) -> threading.Event:
