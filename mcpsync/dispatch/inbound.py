@@ -74,10 +74,12 @@ class Headers(Mapping[str, str]):
 
     @classmethod
     def lowered(cls, items: Mapping[str, str]) -> Headers:
-        """Headers whose names are already lower-case (the HTTP app's, per request): a
-        plain copy, without lower-casing every name again."""
+        """Headers whose names are already lower-case (the HTTP app's, per request), kept
+        as they are: neither lower-cased again nor copied. The caller hands the dict over
+        and changes it no more (the intake makes one per request and never writes to it
+        after)."""
         headers = cls.__new__(cls)
-        headers._items = dict(items)
+        headers._items = items if type(items) is dict else dict(items)
         return headers
 
     def __getitem__(self, name: str) -> str:
@@ -485,6 +487,14 @@ class InboundExecutor:
     @property
     def has_send_middleware(self) -> bool:
         return bool(self._send)
+
+    @property
+    def receives_as_is(self) -> bool:
+        """Whether :meth:`receive` would hand a message to its ``route`` unchanged and
+        record nothing (no receive middleware, no telemetry recording now): a caller that
+        routes one request may then take it as it came, without a receive step."""
+        telemetry = self._telemetry
+        return not self._recv and (telemetry is None or not telemetry.active)
 
     @property
     def has_receive_middleware(self) -> bool:

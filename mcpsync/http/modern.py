@@ -141,27 +141,16 @@ def serve(services: Services, http: HttpRequest,
     if held is not None:
         transport.refusal = held
     channel = _RequestChannel(stream, executor, transport)
-    accepted: list[Request] = []
-    refused: list[Message] = []
-
-    def route(passed: Message) -> None:
-        if isinstance(passed, Request):
-            accepted.append(passed)
-
-    def reply(answer: Message) -> None:
-        refused.append(answer)
-        channel.answer(answer)
-
-    # The same path as every other transport's: receive middleware on this thread
-    # (the engine's reader runs it on its own), the handler on the pool.
-    executor.receive(message, transport, route, reply)
-    if not accepted:
-        if not refused:
-            raise _HttpError(INTERNAL_ERROR,
-                             "The server dropped the request without an answer",
-                             message.id)
-        return respond(services.pacing, start_response, stream, http.accepts, modern=True)
-    request = accepted[0]
+    if executor.receives_as_is:
+        request = message  # what the receive step would route, unchanged
+    else:
+        # The same path as every other transport's: receive middleware on this thread
+        # (the engine's reader runs it on its own), the handler on the pool.
+        routed = _receive(executor, message, transport, channel)
+        if routed is None:
+            return respond(services.pacing, start_response, stream, http.accepts,
+                           modern=True)
+        request = routed
     inbound = InboundRequest(channel, request.id, request.method, request.params or {},
                              transport)
     host = _RequestHost(services.server, channel, stream)
@@ -179,7 +168,7 @@ def serve(services: Services, http: HttpRequest,
             if not stream.finished:  # no answer, or send middleware dropped it
                 stream.end()
 
-    if request.method in _THREADED and not _inline_tool(
+    if request.method in _THREADED and not _runs_here(
             tool if request is message else server.tools.get(
                 str((request.params or {}).get("name"))), request):
         try:
@@ -195,7 +184,33 @@ def serve(services: Services, http: HttpRequest,
                    cancel=inbound.cancelled)
 
 
-def _inline_tool(tool: RegisteredTool | None, message: Request) -> bool:
-    # A tool without a context parameter can neither report progress nor see
-    # cancellation: it runs on this thread, saving a hand-off.
-    return message.method in _TOOL_METHODS and tool is not None and tool.context_free
+def _receive(executor: InboundExecutor, message: Request, transport: TransportContext,
+             channel: _RequestChannel) -> Request | None:
+    """``message`` through the receive middleware: the request to serve (a middleware may
+    have put another in its place), or ``None`` when a middleware refused it (its answer
+    went to the stream). A request dropped without an answer is refused here."""
+    accepted: list[Request] = []
+    refused: list[Message] = []
+
+    def route(passed: Message) -> None:
+        if isinstance(passed, Request):
+            accepted.append(passed)
+
+    def reply(answer: Message) -> None:
+        refused.append(answer)
+        channel.answer(answer)
+
+    executor.receive(message, transport, route, reply)
+    if accepted:
+        return accepted[0]
+    if not refused:
+        raise _HttpError(INTERNAL_ERROR, "The server dropped the request without an answer",
+                         message.id)
+    return None
+
+
+def _runs_here(tool: RegisteredTool | None, message: Request) -> bool:
+    """Whether a request of a threaded method runs on the request's own thread: a call of a
+    tool without a context parameter, which can neither report progress nor see
+    cancellation, so a hand-off to the pool would buy nothing."""
+    return tool is not None and tool.context_free and message.method in _TOOL_METHODS

@@ -80,10 +80,29 @@ class Services:
         # the server's gauges count it once).
         self.server._telemetry.gauges.track("sse_streams.open", OPEN_STREAMS,
                                             OpenStreams.count, once=True)
-        # A partial, not a method: made by the dispatch layer directly, every request.
-        object.__setattr__(self, "executor", partial(
-            InboundExecutor, self.server.recv_middleware, self.server.send_middleware,
-            name="mcpsync-http", telemetry=self.server._telemetry))
+        object.__setattr__(self, "executor", _Executors(self.server))
+
+
+class _Executors:
+    """``Services.executor``: the inbound executor of one request, over the server's
+    middleware as it is at that moment. While both lists are empty (most servers, for
+    good) every request shares one executor, which holds nothing a request changes;
+    otherwise each gets its own, over copies of the lists. Thread-safe."""
+
+    __slots__ = ("_bare", "_make", "_recv", "_send")
+
+    def __init__(self, server: ServerCore) -> None:
+        self._recv = server.recv_middleware
+        self._send = server.send_middleware
+        self._make = partial(InboundExecutor, self._recv, self._send, name="mcpsync-http",
+                             telemetry=server._telemetry)
+        self._bare = InboundExecutor((), (), name="mcpsync-http",
+                                     telemetry=server._telemetry)
+
+    def __call__(self) -> InboundExecutor:
+        if self._recv or self._send:
+            return self._make()
+        return self._bare
 
 
 __all__ = ["HandOffPool", "Services"]
