@@ -190,7 +190,9 @@ def parse_object(obj: Any) -> Message | Invalid:
     if not isinstance(obj, dict):
         return _invalid("Invalid request: a JSON-RPC message must be an object", None)
     raw_id = obj.get("id")
-    id_ok = _valid_id(raw_id)
+    # _valid_id(raw_id), spelt out: this runs for every message.
+    id_ok = (isinstance(raw_id, int) and not isinstance(raw_id, bool)) or isinstance(
+        raw_id, str)
     reply_id = raw_id if id_ok else None
     if obj.get("jsonrpc") != "2.0":
         return _invalid('Invalid request: "jsonrpc" must be "2.0"', reply_id)
