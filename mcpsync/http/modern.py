@@ -30,8 +30,8 @@ from ..protocol.envelope import check_envelope
 from ..protocol.jsonrpc import Message, Notification, Request
 from ..protocol.methods import VIEWS
 from ..server import stateless
-from ..server.host import RequestServer
 from ..server.mount import mounted_tool
+from ..server.server import ServerCore
 from ..server.tools import RegisteredTool
 from .intake import HttpRequest
 from .replies import StartResponse, _HttpError, respond
@@ -77,11 +77,12 @@ class _RequestChannel:
 
 class _RequestHost:
     """The host (``server.stateless.StatelessHost``) a stateless request is served in: the
-    server and the request's stream."""
+    server, its dispatcher and the request's stream."""
 
-    def __init__(self, server: RequestServer, channel: _RequestChannel,
+    def __init__(self, server: ServerCore, channel: _RequestChannel,
                  stream: ResponseStream) -> None:
         self.server = server
+        self.dispatcher = server._dispatcher
         self.connection = channel
         self._stream = stream
 
@@ -115,7 +116,7 @@ def serve(services: Services, http: HttpRequest,
     # A mounted server's tool is checked as the parent's own (a proxied one by its proxy,
     # which learns its map from the remote: proxy/param_headers.py).
     description = tool.description if tool is not None else (
-        mounted_tool(server, str(params.get("name"))) if message.method in _TOOL_METHODS
+        mounted_tool(server._mounts, str(params.get("name"))) if message.method in _TOOL_METHODS
         else None)
     versions = server.protocol.modern_versions
     held: MCPError | None = None

@@ -78,12 +78,12 @@ class Services:
     def __post_init__(self) -> None:
         # The server's open-SSE gauge reads the process's count (each app registers it;
         # the server's gauges count it once).
-        self.server._telemetry.gauges.track("sse_streams.open", OPEN_STREAMS,
-                                            OpenStreams.count, once=True)
+        self.server._dispatcher.telemetry.gauges.track("sse_streams.open", OPEN_STREAMS,
+                                                       OpenStreams.count, once=True)
         # A partial, not a method: made by the dispatch layer directly, every request.
         object.__setattr__(self, "executor", partial(
             InboundExecutor, self.server.recv_middleware, self.server.send_middleware,
-            name="mcpsync-http", telemetry=self.server._telemetry))
+            name="mcpsync-http", telemetry=self.server._dispatcher.telemetry))
 
 
 __all__ = ["HandOffPool", "Services"]
