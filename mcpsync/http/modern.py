@@ -30,8 +30,8 @@ from ..protocol.envelope import check_envelope
 from ..protocol.jsonrpc import Message, Notification, Request
 from ..protocol.methods import VIEWS
 from ..server import stateless
+from ..server.host import RequestServer
 from ..server.mount import mounted_tool
-from ..server.server import ServerCore
 from ..server.tools import RegisteredTool
 from .intake import HttpRequest
 from .replies import StartResponse, _HttpError, respond
@@ -77,12 +77,11 @@ class _RequestChannel:
 
 class _RequestHost:
     """The host (``server.stateless.StatelessHost``) a stateless request is served in: the
-    server, its dispatcher and the request's stream."""
+    server and the request's stream."""
 
-    def __init__(self, server: ServerCore, channel: _RequestChannel,
+    def __init__(self, server: RequestServer, channel: _RequestChannel,
                  stream: ResponseStream) -> None:
         self.server = server
-        self.dispatcher = server._dispatcher
         self.connection = channel
         self._stream = stream
 
@@ -166,12 +165,14 @@ def serve(services: Services, http: HttpRequest,
     inbound = InboundRequest(channel, request.id, request.method, request.params or {},
                              transport)
     host = _RequestHost(services.server, channel, stream)
+    dispatcher = server._dispatcher
 
     # A receive middleware that put another request in its place gets it checked anew.
     checked = envelope if request is message else None
 
     def run() -> None:
-        out = executor.answer(inbound, lambda: stateless.serve(host, inbound, checked))
+        out = executor.answer(inbound, lambda: stateless.serve(host, dispatcher, inbound,
+                                                               checked))
         inbound.done = True
         try:
             if out is not None:

@@ -47,7 +47,7 @@ class Dispatcher:
     what is registered at the time), and ``request_state_key`` as configured.
     Thread-safe: everything a request reads is replaced whole, never changed in place."""
 
-    def __init__(self, methods: MethodRegistry[MethodHandler, Any], catalog: Catalog,
+    def __init__(self, methods: MethodRegistry[MethodHandler, Any], *, catalog: Catalog,
                  request_scopes: list[ScopeFactory], extensions: Extensions,
                  telemetry: Instrumentation, info: Callable[[str | None], dict[str, Any]],
                  capabilities: Callable[[str], dict[str, Any]],

@@ -148,8 +148,9 @@ class ServerCore(ServerDefinition):
         #: mount's): the handlers, the guards and request scopes, the identity and
         #: capabilities by revision, the ``requestState`` key, the telemetry.
         self._dispatcher = Dispatcher(
-            self.methods, self, self._request_scopes, self._extensions, instrumentation,
-            self._info_for, self._capabilities_for, request_state_key)
+            self.methods, catalog=self, request_scopes=self._request_scopes,
+            extensions=self._extensions, telemetry=instrumentation, info=self._info_for,
+            capabilities=self._capabilities_for, request_state_key=request_state_key)
         self._sessions = ConnectedSessions()
         instrumentation.gauges.track("sessions.open", self._sessions, len)
         self.subscribers = ResourceSubscribers()  #: who subscribes to what, either era

@@ -108,9 +108,9 @@ class ServerSession:
         connected: ConnectedSessions | None = None,
     ) -> None:
         self.server = server
-        #: What the session answers through (the server's handlers, how they run, its
-        #: identity and capabilities by revision): ``stateless.serve`` reads it too.
-        self.dispatcher = dispatcher
+        #: What the session answers through: the server's handlers, how they run, its
+        #: identity and capabilities by revision.
+        self._dispatcher = dispatcher
         #: Where the server keeps its connected sessions (this one leaves it when closed).
         self._connected = connected
         self._info = SessionInfo()
@@ -239,7 +239,7 @@ class ServerSession:
         if self.server.protocol.modern_versions and is_stateless(inbound.params):
             from . import stateless  # the modern era's machinery, loaded on its first request
 
-            return stateless.serve(self, inbound)
+            return stateless.serve(self, self._dispatcher, inbound)
         if method == "initialize":
             return self._initialize(inbound.params)
         if not lifecycle.admits(self._state, method):
@@ -250,8 +250,8 @@ class ServerSession:
         handler = self.server.methods.request_handler(method)  # method_handlers.get
         if handler is None:
             raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
-        return self.dispatcher.run_handler(handler, HandlerContext(inbound, self),
-                                           inbound.params)
+        return self._dispatcher.run_handler(handler, HandlerContext(inbound, self),
+                                            inbound.params)
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         if self._state is not lifecycle.State.NEW:
@@ -282,12 +282,12 @@ class ServerSession:
             session_id=self._info.session_id,
         )
         self._advance(lifecycle.Event.INITIALIZE_ANSWERED)
-        capabilities = self.dispatcher.capabilities_for(version)
+        capabilities = self._dispatcher.capabilities_for(version)
         self._declared = frozenset(capabilities)
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": capabilities,
-            "serverInfo": self.dispatcher.info_for(version),
+            "serverInfo": self._dispatcher.info_for(version),
         }
         if self.server.instructions:
             result["instructions"] = self.server.instructions
@@ -324,7 +324,7 @@ class ServerSession:
         return True
 
     def _on_notification(self, message: Notification) -> None:
-        handler = self.dispatcher.notification_handlers.get(message.method)
+        handler = self._dispatcher.notification_handlers.get(message.method)
         if handler is not None:
             handler(self, message.params or {})
 

@@ -45,14 +45,10 @@ from .host import RequestServer
 
 class StatelessHost(Protocol):
     """What a stateless request is served in: a ``ServerSession`` (stdio, memory, a
-    handshake-era HTTP session), or a 2026-07-28 HTTP request's own stream and channel;
-    either holds the server and its dispatcher."""
+    handshake-era HTTP session), or a 2026-07-28 HTTP request's own stream and channel."""
 
     @property
     def server(self) -> RequestServer: ...
-
-    @property
-    def dispatcher(self) -> Dispatcher: ...
 
     @property
     def connection(self) -> OutboundChannel: ...
@@ -152,12 +148,12 @@ class RequestScope:
         return self._log_level is not None and levels.at_least(level, self._log_level)
 
 
-def serve(session: StatelessHost, inbound: InboundRequest,
+def serve(session: StatelessHost, dispatcher: Dispatcher, inbound: InboundRequest,
           envelope: Envelope | None = None) -> dict[str, Any]:
-    """Run the handler and decorate the result. ``envelope``: the request's, checked
-    where it came in (HTTP); ``None``: check it here (stdio, memory), once either way."""
+    """Run the handler and decorate the result. ``dispatcher``: the server's, which the
+    request is answered through. ``envelope``: the request's, checked where it came in
+    (HTTP); ``None``: check it here (stdio, memory), once either way."""
     server = session.server
-    dispatcher = session.dispatcher
     params = inbound.params
     method = inbound.method
     if envelope is None:

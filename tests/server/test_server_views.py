@@ -86,7 +86,7 @@ def test_sessions_and_mounts_are_handed_the_servers_dispatcher() -> None:
     assert child._mounts.run_handler == child._dispatcher.run_handler
     with Client.memory(parent, timeout=10):
         (session,) = parent.sessions()
-        assert session.server is parent and session.dispatcher is dispatcher
+        assert session.server is parent and session._dispatcher is dispatcher
 
 
 def test_what_the_collaborators_own_the_server_does_not_hold_again() -> None:
