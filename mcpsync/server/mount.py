@@ -213,9 +213,9 @@ def mounted_tool(mounts: Mounts, name: str) -> dict[str, Any] | None:
 def known_name(mounts: Mounts, kind: str, name: str) -> bool:
     """Whether a ``tools/call`` (``kind`` "tool") or ``prompts/get`` ("prompt") of ``name``
     reaches an item that exists beyond the own registry of the server of ``mounts``: in a
-    mount's registry,
-    however deep, or known to the handler that serves it (a proxy's: its remote listed
-    it). Telemetry names such an item as the client called it, like an own one."""
+    mount's registry, however deep, or known to the handler that serves it (a proxy's: its
+    remote listed it). Telemetry names such an item as the client called it, like an own
+    one."""
     method = "tools/call" if kind == "tool" else "prompts/get"
     knows = getattr(mounts.server.methods.request_handler(method), KNOWS_NAME, None)
     if callable(knows) and knows(name):
