@@ -61,7 +61,7 @@ def test_no_protocol_in_the_package_declares_a_private_member() -> None:
     assert _declared() == {}
 
 
-def test_the_check_sees_a_private_member_of_a_protocol(tmp_path: Path) -> None:
+def test_the_check_sees_a_private_member_of_a_protocol() -> None:
     # What the check reads, on a protocol that declares one of each kind.
     source = ("from typing import Protocol\n"
               "class P(Protocol):\n"
