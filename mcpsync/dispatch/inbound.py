@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import logging
 import operator
 import threading
@@ -499,3 +500,26 @@ class InboundExecutor:
     @property
     def has_receive_middleware(self) -> bool:
         return bool(self._recv)
+
+
+class RequestExecutors:
+    """The inbound executor of each request of an HTTP app (call the object), over the
+    server's middleware lists as they are at that moment: ``add_middleware`` and direct
+    appends take effect from the next request. While both lists are empty (most servers,
+    for good) every request shares one executor, which holds nothing a request changes;
+    otherwise each gets its own, over copies of the lists. Thread-safe."""
+
+    __slots__ = ("_bare", "_make", "_recv", "_send")
+
+    def __init__(self, recv_middleware: list[Middleware], send_middleware: list[Middleware],
+                 *, name: str, telemetry: Instrumentation | None) -> None:
+        self._recv = recv_middleware
+        self._send = send_middleware
+        self._make = functools.partial(InboundExecutor, recv_middleware, send_middleware,
+                                       name=name, telemetry=telemetry)
+        self._bare = InboundExecutor((), (), name=name, telemetry=telemetry)
+
+    def __call__(self) -> InboundExecutor:
+        if self._recv or self._send:
+            return self._make()
+        return self._bare

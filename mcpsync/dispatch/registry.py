@@ -192,7 +192,7 @@ class MethodRegistry(Generic[RequestT, NotificationT]):
 
 
 class RequestHandlers(MutableMapping[str, RequestT]):
-    """A registry's request handlers as a dict (a server's ``_method_handlers``).
+    """A registry's request handlers as a dict (a server dispatcher's ``handlers``).
 
     Assigning replaces whatever was there, like the dict it stands in for; ``del``
     unregisters. Every operation goes through the registry, so it stays thread-safe.
@@ -226,7 +226,7 @@ class RequestHandlers(MutableMapping[str, RequestT]):
 
 class NotificationHandlers(MutableMapping[str, Callable[..., None]]):
     """A registry's notification handlers as a dict of one callable per method (a
-    server's ``_notification_handlers``): reading a method gives a callable that
+    server dispatcher's ``notification_handlers``): reading a method gives a callable that
     runs all its handlers in order; assigning replaces them all with one."""
 
     def __init__(self, registry: MethodRegistry[Any, NotificationT]) -> None:

@@ -36,7 +36,7 @@ def _config(app_configs: Any, **kwargs: Any) -> list[django_checks.CheckMessage]
     if not settings.DEBUG:
         from .site import get_server
 
-        if not get_server()._request_state_key_shared:
+        if not get_server()._dispatcher.state_key_shared:
             messages.append(django_checks.Warning(
                 "The MCP server has no request_state_key shared by its worker processes.",
                 hint="Several workers (gunicorn --workers N) each make up a key, and a "

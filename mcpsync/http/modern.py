@@ -115,7 +115,7 @@ def serve(services: Services, http: HttpRequest,
     # A mounted server's tool is checked as the parent's own (a proxied one by its proxy,
     # which learns its map from the remote: proxy/param_headers.py).
     description = tool.description if tool is not None else (
-        mounted_tool(server, str(params.get("name"))) if message.method in _TOOL_METHODS
+        mounted_tool(server._mounts, str(params.get("name"))) if message.method in _TOOL_METHODS
         else None)
     versions = server.protocol.modern_versions
     held: MCPError | None = None
@@ -154,12 +154,14 @@ def serve(services: Services, http: HttpRequest,
     inbound = InboundRequest(channel, request.id, request.method, request.params or {},
                              transport)
     host = _RequestHost(services.server, channel, stream)
+    dispatcher = server._dispatcher
 
     # A receive middleware that put another request in its place gets it checked anew.
     checked = envelope if request is message else None
 
     def run() -> None:
-        out = executor.answer(inbound, lambda: stateless.serve(host, inbound, checked))
+        out = executor.answer(inbound, lambda: stateless.serve(host, dispatcher, inbound,
+                                                               checked))
         inbound.done = True
         try:
             if out is not None:

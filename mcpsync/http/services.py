@@ -24,9 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 
-from ..dispatch.inbound import InboundExecutor
+from ..dispatch.inbound import InboundExecutor, RequestExecutors
 from ..protocol.http_headers import HeaderMapCache
 from ..server.server import ServerCore
 from ..stores.events import EventStore
@@ -78,31 +77,11 @@ class Services:
     def __post_init__(self) -> None:
         # The server's open-SSE gauge reads the process's count (each app registers it;
         # the server's gauges count it once).
-        self.server._telemetry.gauges.track("sse_streams.open", OPEN_STREAMS,
-                                            OpenStreams.count, once=True)
-        object.__setattr__(self, "executor", _Executors(self.server))
-
-
-class _Executors:
-    """``Services.executor``: the inbound executor of one request, over the server's
-    middleware as it is at that moment. While both lists are empty (most servers, for
-    good) every request shares one executor, which holds nothing a request changes;
-    otherwise each gets its own, over copies of the lists. Thread-safe."""
-
-    __slots__ = ("_bare", "_make", "_recv", "_send")
-
-    def __init__(self, server: ServerCore) -> None:
-        self._recv = server.recv_middleware
-        self._send = server.send_middleware
-        self._make = partial(InboundExecutor, self._recv, self._send, name="mcpsync-http",
-                             telemetry=server._telemetry)
-        self._bare = InboundExecutor((), (), name="mcpsync-http",
-                                     telemetry=server._telemetry)
-
-    def __call__(self) -> InboundExecutor:
-        if self._recv or self._send:
-            return self._make()
-        return self._bare
+        self.server._dispatcher.telemetry.gauges.track("sse_streams.open", OPEN_STREAMS,
+                                                       OpenStreams.count, once=True)
+        object.__setattr__(self, "executor", RequestExecutors(
+            self.server.recv_middleware, self.server.send_middleware, name="mcpsync-http",
+            telemetry=self.server._dispatcher.telemetry))
 
 
 __all__ = ["HandOffPool", "Services"]

@@ -173,7 +173,7 @@ class McpWsgiApp:
         # handshake-era session): limits.max_handlers bounds the app, not each session.
         self._pool = HandOffPool(server.limits.max_handlers, name="mcpsync-http-handler",
                                  max_backlog=4 * server.limits.max_handlers)
-        server._telemetry.gauges.track_pool(self._pool)
+        server._dispatcher.telemetry.gauges.track_pool(self._pool)
         self.sessions = SessionRegistry(server, store, idle_timeout=limits.idle_timeout,
                                         max_sessions=limits.max_sessions,
                                         session_store=session_store,
@@ -182,7 +182,7 @@ class McpWsgiApp:
                                         max_per_principal=limits.max_per_principal,
                                         max_per_address=limits.max_per_address)
         if self.relay is not None and self.sessions.shared is not None:
-            server._resource_update_hooks.append(self.sessions.resource_updated)
+            server._mounts.hooks.resource_updated.append(self.sessions.resource_updated)
         #: Context-free tools seen to take over half ``json_window`` on a handshake-era
         #: POST's thread: they run on the pool from then on (``legacy.py``).
         self.slow_tools: set[str] = set()
@@ -202,7 +202,8 @@ class McpWsgiApp:
         # server serves (pointing back at the user's line that built the app).
         self._built_at = user_frame()
         self._checked_processes = False
-        if (bus is not None or _shared(session_store)) and not server._request_state_key_shared:
+        if (bus is not None or _shared(session_store)) and (
+                not server._dispatcher.state_key_shared):
             self._checked_processes = True
             warn_unshared_key("This app shares its sessions with other processes "
                               "(session_store=, bus=)", self._built_at)
@@ -222,7 +223,7 @@ class McpWsgiApp:
             self._stop_events()
         if self.relay is not None:
             self.relay.close(timeout)
-            hooks = self.server._resource_update_hooks
+            hooks = self.server._mounts.hooks.resource_updated
             if self.sessions.resource_updated in hooks:
                 hooks.remove(self.sessions.resource_updated)
         self.sessions.close_all()
@@ -293,7 +294,7 @@ class McpWsgiApp:
             if self._checked_processes:
                 return
             self._checked_processes = True
-        if environ.get("wsgi.multiprocess") and not self.server._request_state_key_shared:
+        if environ.get("wsgi.multiprocess") and not self.server._dispatcher.state_key_shared:
             warn_unshared_key("This app is served by several processes (wsgi.multiprocess)",
                               self._built_at)
 

@@ -7,7 +7,7 @@ size bound, a cache for reads and an audit trail, added with ``server.add_middle
     server.add_middleware(RateLimit("20/minute", key="ip", storage="redis://localhost/0"))
 
 A guard is ``guard(ctx, params, next_) -> result`` around every handler the server runs,
-on its handler thread: the one inbound path (``Server._run_handler``) that stdio, memory
+on its handler thread: the one inbound path (``Dispatcher.run_handler``) that stdio, memory
 and HTTP requests of every era take, and that a mounted server and a proxy take too. So a
 guard holds the same on every transport, and with Redis storage across every worker and
 machine. docs/operations.md shows each one and a production recipe.

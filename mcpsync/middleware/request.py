@@ -1,6 +1,6 @@
 """What a guard knows of the request it wraps, read once from the handler's context.
 
-Every guard of :mod:`mcpsync.middleware` runs inside ``Server._run_handler``: the one path
+Every guard of :mod:`mcpsync.middleware` runs inside ``Dispatcher.run_handler``: the one path
 every request takes, on stdio, memory and HTTP, in 2026-07-28 and in the handshake era,
 on a mounted server and on a proxy. So what it reads is the same everywhere: the method,
 the item the request names (a tool or prompt name, a resource URI), who asked (the

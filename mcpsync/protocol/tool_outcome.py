@@ -8,7 +8,7 @@ question the tool asked), the tasks extension (a deferred continuation that rais
 other handler's exception comes to :func:`handler_failed`, which applies the same policy to
 a JSON-RPC error (-32603, the spec's code for an internal error): a resource's or a
 prompt's where it is read, any other (a completer, a raw ``method_handler``, a request
-scope) where the server runs every handler (``ServerDefinition._run_handler``). So the
+scope) where the server runs every handler (``Dispatcher.run_handler``). So the
 policy is changed here, and nowhere else.
 
 The policy: an exception's text reaches the wire only when it was written for the client.

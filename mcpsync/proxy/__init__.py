@@ -9,13 +9,13 @@ subscriptions held on the remote for the proxy's subscribers (``subscriptions.py
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from ..client.tracking import CallTracker
 from .call_table import CallTable
 from .forward import FORWARDED, install
-from .host import ProxyHost
+from .host import ProxyHost, UsedExtensions
 from .link import ProxyTarget, RemoteLink
 from .subscriptions import Upstream
 
@@ -24,13 +24,14 @@ H = TypeVar("H", bound=ProxyHost)
 __all__ = ["FORWARDED", "ProxyHost", "ProxyTarget", "build_proxy"]
 
 
-def build_proxy(cls: Callable[..., H], target: ProxyTarget, *, name: str | None,
-                client_options: Mapping[str, Any], server_options: Mapping[str, Any]) -> H:
-    """The proxy :meth:`Server.proxy <mcpsync.Server.proxy>` returns (see there)."""
-    server = cls(name or "mcpsync-proxy", **server_options)
+def build_proxy(server: H, target: ProxyTarget, *, extensions: UsedExtensions,
+                client_options: Mapping[str, Any]) -> H:
+    """Make ``server`` (new, made by :meth:`Server.proxy <mcpsync.Server.proxy>`, see
+    there) the proxy of ``target``; ``extensions``: the ones ``server`` uses (those in use
+    when it connects are declared to the remote). Returns it."""
     calls = CallTable()
     tracker = CallTracker()
-    link = RemoteLink(server, target, calls, tracker, client_options)
+    link = RemoteLink(server, target, calls, tracker, client_options, extensions)
     install(server, link, calls, tracker)
     upstream = Upstream(server, link)
     server.subscribers.watchers.append(upstream.changed)

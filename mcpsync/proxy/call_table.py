@@ -65,7 +65,7 @@ class ForwardedCall:
         self.modern = is_modern(ctx)
         #: This attempt's answers, by question key (2026-07-28 and a method that may ask).
         self._answers: dict[str, Any] | None = (
-            verified_answers(ctx.server._request_state_key, ctx.method, ctx.params)
+            verified_answers(ctx.server._dispatcher.state_key, ctx.method, ctx.params)
             if self.modern and ctx.method in MRTR_METHODS else None)
         self._keys = QuestionKeys()
         self._lock = threading.Lock()

@@ -20,8 +20,9 @@ Handler = Callable[[HandlerContext, dict[str, Any]], dict[str, Any]]
 
 
 class UsedExtensions(Protocol):
-    """The extensions the server uses (its ``extensions``): the proxy declares the client
-    side of those it knows to its remote."""
+    """The extensions the server uses (``server/extensions.py`` ``Extensions``, handed to
+    ``build_proxy``): the proxy declares the client side of those it knows to its
+    remote."""
 
     @property
     def identifiers(self) -> frozenset[str]: ...
@@ -34,9 +35,6 @@ class ProxyHost(Protocol):
     protocol: ProtocolOptions
     instructions: str | None
     subscribers: ResourceSubscribers
-
-    @property
-    def _extensions(self) -> UsedExtensions: ...
 
     def notify_list_changed(self, kind: str) -> None: ...
 

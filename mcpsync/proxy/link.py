@@ -52,7 +52,7 @@ from .call_table import CallTable
 from .param_headers import RemoteParamHeaders
 
 if TYPE_CHECKING:
-    from .host import ProxyHost
+    from .host import ProxyHost, UsedExtensions
 
 logger = logging.getLogger("mcpsync.proxy")
 
@@ -95,8 +95,11 @@ class RemoteLink:
     """The proxy's connection to its remote server. Thread-safe."""
 
     def __init__(self, server: ProxyHost, target: ProxyTarget, calls: CallTable,
-                 tracker: CallTracker, options: Mapping[str, Any]) -> None:
+                 tracker: CallTracker, options: Mapping[str, Any],
+                 extensions: UsedExtensions) -> None:
         self._server = server
+        #: The extensions the proxy's server uses (read at each connect).
+        self._extensions = extensions
         self._connect = _connector(target)
         self.target = describe(target)
         self._secrets = _secrets(target, self.target)
@@ -151,7 +154,7 @@ class RemoteLink:
         """What the proxy's client declares besides its handlers (see the module)."""
         caps: dict[str, Any] = {**_FORWARDED, **(self._host.extra_capabilities or {})}
         used = {identifier: settings for identifier, settings in _CLIENT_SIDE.items()
-                if identifier in self._server._extensions.identifiers}
+                if identifier in self._extensions.identifiers}
         if used:
             caps["extensions"] = {**used, **(caps.get("extensions") or {})}
         return caps

@@ -11,6 +11,7 @@ reads as the server's definition: identity, registration, serving.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..dispatch.context import HandlerContext
@@ -26,7 +27,8 @@ from .tools import ToolRegistry
 
 class Registries(Protocol):
     """What the built-in list and read methods read of a server (a ``ServerCore``): its
-    registries, and the page size of its lists (read at each request)."""
+    registries, and the page size of its lists (read at each request). ``server/discover``
+    is handed the capabilities by revision too (the dispatcher's ``capabilities_for``)."""
 
     @property
     def tools(self) -> ToolRegistry: ...
@@ -46,15 +48,18 @@ class Registries(Protocol):
     @property
     def instructions(self) -> str | None: ...
 
-    def _capabilities_for(self, version: str) -> dict[str, Any]: ...
+
+#: The capabilities a server declares to a revision (``Dispatcher.capabilities_for``).
+CapabilitiesFor = Callable[[str], dict[str, Any]]
 
 
-def core_methods(server: Registries, completions: Completions) -> dict[str, MethodHandler]:
+def core_methods(server: Registries, completions: Completions,
+                 capabilities: CapabilitiesFor) -> dict[str, MethodHandler]:
     """The built-ins but ``subscriptions/listen`` (the server's own: it compares the
     registered handler with it), by method."""
     return {
         "ping": lambda ctx, params: {},
-        "server/discover": lambda ctx, params: discover(server, ctx),
+        "server/discover": lambda ctx, params: discover(server, capabilities, ctx),
         "tools/list": lambda ctx, params: server.tools.list(ctx, params, server.limits.page_size),
         "tools/call": server.tools.call,
         "logging/setLevel": set_level,
@@ -72,7 +77,8 @@ def core_methods(server: Registries, completions: Completions) -> dict[str, Meth
     }
 
 
-def discover(server: Registries, ctx: HandlerContext) -> dict[str, Any]:
+def discover(server: Registries, capabilities: CapabilitiesFor,
+             ctx: HandlerContext) -> dict[str, Any]:
     """``server/discover`` (2026-07-28): the revisions served, and the capabilities and
     instructions as the request's revision sees them. A handshake-era session has no
     such method (its client learnt all of it from ``initialize``)."""
@@ -81,7 +87,7 @@ def discover(server: Registries, ctx: HandlerContext) -> dict[str, Any]:
         raise MethodNotFoundError("Method not found: server/discover",
                                   data={"method": "server/discover"})
     result: dict[str, Any] = {"supportedVersions": list(server.protocol.modern_versions),
-                              "capabilities": server._capabilities_for(version)}
+                              "capabilities": capabilities(version)}
     if server.instructions:
         result["instructions"] = server.instructions
     return result

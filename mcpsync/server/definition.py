@@ -16,11 +16,9 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
-from ..dispatch.context import HandlerContext, check_meta
-from ..dispatch.registry import MethodRegistry, NotificationHandlers, RequestHandlers
+from ..dispatch.context import HandlerContext
+from ..dispatch.registry import MethodRegistry
 from ..dispatch.typed import ToolBinding
-from ..errors import MCPError, RequestCancelledError
-from ..protocol.tool_outcome import handler_failed
 from ..protocol.uritemplate import is_template
 from ..types import Icon, ToolAnnotations
 from .completions import Completions
@@ -29,7 +27,6 @@ from .handlers import MethodHandler, ScopeFactory
 from .prompts import Completer, PromptRegistry, describe_prompt
 from .resources import ResourceRegistry, describe_resource
 from .scopes import as_scopes
-from .scopes import check as check_scopes
 from .session import ServerSession
 from .tools import RegisteredTool, ToolRegistry, describe
 
@@ -54,12 +51,9 @@ class ServerDefinition:
         #: methods, extensions): see :meth:`method_handler`, :meth:`notification_handler`.
         self.methods: MethodRegistry[MethodHandler, NotificationHandler] = MethodRegistry(
             f"server {name!r}")
-        #: The registry's request handlers as a dict (assigning replaces, ``del`` removes).
-        self._method_handlers: RequestHandlers[MethodHandler] = RequestHandlers(self.methods)
-        #: The registry's notification handlers as a dict of one callable per method.
-        self._notification_handlers = NotificationHandlers(self.methods)
         #: Context-manager factories entered around every method handler, on its thread
-        #: (see :meth:`request_scope`); outermost first.
+        #: (see :meth:`request_scope`); outermost first. The server's dispatcher enters
+        #: them (``dispatcher.py``), a task's runner too (read at each request).
         self._request_scopes: list[ScopeFactory] = []
         #: The per-component keywords extensions declared (``task=``, ``permission=``...):
         #: see :meth:`declare_options`.
@@ -318,36 +312,6 @@ class ServerDefinition:
                                  if inspect.isgeneratorfunction(fn) else fn)
         self._request_scopes.append(factory)
         return fn
-
-    def _run_handler(self, handler: MethodHandler, ctx: HandlerContext,
-                     params: dict[str, Any]) -> dict[str, Any]:
-        """Call a method handler inside the request scopes (the engine's one way in).
-
-        An exception that is not the request's outcome (an ``MCPError``, a cancellation)
-        is a failure of the handler (a completer, a raw ``method_handler``, a request
-        scope): it is answered by the one policy of :func:`handler_failed` (generic text
-        with the request id, traceback logged once), as a resource's or a prompt's is."""
-        if params.get("_meta") is not None:
-            check_meta(params)
-        try:
-            if not self._request_scopes:  # the common case, without a context manager
-                check_scopes(self, ctx, ctx.method, params)
-                return handler(ctx, params)
-            return self._run_scoped(handler, ctx, params)
-        except (MCPError, RequestCancelledError):
-            raise
-        except Exception as exc:
-            raise handler_failed(ctx.method, exc, ctx) from None
-
-    def _run_scoped(self, handler: MethodHandler, ctx: HandlerContext,
-                    params: dict[str, Any]) -> dict[str, Any]:
-        with contextlib.ExitStack() as stack:
-            for scope in list(self._request_scopes):
-                stack.enter_context(scope(ctx))
-            # Per-item OAuth scopes, on every transport; inside the request scopes, so an
-            # auth layer written as one has set ``ctx.auth`` by then.
-            check_scopes(self, ctx, ctx.method, params)
-            return handler(ctx, params)
 
     def notification_handler(
         self, method: str

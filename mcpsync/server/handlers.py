@@ -1,4 +1,5 @@
-"""The shapes of what a server calls: a raw method handler and a request scope's factory.
+"""The shapes of what a server calls: a raw method handler, a request scope's factory, a
+guard, and the one way a handler is run.
 
 Apart from ``server.py`` so that the parts the server is made of (its built-ins, mounts,
 sessions) can name them without importing the server class.
@@ -20,5 +21,8 @@ ScopeFactory = Callable[[HandlerContext], AbstractContextManager[Any]]
 #: What ``Server.add_middleware`` adds (``mcpsync.middleware``): ``guard(ctx, params,
 #: next_)`` around each handler, on its thread; ``next_(ctx, params)`` runs the rest.
 Guard = Callable[[HandlerContext, dict[str, Any], MethodHandler], dict[str, Any]]
+#: ``run(handler, ctx, params)``: a handler run inside its server's guards and request
+#: scopes (``dispatcher.py`` ``Dispatcher.run_handler``), as a mount is handed it.
+HandlerRunner = Callable[[MethodHandler, HandlerContext, dict[str, Any]], dict[str, Any]]
 
-__all__ = ["Guard", "MethodHandler", "ScopeFactory"]
+__all__ = ["Guard", "HandlerRunner", "MethodHandler", "ScopeFactory"]

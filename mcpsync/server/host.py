@@ -2,30 +2,27 @@
 
 A request is answered in a session (``session.py``, the handshake era) or on its own
 (``stateless.py``, 2026-07-28, and the HTTP app's 2026-07-28 requests): both read the
-server's identity, versions and capabilities, and run its handlers. They are typed
-against this protocol, which :class:`~mcpsync.server.server.ServerCore` implements, so
-that neither imports the server class (which imports them).
+server's public options through this protocol, which
+:class:`~mcpsync.server.server.ServerCore` implements, so that neither imports the server
+class (which imports them). What answering needs that is not public (the handlers, how
+they run, the identity and capabilities by revision, the ``requestState`` key) they are
+handed as the server's :class:`~mcpsync.server.dispatcher.Dispatcher`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..dispatch.context import HandlerContext
-from ..dispatch.registry import MethodRegistry, RequestHandlers
-from .extensions import Extensions
+from ..dispatch.registry import MethodRegistry
 from .handlers import MethodHandler
 from .options import ProtocolOptions, ServerLimits
 
 
 class RequestServer(Protocol):
-    """What answering one request needs of the server: a ``ServerCore``."""
+    """What answering one request reads of the server: a ``ServerCore``."""
 
     @property
     def methods(self) -> MethodRegistry[MethodHandler, Any]: ...
-
-    @property
-    def _method_handlers(self) -> RequestHandlers[MethodHandler]: ...
 
     @property
     def protocol(self) -> ProtocolOptions: ...
@@ -34,20 +31,7 @@ class RequestServer(Protocol):
     def instructions(self) -> str | None: ...
 
     @property
-    def _request_state_key(self) -> bytes: ...
-
-    @property
     def limits(self) -> ServerLimits: ...
-
-    @property
-    def _extensions(self) -> Extensions: ...
-
-    def _info_for(self, version: str | None) -> dict[str, Any]: ...
-
-    def _capabilities_for(self, version: str) -> dict[str, Any]: ...
-
-    def _run_handler(self, handler: MethodHandler, ctx: HandlerContext,
-                     params: dict[str, Any]) -> dict[str, Any]: ...
 
 
 __all__ = ["RequestServer"]

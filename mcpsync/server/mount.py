@@ -68,7 +68,7 @@ from ..dispatch.registry import KNOWS_NAME, SERVES_EVERY_NAME
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, MCPError, MethodNotFoundError
 from ..protocol.methods import VIEWS
 from ..protocol.prefixes import PREFIX, content_out, name_in, name_out, uri_in, uri_out, view_out
-from .handlers import MethodHandler
+from .handlers import HandlerRunner, MethodHandler
 from .lifespan import Lifespan, Named
 from .mounted import MountedServer, call_mounted, error_out
 from .options import ServerLimits
@@ -103,12 +103,9 @@ _BY_ID = tuple(method for method, param in VIEWS.target_param.items()
                and not method.startswith("notifications/"))
 class Mountable(MountedServer, Protocol):
     """What mounting needs of a parent and of the server mounted into it (each a
-    ``ServerCore``): besides serving a request handed across, its registries and list
-    changes, its startup and shutdown, and its :class:`Mounts` (which holds what mounting
-    needs of the server that is not public: its lifespan and what it provides)."""
-
-    @property
-    def _mounts(self) -> Mounts: ...
+    ``ServerCore``), besides serving a request handed across: its registries and list
+    changes, its startup and shutdown. What is not public (the lifespan, what it provides,
+    how its handlers run, who hears of its changes) its :class:`Mounts` is handed."""
 
     @property
     def tools(self) -> ToolRegistry: ...
@@ -124,12 +121,6 @@ class Mountable(MountedServer, Protocol):
 
     @property
     def limits(self) -> ServerLimits: ...
-
-    @property
-    def _list_changed_hooks(self) -> list[Callable[[str], None]]: ...
-
-    @property
-    def _resource_update_hooks(self) -> list[Callable[[str], None]]: ...
 
     def notify_list_changed(self, kind: str) -> None: ...
 
@@ -160,11 +151,21 @@ def _own(server: Mountable, kind: str, key: str) -> bool:
 
 @dataclass(frozen=True)
 class Mount:
-    """One mounted server and its prefix (None: names unchanged). Immutable, so
-    thread-safe."""
+    """One mounted server (its :class:`Mounts`) and its prefix (None: names unchanged).
+    Immutable, so thread-safe."""
 
-    server: Mountable
+    mounts: Mounts
     prefix: str | None
+
+    @property
+    def server(self) -> Mountable:
+        """The mounted server."""
+        return self.mounts.server
+
+    def call(self, method: str, params: dict[str, Any],
+             ctx: HandlerContext) -> dict[str, Any]:
+        """Hand ``method`` to the mounted server (:func:`.mounted.call_mounted`)."""
+        return call_mounted(self.mounts.server, self.mounts.run_handler, method, params, ctx)
 
     def key_in(self, kind: str, key: str) -> str | None:
         if kind in ("tool", "prompt"):
@@ -182,62 +183,85 @@ class Mount:
             **item, field: renamed}
 
 
-def knows(server: Mountable, method: str, kind: str, key: str) -> bool:
-    """Whether ``server`` serves ``key`` (of ``kind``) through ``method``: its registry or
-    its own mounts when the method is its built-in; always, for a custom handler."""
+def knows(mounts: Mounts, method: str, kind: str, key: str) -> bool:
+    """Whether the server of ``mounts`` serves ``key`` (of ``kind``) through ``method``:
+    its registry or its own mounts when the method is its built-in; always, for a custom
+    handler."""
+    server = mounts.server
     handler = server.methods.request_handler(method)
     if handler is None:
         return False
     if (not server.methods.is_default(method) or getattr(handler, SERVES_EVERY_NAME, False)
             or _own(server, kind, key)):
         return True
-    return server._mounts.find(method, kind, key) is not None
+    return mounts.find(method, kind, key) is not None
 
 
-def mounted_tool(server: Mountable, name: str) -> dict[str, Any] | None:
-    """The description of the tool of a mount of ``server`` that a ``tools/call`` of
+def mounted_tool(mounts: Mounts, name: str) -> dict[str, Any] | None:
+    """The description of the tool of a mount (of ``mounts``) that a ``tools/call`` of
     ``name`` reaches (its ``inputSchema`` crosses a mount unchanged), however deep; None
     when no registry holds it (unknown, or behind a handler: a proxy checks its own).
     For the ``Mcp-Param-*`` check of a mounted tool as of the parent's own."""
-    found = server._mounts.find("tools/call", "tool", name)
+    found = mounts.find("tools/call", "tool", name)
     if found is None:
         return None
     mount, inner = found
     tool = mount.server.tools.get(inner)
-    return tool.description if tool is not None else mounted_tool(mount.server, inner)
+    return tool.description if tool is not None else mounted_tool(mount.mounts, inner)
 
 
-def known_name(server: Mountable, kind: str, name: str) -> bool:
+def known_name(mounts: Mounts, kind: str, name: str) -> bool:
     """Whether a ``tools/call`` (``kind`` "tool") or ``prompts/get`` ("prompt") of ``name``
-    reaches an item that exists beyond ``server``'s own registry: in a mount's registry,
-    however deep, or known to the handler that serves it (a proxy's: its remote listed
-    it). Telemetry names such an item as the client called it, like an own one."""
+    reaches an item that exists beyond the own registry of the server of ``mounts``: in a
+    mount's registry, however deep, or known to the handler that serves it (a proxy's: its
+    remote listed it). Telemetry names such an item as the client called it, like an own
+    one."""
     method = "tools/call" if kind == "tool" else "prompts/get"
-    knows = getattr(server.methods.request_handler(method), KNOWS_NAME, None)
+    knows = getattr(mounts.server.methods.request_handler(method), KNOWS_NAME, None)
     if callable(knows) and knows(name):
         return True
-    found = server._mounts.find(method, kind, name)
+    found = mounts.find(method, kind, name)
     if found is None:
         return False
     mount, inner = found
-    return _own(mount.server, kind, inner) or known_name(mount.server, kind, inner)
+    return _own(mount.server, kind, inner) or known_name(mount.mounts, kind, inner)
+
+
+class ChangeHooks:
+    """Who hears of a server's changes besides its own sessions, listens and relay: the
+    servers it is mounted in (:func:`mount` adds them), and an HTTP app that relays
+    between workers (it tells the subscribed sessions held elsewhere). Appended to at
+    set-up; the server calls a copy of each list."""
+
+    def __init__(self) -> None:
+        #: Called with the kind ("tools", "resources", "prompts") of each list change.
+        self.list_changed: list[Callable[[str], None]] = []
+        #: Called with each URI given to ``notify_resource_updated``.
+        self.resource_updated: list[Callable[[str], None]] = []
 
 
 class Mounts:
-    """The servers mounted into one server (the parent), and its merging handlers; every
-    ``ServerCore`` has one (``server._mounts``), made with the collaborators mounting needs
-    of it: its ``lifespan`` (a server mounted into a started one starts at once) and
-    ``provides`` (what capabilities the server provides, its mounts included). The merging
-    handlers are installed at the first mount: a server that mounts nothing serves its
-    own handlers. Thread-safe: the tuple of mounts is replaced, never changed, so requests
-    read it without a lock."""
+    """The servers mounted into one server, and its merging handlers; every
+    ``ServerCore`` has one (``server._mounts``), and it is what a mount holds of the
+    server mounted. It is made with the collaborators mounting needs of its server: its
+    ``lifespan`` (a server mounted into a started one starts at once), ``provides`` (what
+    capabilities the server provides, its mounts included) and ``run_handler`` (how a
+    request handed across runs: the server's dispatcher's), and it owns the server's
+    :class:`ChangeHooks` (``hooks``). The merging handlers are installed at the first
+    mount: a server that mounts nothing serves its own handlers. Thread-safe: the tuple
+    of mounts is replaced, never changed, so requests read it without a lock."""
 
-    def __init__(self, parent: Mountable, lifespan: Lifespan[Named],
-                 provides: Callable[[str], bool]) -> None:
-        self._parent = parent
+    def __init__(self, server: Mountable, lifespan: Lifespan[Named],
+                 provides: Callable[[str], bool], run_handler: HandlerRunner) -> None:
+        #: The server these are the mounts of (the parent of each).
+        self.server = server
         self._lifespan = lifespan
         #: Whether the server provides a capability (``"resources"``...), mounts included.
         self.server_provides = provides
+        #: Runs one of the server's handlers in its guards and request scopes.
+        self.run_handler = run_handler
+        #: Who hears of the server's changes besides its sessions.
+        self.hooks = ChangeHooks()
         self.mounts: tuple[Mount, ...] = ()
         self._own: dict[str, MethodHandler | None] = {}
         #: The parent's subscribed URIs passed on to a mount: its server and its URI.
@@ -253,7 +277,7 @@ class Mounts:
         parent's, and its subscriptions are passed on to the mounts."""
         for method in (*_LISTS, *_ROUTED, *_BY_ID):
             self._install(method)
-        self._parent.subscribers.watchers.append(self.subscription_changed)
+        self.server.subscribers.watchers.append(self.subscription_changed)
 
     @property
     def started(self) -> bool:
@@ -261,7 +285,7 @@ class Mounts:
         return self._lifespan.started
 
     def _install(self, method: str) -> None:
-        registry = self._parent.methods
+        registry = self.server.methods
         own = registry.request_handler(method)
         self._own[method] = own
         if method in _LISTS:
@@ -277,13 +301,13 @@ class Mounts:
             registry.add_request(method, handler, replace=True)
 
     def provides(self, kind: str) -> bool:
-        return any(m.server._mounts.server_provides(kind) for m in self.mounts)
+        return any(m.mounts.server_provides(kind) for m in self.mounts)
 
     def find(self, method: str, kind: str, key: str) -> tuple[Mount, str] | None:
         """The first mount that serves the parent's ``key``, and its name for it."""
         for mount in self.mounts:
             inner = mount.key_in(kind, key)
-            if inner is not None and knows(mount.server, method, kind, inner):
+            if inner is not None and knows(mount.mounts, method, kind, inner):
                 return mount, inner
         return None
 
@@ -292,7 +316,7 @@ class Mounts:
         ``uri``, the mounted server a read of it reaches has one too (the parent, of its
         un-prefixed URI), so that a mounted proxy is subscribed on its remote. What that
         server's watchers raise fails the parent's subscription."""
-        parent = self._parent
+        parent = self.server
         deadline = time.monotonic() + PASS_WAIT
         with self._passing:  # only one thread at a time works on one URI
             while uri in self._busy:
@@ -336,12 +360,11 @@ class Mounts:
                 continue
             if budget.full:
                 break
-            theirs, hidden = _all_pages(partial(call_mounted, mount.server, method, ctx=ctx),
-                                        key, budget)
+            theirs, hidden = _all_pages(partial(mount.call, method, ctx=ctx), key, budget)
             if budget.full:
                 logger.warning("server %r: its merged %s stops at mounted server %r: the "
                                "mounts' items may fill at most %d items, %d bytes",
-                               self._parent.name, method, mount.server.name,
+                               self.server.name, method, mount.server.name,
                                MAX_MERGED_ITEMS, MAX_MERGED_BYTES)
             private = private or hidden
             for item in theirs:
@@ -351,7 +374,7 @@ class Mounts:
                     continue
                 seen.add(name)
                 items.append(item)
-        result = listing(key, items, params.get("cursor"), self._parent.limits.page_size)
+        result = listing(key, items, params.get("cursor"), self.server.limits.page_size)
         if private:
             result["cacheScope"] = "private"  # some part differs by principal
         return result
@@ -373,7 +396,7 @@ class Mounts:
             if mount.server.methods.request_handler(method) is None:
                 continue
             try:
-                return call_mounted(mount.server, method, params, ctx)
+                return mount.call(method, params, ctx)
             except MCPError as exc:
                 if exc.code != INVALID_PARAMS:
                     raise
@@ -386,7 +409,7 @@ class Mounts:
                params: dict[str, Any]) -> dict[str, Any]:
         kind, key, field = _target(method, params)
         found = None
-        if isinstance(key, str) and not _own(self._parent, kind, key):
+        if isinstance(key, str) and not _own(self.server, kind, key):
             found = self.find(method, kind, key)
         if found is None:
             own = self._own[method]
@@ -397,7 +420,7 @@ class Mounts:
         mount, inner = found
         assert isinstance(key, str)
         try:
-            result = call_mounted(mount.server, method, _renamed(method, params, inner), ctx)
+            result = mount.call(method, _renamed(method, params, inner), ctx)
         except MCPError as exc:
             raise error_out(exc, field, inner, key) from None
         if method == "tools/call" and result.get("isError") is True and inner != key:
@@ -525,46 +548,47 @@ def _result_out(method: str, prefix: str | None, result: dict[str, Any]) -> dict
     return result
 
 
-def mount(parent: Mountable, child: Mountable, prefix: str | None) -> None:
-    """``parent.mount(child, prefix)`` (``child`` a Server: the method checks): see the
-    module."""
+def mount(parent: Mounts, child: Mounts, prefix: str | None) -> None:
+    """``parent.mount(child, prefix)``, each server given by its :class:`Mounts`
+    (``child``'s a Server's: the method checks): see the module."""
     if prefix == "":
         prefix = None
     if prefix is not None and not (isinstance(prefix, str) and PREFIX.fullmatch(prefix)):
         raise ValueError(f"a mount prefix is letters, digits, '_', '-' and '.', not {prefix!r}")
+    server, into = child.server, parent.server
     with _GRAPH:
         if child is parent or _reaches(child, parent):
-            raise ValueError(f"mounting server {child.name!r} into {parent.name!r} would "
+            raise ValueError(f"mounting server {server.name!r} into {into.name!r} would "
                              "make a cycle")
-        mounts = parent._mounts
-        if not mounts.mounts:
-            mounts._activate()
-        if any(m.server is child for m in mounts.mounts):
-            raise ValueError(f"server {child.name!r} is already mounted into "
-                             f"{parent.name!r}")
-        mounts.mounts = (*mounts.mounts, Mount(child, prefix))
-    child._list_changed_hooks.append(parent.notify_list_changed)
-    child._resource_update_hooks.append(
-        lambda uri: parent.notify_resource_updated(uri_out(prefix, uri)))
-    parent.on_startup(child.start)
-    parent.on_shutdown(child.stop)
-    if mounts.started:
-        child.start()
+        if not parent.mounts:
+            parent._activate()
+        if any(m.mounts is child for m in parent.mounts):
+            raise ValueError(f"server {server.name!r} is already mounted into "
+                             f"{into.name!r}")
+        parent.mounts = (*parent.mounts, Mount(child, prefix))
+    child.hooks.list_changed.append(into.notify_list_changed)
+    child.hooks.resource_updated.append(
+        lambda uri: into.notify_resource_updated(uri_out(prefix, uri)))
+    into.on_startup(server.start)
+    into.on_shutdown(server.stop)
+    if parent.started:
+        server.start()
     for kind in ("tools", "resources", "prompts"):
-        if kind == "tools" or child._mounts.server_provides(kind):
-            parent.notify_list_changed(kind)
+        if kind == "tools" or child.server_provides(kind):
+            into.notify_list_changed(kind)
 
 
-def _reaches(start: Mountable, target: Mountable) -> bool:
-    """Whether ``target`` is mounted into ``start``, however deep (under ``_GRAPH``)."""
+def _reaches(start: Mounts, target: Mounts) -> bool:
+    """Whether ``target``'s server is mounted into ``start``'s, however deep (under
+    ``_GRAPH``)."""
     stack, seen = [start], set()
     while stack:
-        server = stack.pop()
-        if id(server) in seen:
+        mounts = stack.pop()
+        if id(mounts) in seen:
             continue
-        seen.add(id(server))
-        for m in server._mounts.mounts:
-            if m.server is target:
+        seen.add(id(mounts))
+        for m in mounts.mounts:
+            if m.mounts is target:
                 return True
-            stack.append(m.server)
+            stack.append(m.mounts)
     return False

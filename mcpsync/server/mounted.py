@@ -12,7 +12,7 @@ both ways (``prefix`` None or empty: everything unchanged):
 
 A request handed to a mounted server runs as if that server had received it: through its
 receive middleware (a ``Request`` with the un-prefixed params), its request scopes and
-per-item OAuth scopes (:meth:`Server._run_handler`), its handler, and its send middleware
+per-item OAuth scopes (its dispatcher's ``run_handler``), its handler, and its send middleware
 (the answer, before the parent re-prefixes it). The handler's context is the parent's,
 except that ``ctx.server``/``ctx.state``/``ctx.read_resource`` are the mounted server's.
 The client's capabilities cross unchanged, extensions included: the mounted server's own
@@ -32,11 +32,12 @@ from ..dispatch.registry import MethodRegistry
 from ..engine.connection import Middleware
 from ..errors import InternalError, MCPError, MethodNotFoundError
 from ..protocol.jsonrpc import ErrorResponse, Message, Request, Response
-from .handlers import MethodHandler
+from .handlers import HandlerRunner, MethodHandler
 
 
 class MountedServer(Protocol):
-    """What a request handed across a mount needs of the mounted server (a ServerCore)."""
+    """What a request handed across a mount needs of the mounted server (a ServerCore),
+    besides running a handler (its dispatcher's ``run_handler``, handed along)."""
 
     @property
     def name(self) -> str: ...
@@ -49,9 +50,6 @@ class MountedServer(Protocol):
 
     @property
     def send_middleware(self) -> list[Middleware]: ...
-
-    def _run_handler(self, handler: MethodHandler, ctx: HandlerContext,
-                     params: dict[str, Any]) -> dict[str, Any]: ...
 
 
 class MountedContext(HandlerContext):
@@ -69,16 +67,16 @@ class MountedContext(HandlerContext):
         return self._mounted
 
 
-def call_mounted(server: MountedServer, method: str, params: dict[str, Any],
-                 ctx: HandlerContext) -> dict[str, Any]:
+def call_mounted(server: MountedServer, run_handler: HandlerRunner, method: str,
+                 params: dict[str, Any], ctx: HandlerContext) -> dict[str, Any]:
     """Run ``method`` with ``params`` on mounted ``server``, as the module says: its
-    middleware, scopes and handler. -32601 when it does not serve ``method``; -32603 when
-    its middleware drops the request or its answer (the parent's client has nobody else
-    to wait for)."""
+    middleware, then its handler through ``run_handler`` (guards, scopes). -32601 when it
+    does not serve ``method``; -32603 when its middleware drops the request or its answer
+    (the parent's client has nobody else to wait for)."""
     mounted = MountedContext(ctx, server) if isinstance(ctx, HandlerContext) else ctx
     recv, send = tuple(server.recv_middleware), tuple(server.send_middleware)
     if not recv and not send:
-        return server._run_handler(_handler(server, method), mounted, params)
+        return run_handler(_handler(server, method), mounted, params)
     answers: list[Message] = []
 
     def terminal(message: Message) -> None:
@@ -87,8 +85,8 @@ def call_mounted(server: MountedServer, method: str, params: dict[str, Any],
                                 f"{method} into {message!r}")
         answer: Message
         try:
-            result = server._run_handler(_handler(server, message.method), mounted,
-                                         message.params or {})
+            result = run_handler(_handler(server, message.method), mounted,
+                                 message.params or {})
             answer = Response(message.id, result)
         except MCPError as exc:
             answer = ErrorResponse(message.id, exc.to_wire())

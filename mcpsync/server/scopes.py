@@ -6,7 +6,7 @@ subscribe to, complete or get it. :func:`required_scopes` maps a request to what
 through the registries' own lookups (a URI resolves exactly as ``resources/read``
 resolves it), and it is asked on one path for every transport and era: by the WSGI app
 before dispatch (a 403 ``insufficient_scope`` whose challenge the client can step up
-with) and by ``Server._run_handler`` before any handler runs (a JSON-RPC error, for stdio,
+with) and by ``Dispatcher.run_handler`` before any handler runs (a JSON-RPC error, for stdio,
 memory, or an auth layer of the host's own). A task is refused before it is created.
 """
 

@@ -19,7 +19,6 @@ in ``session.py``, ``stdio.py`` and ``mcpsync.http``.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -38,6 +37,7 @@ from ..transports.stream import WRITE_TIMEOUT
 from .builtins import core_methods
 from .definition import NotificationHandler as NotificationHandler
 from .definition import ServerDefinition
+from .dispatcher import Dispatcher
 from .event_relay import EventRelay
 from .extensions import Extensions, Plugged
 from .handlers import Guard
@@ -50,7 +50,6 @@ from .options import ProtocolOptions, ServerDetails, ServerLimits
 from .owners import owner_of
 from .scopes import reader
 from .session import ConnectedSessions, ServerSession
-from .state_key import configured_state_key, resolve_state_key
 from .stdio import serve_stdio
 from .subscribers import ResourceSubscribers
 from .visibility import Visibility
@@ -59,13 +58,6 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 E = TypeVar("E", bound="Extension")
-
-
-def _guarded(guard: Guard, handler: MethodHandler) -> MethodHandler:
-    def run(ctx: HandlerContext, params: dict[str, Any]) -> dict[str, Any]:
-        return guard(ctx, params, handler)
-
-    return run
 
 
 class Extension(Plugged, Protocol):
@@ -97,11 +89,12 @@ class ServerCore(ServerDefinition):
 
     ``request_state_key``: the HMAC key of 2026-07-28 multi round-trip ``requestState``;
     give every process that serves the same clients the same one (see
-    :attr:`_request_state_key`).
+    :attr:`.dispatcher.Dispatcher.state_key`).
 
     What a user calls is public (docs/server.md, "What a Server shows"); the parts the
-    package's own layers share (transports, mounts, proxies, the tasks extension, the
-    HTTP app) are underscore names, so ``dir(server)`` lists only the former.
+    package's own layers are handed (the :class:`~.dispatcher.Dispatcher` a request is
+    answered through, the :class:`~.mount.Mounts`) are underscore names, so
+    ``dir(server)`` lists only the former.
     """
 
     def __init__(
@@ -129,10 +122,9 @@ class ServerCore(ServerDefinition):
         self.details = details
         #: The bounds it was given (:class:`~.options.ServerLimits`).
         self.limits = limits
-        #: OpenTelemetry spans and metrics of everything this server serves (nothing is
-        #: made until an SDK is configured; ``telemetry=False`` turns it off).
-        self._telemetry = Instrumentation(Telemetry.of(telemetry), "server",
-                                          known=self._knows)
+        # OpenTelemetry spans and metrics of everything this server serves (nothing is
+        # made until an SDK is configured; ``telemetry=False`` turns it off).
+        instrumentation = Instrumentation(Telemetry.of(telemetry), "server", known=self._knows)
         if not protocol.legacy_versions and not protocol.modern_versions:
             raise ValueError("legacy_versions and modern_versions are both empty: the server "
                              "would speak no revision")
@@ -144,37 +136,38 @@ class ServerCore(ServerDefinition):
         #: revisions, the capabilities declared before anything of their kind is
         #: registered, the caching hints, whether handler errors are exposed.
         self.protocol = protocol
-        #: The HMAC key of MRTR ``requestState``: share it across processes that serve the
-        #: same clients (from configuration or ``MCPSYNC_REQUEST_STATE_KEY``).
-        self._state_key = request_state_key
-        self._state_key_lock = threading.Lock()
-        self._state_key_configured = isinstance(request_state_key, bytes)
         #: Middleware on every message this server sends / receives; outermost first. A
         #: session takes a copy when it connects: change these before serving.
         self.send_middleware: list[Middleware] = []
         self.recv_middleware: list[Middleware] = []
         # The registries, the method table and the request scopes (ServerDefinition).
         super().__init__(name, lambda kind: self.notify_list_changed(kind))
+        #: The extensions installed by :meth:`use`.
+        self._extensions = Extensions()
+        #: What every request is answered through (a session's, a stateless request's, a
+        #: mount's): the handlers, the guards and request scopes, the identity and
+        #: capabilities by revision, the ``requestState`` key, the telemetry.
+        self._dispatcher = Dispatcher(
+            self.methods, catalog=self, request_scopes=self._request_scopes,
+            extensions=self._extensions, telemetry=instrumentation, info=self._info_for,
+            capabilities=self._capabilities_for, request_state_key=request_state_key)
         self._sessions = ConnectedSessions()
-        self._telemetry.gauges.track("sessions.open", self._sessions, len)
+        instrumentation.gauges.track("sessions.open", self._sessions, len)
         self.subscribers = ResourceSubscribers()  #: who subscribes to what, either era
         #: Open ``subscriptions/listen`` streams (2026-07-28), across sessions.
         self.listeners = ListenRegistry(limits.max_subscriptions, self.subscribers)
-        #: Called with each URI given to :meth:`notify_resource_updated`: an HTTP app that
-        #: relays between workers tells the subscribed sessions held elsewhere.
-        self._resource_update_hooks: list[Callable[[str], None]] = []
-        #: Called with the kind ("tools", "resources", "prompts") of each list change.
-        self._list_changed_hooks: list[Callable[[str], None]] = []
         self._lifespan = Lifespan(self, lifespan, limits.startup_timeout)
-        #: The servers :meth:`mount` put here (and the merging handlers, from the first).
-        self._mounts = Mounts(self, self._lifespan, self._provides)
+        #: The servers :meth:`mount` put here (and the merging handlers, from the first),
+        #: and who hears of this server's changes besides its sessions (the servers it is
+        #: mounted in, an HTTP app relaying between workers: ``Mounts.hooks``).
+        self._mounts = Mounts(self, self._lifespan, self._provides,
+                              self._dispatcher.run_handler)
         #: Where this server's events go to (and come from) the other workers.
         self._relay = EventRelay(self.listeners)
-        for method, handler in {**core_methods(self, self._completions),
+        for method, handler in {**core_methods(self, self._completions,
+                                               self._dispatcher.capabilities_for),
                                 "subscriptions/listen": self._listen}.items():
             self.methods.set_default(method, handler)
-        #: The extensions installed by :meth:`use`.
-        self._extensions = Extensions()
         #: Who sees which component (``permission=``, ``tags=``, :meth:`disable`).
         self._visibility = self.use(Visibility())
 
@@ -183,8 +176,8 @@ class ServerCore(ServerDefinition):
         """Whether ``name`` is a registered tool or prompt (telemetry names only those), or
         one a mounted server or a proxy's remote has (:func:`.mount.known_name`)."""
         if kind == "tool":
-            return name in self.tools or known_name(self, kind, name)
-        return self.prompts.get(name) is not None or known_name(self, kind, name)
+            return name in self.tools or known_name(self._mounts, kind, name)
+        return self.prompts.get(name) is not None or known_name(self._mounts, kind, name)
 
     def use(self, extension: E) -> E:
         """Plug ``extension`` in (see :class:`Extension`): it installs its methods now,
@@ -214,25 +207,6 @@ class ServerCore(ServerDefinition):
         components past a broader rule (to everybody, or the callers ``principal``
         picks); the last rule that selects a component for a caller decides."""
         self._visibility.enable(names, tags=tags, principal=principal)
-
-    @property
-    def _request_state_key(self) -> bytes:
-        """The HMAC key of MRTR ``requestState``: from ``Server(request_state_key=...)``,
-        else ``MCPSYNC_REQUEST_STATE_KEY``, else a random per-process key that only works
-        while every retry reaches this process (an HTTP app warns when served by several
-        processes: :func:`~mcpsync.server.state_key.warn_unshared_key`)."""
-        with self._state_key_lock:
-            if not isinstance(self._state_key, bytes):
-                self._state_key_configured = configured_state_key(self._state_key) is not None
-                self._state_key = resolve_state_key(self._state_key)
-            return self._state_key
-
-    @property
-    def _request_state_key_shared(self) -> bool:
-        """Whether :attr:`_request_state_key` was configured (so several processes can share
-        it) rather than made up for this process alone."""
-        self._request_state_key  # noqa: B018  (resolves it once)
-        return self._state_key_configured
 
     # -- lifespan ------------------------------------------------------------------------
 
@@ -299,8 +273,9 @@ class ServerCore(ServerDefinition):
         # only those the remote listed (a made-up one is _OTHER, not a metric series).
         client_options["telemetry"] = replace(
             Telemetry.of(client_options.get("telemetry", True)), listed_names_only=True)
-        return build_proxy(cls, target, name=name, client_options=client_options,
-                           server_options=server_options or {})
+        server = cls(name or "mcpsync-proxy", **(server_options or {}))
+        return build_proxy(server, target, extensions=server._extensions,
+                           client_options=client_options)
 
     # -- identity ------------------------------------------------------------------------
 
@@ -375,7 +350,7 @@ class ServerCore(ServerDefinition):
         URI or one it is a sub-resource of)."""
         for session in self.sessions():
             session.send_resource_updated(uri)
-        for hook in list(self._resource_update_hooks):
+        for hook in list(self._mounts.hooks.resource_updated):
             hook(uri)
         self.listeners.resource_updated(uri)
         self._relay.resource_updated(uri)
@@ -410,26 +385,17 @@ class ServerCore(ServerDefinition):
         (clashes, lifespan, cycles): :mod:`mcpsync.server.mount`, docs/server.md."""
         if not isinstance(other, ServerCore):
             raise TypeError(f"mount() takes a Server, not {type(other).__name__}")
-        mount(self, other, prefix)
-
-    #: The guards :meth:`add_middleware` added, outermost first.
-    _guards: tuple[Guard, ...] = ()
+        mount(self._mounts, other._mounts, prefix)
 
     def add_middleware(self, guard: Guard) -> Guard:
         """Run ``guard(ctx, params, next_)`` around every handler this server runs (the
         first added outermost), on every transport and era: the one inbound path is
-        :meth:`_run_handler`. :mod:`mcpsync.middleware` holds the stock guards (RateLimit,
-        ResponseCache, AuditLog...); message middleware is ``recv_middleware``."""
-        self._guards = (*self._guards, guard)
+        :meth:`.dispatcher.Dispatcher.run_handler`. :mod:`mcpsync.middleware` holds the
+        stock guards (RateLimit, ResponseCache, AuditLog...); message middleware is
+        ``recv_middleware``."""
+        dispatcher = self._dispatcher
+        dispatcher.guards = (*dispatcher.guards, guard)
         return guard
-
-    def _run_handler(self, handler: MethodHandler, ctx: HandlerContext,
-                     params: dict[str, Any]) -> dict[str, Any]:
-        guards = self._guards
-        if guards:
-            for guard in reversed(guards):
-                handler = _guarded(guard, handler)
-        return super()._run_handler(handler, ctx, params)
 
     # -- serving -------------------------------------------------------------------------
 
@@ -445,8 +411,9 @@ class ServerCore(ServerDefinition):
         ``session.connection.deliver`` (the HTTP app, whose messages arrive on request
         threads). Runs startup first if this process has not (:meth:`start`)."""
         self.start()
-        session = ServerSession(self, transport, name=name, drain_timeout=drain_timeout,
-                                pool=pool, push=push, connected=self._sessions)
+        session = ServerSession(self, self._dispatcher, transport, name=name,
+                                drain_timeout=drain_timeout, pool=pool, push=push,
+                                connected=self._sessions)
         self._sessions.add(session)
         return session.start()
 
@@ -466,7 +433,7 @@ class ServerCore(ServerDefinition):
             session.send_list_changed(kind)
         self.listeners.list_changed(kind)
         self._relay.list_changed(kind)
-        for hook in list(self._list_changed_hooks):
+        for hook in list(self._mounts.hooks.list_changed):
             hook(kind)
 
     def _follow(self, kind: Followed) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable
 from typing import Any, Final, Protocol
 
 from ..dispatch.context import HandlerContext
@@ -33,8 +33,8 @@ from ..protocol import levels, lifecycle
 from ..protocol.jsonrpc import Notification
 from ..protocol.methods import VIEWS
 from ..protocol.versions import LEGACY_VERSIONS, is_stateless, negotiate_legacy
-from ..telemetry.instrumentation import Instrumentation
 from ..transports.base import Transport
+from .dispatcher import Dispatcher
 from .host import RequestServer
 from .listen import ListenRegistry
 from .options import ServerLimits
@@ -44,9 +44,10 @@ logger = logging.getLogger("mcpsync.server")
 
 
 class SessionServer(RequestServer, Protocol):
-    """What a session needs of its server (a ``ServerCore``), beyond answering requests:
-    its middleware and bounds for the connection, its notification handlers, the
-    subscriptions and listens a session holds, and to be told when the session ends."""
+    """What a session reads of its server (a ``ServerCore``), beyond answering requests:
+    its middleware and bounds for the connection, and the subscriptions and listens a
+    session holds. The rest (the handlers, telemetry) is the server's dispatcher, handed
+    to the session with it."""
 
     @property
     def send_middleware(self) -> list[Middleware]: ...
@@ -56,12 +57,6 @@ class SessionServer(RequestServer, Protocol):
 
     @property
     def limits(self) -> ServerLimits: ...
-
-    @property
-    def _telemetry(self) -> Instrumentation: ...
-
-    @property
-    def _notification_handlers(self) -> Mapping[str, Callable[..., None]]: ...
 
     @property
     def listeners(self) -> ListenRegistry: ...
@@ -103,6 +98,7 @@ class ServerSession:
     def __init__(
         self,
         server: SessionServer,
+        dispatcher: Dispatcher,
         transport: Transport,
         *,
         name: str = "mcpsync-server",
@@ -112,6 +108,9 @@ class ServerSession:
         connected: ConnectedSessions | None = None,
     ) -> None:
         self.server = server
+        #: What the session answers through: the server's handlers, how they run, its
+        #: identity and capabilities by revision.
+        self._dispatcher = dispatcher
         #: Where the server keeps its connected sessions (this one leaves it when closed).
         self._connected = connected
         self._info = SessionInfo()
@@ -136,7 +135,7 @@ class ServerSession:
             name=name,
             threads=ConnectionThreads(pool=pool, push=push, inline_key=inline_key),
             transport_context=transport_context(transport),
-            telemetry=server._telemetry,
+            telemetry=dispatcher.telemetry,
         )
 
     # -- SessionHandle -------------------------------------------------------------------
@@ -240,7 +239,7 @@ class ServerSession:
         if self.server.protocol.modern_versions and is_stateless(inbound.params):
             from . import stateless  # the modern era's machinery, loaded on its first request
 
-            return stateless.serve(self, inbound)
+            return stateless.serve(self, self._dispatcher, inbound)
         if method == "initialize":
             return self._initialize(inbound.params)
         if not lifecycle.admits(self._state, method):
@@ -251,7 +250,8 @@ class ServerSession:
         handler = self.server.methods.request_handler(method)  # method_handlers.get
         if handler is None:
             raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
-        return self.server._run_handler(handler, HandlerContext(inbound, self), inbound.params)
+        return self._dispatcher.run_handler(handler, HandlerContext(inbound, self),
+                                            inbound.params)
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         if self._state is not lifecycle.State.NEW:
@@ -282,12 +282,12 @@ class ServerSession:
             session_id=self._info.session_id,
         )
         self._advance(lifecycle.Event.INITIALIZE_ANSWERED)
-        capabilities = self.server._capabilities_for(version)
+        capabilities = self._dispatcher.capabilities_for(version)
         self._declared = frozenset(capabilities)
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": capabilities,
-            "serverInfo": self.server._info_for(version),
+            "serverInfo": self._dispatcher.info_for(version),
         }
         if self.server.instructions:
             result["instructions"] = self.server.instructions
@@ -324,7 +324,7 @@ class ServerSession:
         return True
 
     def _on_notification(self, message: Notification) -> None:
-        handler = self.server._notification_handlers.get(message.method)
+        handler = self._dispatcher.notification_handlers.get(message.method)
         if handler is not None:
             handler(self, message.params or {})
 

@@ -1,4 +1,4 @@
-"""The HMAC key of a server's MRTR ``requestState`` (see ``Server._request_state_key``),
+"""The HMAC key of a server's MRTR ``requestState`` (see ``Dispatcher.state_key``),
 which also signs the task messages a :class:`mcpsync.celery.CeleryExecutor` queues.
 
 Apart from ``server.py`` because it is configuration, not the server's definition: the

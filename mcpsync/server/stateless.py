@@ -39,6 +39,7 @@ from ..protocol.jsonrpc import RequestId
 from ..protocol.methods import VIEWS
 from ..protocol.request_state import seal
 from ..protocol.versions import META_SERVER_INFO
+from .dispatcher import Dispatcher
 from .host import RequestServer
 
 
@@ -155,10 +156,11 @@ class RequestScope:
         return self._log_level is not None and levels.at_least(level, self._log_level)
 
 
-def serve(session: StatelessHost, inbound: InboundRequest,
+def serve(session: StatelessHost, dispatcher: Dispatcher, inbound: InboundRequest,
           envelope: Envelope | None = None) -> dict[str, Any]:
-    """Run the handler and decorate the result. ``envelope``: the request's, checked
-    where it came in (HTTP); ``None``: check it here (stdio, memory), once either way."""
+    """Run the handler and decorate the result. ``dispatcher``: the server's, which the
+    request is answered through. ``envelope``: the request's, checked where it came in
+    (HTTP); ``None``: check it here (stdio, memory), once either way."""
     server = session.server
     params = inbound.params
     method = inbound.method
@@ -171,7 +173,7 @@ def serve(session: StatelessHost, inbound: InboundRequest,
                                   data={"method": method})
     info = SessionInfo(protocol_version=version, client_info=envelope.client_info,
                        client_capabilities=envelope.capabilities)
-    handler = server._method_handlers.get(method)
+    handler = dispatcher.handlers.get(method)
     if handler is None:
         raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
     rounds = None
@@ -179,26 +181,26 @@ def serve(session: StatelessHost, inbound: InboundRequest,
         # A first attempt (no requestState, no inputResponses: nothing was asked yet, so
         # nothing counts as an answer) skips the key and the unsealing.
         retry = "requestState" in params or "inputResponses" in params
-        rounds = _Rounds(ports.retry_answers(server._request_state_key, method, params)
+        rounds = _Rounds(ports.retry_answers(dispatcher.state_key, method, params)
                          if retry else {})
     ctx = HandlerContext(inbound, RequestScope(session, info, log_level, rounds))
     try:
-        result = dict(server._run_handler(handler, ctx, params))
+        result = dict(dispatcher.run_handler(handler, ctx, params))
     except InputRequired as question:
         assert rounds is not None
         asked = {key: str(request.get("method"))
                  for key, request in question.requests.items()}
-        state = seal(server._request_state_key, method, params, rounds.answers, asked,
+        state = seal(dispatcher.state_key, method, params, rounds.answers, asked,
                      time.time() + server.limits.request_state_ttl,
                      principal=ports.request_principal())
         return {"resultType": "input_required", "inputRequests": question.requests,
                 "requestState": state,
-                "_meta": {META_SERVER_INFO: server._info_for(version)}}
+                "_meta": {META_SERVER_INFO: dispatcher.info_for(version)}}
     # An extension's own result says its resultType (one it declared); all else is complete.
     kind = result.get("resultType")
-    result["resultType"] = kind if kind in server._extensions.result_types else "complete"
+    result["resultType"] = kind if kind in dispatcher.extensions.result_types else "complete"
     result_meta = dict(result.get("_meta") or {})
-    result_meta[META_SERVER_INFO] = server._info_for(version)
+    result_meta[META_SERVER_INFO] = dispatcher.info_for(version)
     result["_meta"] = result_meta
     if method in CACHEABLE_METHODS and "inputResponses" not in params:
         result.setdefault("ttlMs", server.protocol.cache_ttl_ms)
@@ -206,8 +208,8 @@ def serve(session: StatelessHost, inbound: InboundRequest,
     return result
 
 
-def verified_answers(server: RequestServer, method: str,
-                     params: dict[str, Any]) -> dict[str, Any]:
+def verified_answers(server: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """The answers a 2026-07-28 retry carries, by question key (see
-    :func:`mcpsync.dispatch.ports.verified_answers`), for ``server``'s key."""
-    return ports.verified_answers(server._request_state_key, method, params)
+    :func:`mcpsync.dispatch.ports.verified_answers`), for ``server``'s key (a
+    ``Server``: a handler's ``ctx.server``, untyped as it is)."""
+    return ports.verified_answers(server._dispatcher.state_key, method, params)

@@ -123,10 +123,10 @@ class Tasks:
 
                     self._store = MemoryTaskStore()
                 running, ttl_ms, poll_ms = self._options
+                telemetry = self._server._dispatcher.telemetry
                 runner = TaskRunner(self._store, max_running=running, executor=self._executor,
-                                    telemetry=self._server._telemetry)
-                self._server._telemetry.gauges.track("tasks.running", runner,
-                                                     lambda r: r.running())
+                                    telemetry=telemetry)
+                telemetry.gauges.track("tasks.running", runner, lambda r: r.running())
                 self._surfaces = TaskSurfaces(self._server, runner, ttl_ms=ttl_ms,
                                               poll_interval_ms=poll_ms)
             return self._surfaces
@@ -174,12 +174,12 @@ class Tasks:
 
         server = self._server
         assert server is not None
-        if not server._request_state_key_shared:
+        if not server._dispatcher.state_key_shared:
             raise MCPError("this server cannot queue tasks for other processes: it has no "
                            "request_state_key to sign them with (set "
                            "Server(request_state_key=...) or MCPSYNC_REQUEST_STATE_KEY, the "
                            "same in the web and worker processes)", code=INTERNAL_ERROR)
-        return payload(launch, server._request_state_key)
+        return payload(launch, server._dispatcher.state_key)
 
     def run_payload(self, data: dict[str, Any]) -> str:
         """Run a task queued by another process of this server (its record is in the

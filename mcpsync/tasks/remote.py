@@ -195,7 +195,7 @@ def _refusal(surfaces: TaskSurfaces, task_id: str, data: dict[str, Any]) -> str 
     The signature first (a forged message is refused whatever it names), then the record:
     a signed message made for another task cannot run in this one's name either."""
     server = surfaces.server
-    if not signed(server._request_state_key, data):
+    if not signed(server._dispatcher.state_key, data):
         why = ("carries no signature" if SIGNATURE not in data
                else "does not carry this server's signature")
         return (f"refused: the task's queued message {why}, so its tool was not run (the "

@@ -241,7 +241,7 @@ def test_server_method_handler_replaces_a_built_in_and_guards_custom_methods() -
         server.method_handler("x/echo")(echo)
     server.method_handler("x/echo", replace=True)(echo)
     assert server.methods.request_handler("x/echo") is echo
-    assert server._method_handlers["x/echo"] is echo
+    assert server._dispatcher.handlers["x/echo"] is echo
     with Client.memory(server, protocol_version="2025-11-25") as client:
         assert client.request("ping") == {"mine": True}
         assert client.request("x/echo", {"v": 3}) == {"echo": 3, "method": "x/echo"}

@@ -1,10 +1,12 @@
 """The server as its parts see it: a part that needs something of the server gets it
-through the server's public members, a collaborator object it is handed (the session
-set, the mounts with the lifespan), or the server's package-internal surface: the few
-underscore members the package's own layers read (docs/architecture.md, section 1.3),
-which a user's ``dir(server)`` does not show (``test_server_surface.py``). Never through
-a protocol that declares any other private member, nor a private attribute, so that a
-free function can change it."""
+through the server's public members (a protocol of those, where the part may not import
+the server class), or through a collaborator object it is handed, which owns that state:
+the :class:`~mcpsync.server.dispatcher.Dispatcher` a session, a stateless request and a
+mount answer through, the :class:`~mcpsync.server.mount.Mounts` with its change hooks, the
+extensions a proxy declares, the session set (docs/architecture.md, section 1.3). Never
+through a protocol that declares a private member: no protocol in the package declares
+one, whether a method, a property or an attribute (dunders, which a protocol may need to
+say, ``__hash__``, are not private)."""
 
 from __future__ import annotations
 
@@ -12,16 +14,18 @@ import ast
 from pathlib import Path
 
 import mcpsync
+from mcpsync import Client, Server
+from mcpsync.server.dispatcher import Dispatcher
 from mcpsync.server.server import ServerCore
 
 PACKAGE = Path(mcpsync.__file__).parent
 
-#: The server's package-internal surface a protocol may declare (read-only: a method or a
-#: property), as docs/architecture.md, section 1.3 lists it.
-INTERNAL = frozenset({
-    "_run_handler", "_capabilities_for", "_info_for", "_request_state_key",
-    "_method_handlers", "_notification_handlers", "_extensions", "_telemetry", "_mounts",
-    "_list_changed_hooks", "_resource_update_hooks",
+#: What the server's parts used to read of it through protocols, now its collaborators':
+#: the server must not hold them again beside the object that owns them.
+MOVED = frozenset({
+    "_run_handler", "_guards", "_request_state_key", "_request_state_key_shared",
+    "_method_handlers", "_notification_handlers", "_telemetry", "_list_changed_hooks",
+    "_resource_update_hooks",
 })
 
 
@@ -35,7 +39,7 @@ def _private_members(node: ast.ClassDef) -> list[str]:
     attribute (assignable through the protocol) marked ``=attribute``."""
     names = []
     for member in node.body:
-        if isinstance(member, ast.FunctionDef):
+        if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names.append(member.name)
         elif isinstance(member, ast.AnnAssign) and isinstance(member.target, ast.Name):
             names.append(f"{member.target.id}=attribute")
@@ -53,14 +57,38 @@ def _declared() -> dict[str, list[str]]:
     return found
 
 
-def test_no_protocol_declares_a_private_member_but_the_servers_internal_surface() -> None:
-    outside = {where: [n for n in names if n not in INTERNAL]
-               for where, names in _declared().items()}
-    assert {where: names for where, names in outside.items() if names} == {}
+def test_no_protocol_in_the_package_declares_a_private_member() -> None:
+    assert _declared() == {}
 
 
-def test_the_internal_surface_is_the_servers_own_and_is_read() -> None:
-    core = ServerCore("x")
-    assert all(hasattr(core, name) for name in INTERNAL)
-    read = {name for names in _declared().values() for name in names}
-    assert read == INTERNAL, f"listed but no protocol reads them: {sorted(INTERNAL - read)}"
+def test_the_check_sees_a_private_member_of_a_protocol() -> None:
+    # What the check reads, on a protocol that declares one of each kind.
+    source = ("from typing import Protocol\n"
+              "class P(Protocol):\n"
+              "    _field: int\n"
+              "    @property\n"
+              "    def _prop(self) -> int: ...\n"
+              "    def _method(self) -> None: ...\n"
+              "    def __hash__(self) -> int: ...\n"
+              "    def public(self) -> None: ...\n")
+    node = next(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef))
+    assert _is_protocol(node)
+    assert _private_members(node) == ["_field=attribute", "_prop", "_method"]
+
+
+def test_sessions_and_mounts_are_handed_the_servers_dispatcher() -> None:
+    parent, child = Server("parent"), Server("child")
+    parent.mount(child, "c")
+    dispatcher = parent._dispatcher
+    assert isinstance(dispatcher, Dispatcher)
+    assert parent._mounts.run_handler == dispatcher.run_handler
+    assert parent._mounts.mounts[0].mounts is child._mounts
+    assert child._mounts.run_handler == child._dispatcher.run_handler
+    with Client.memory(parent, timeout=10):
+        (session,) = parent.sessions()
+        assert session.server is parent and session._dispatcher is dispatcher
+
+
+def test_what_the_collaborators_own_the_server_does_not_hold_again() -> None:
+    for server in (ServerCore("core"), Server("full"), Server.proxy(Server("remote"))):
+        assert sorted(name for name in MOVED if hasattr(server, name)) == []
