@@ -31,11 +31,13 @@ class CancelEvent(threading.Event):
     measurable share of a quick call).
     """
 
+    # Made when first needed (class defaults until then: one event per request).
+    _cond: threading.Condition | None = None
+    _callbacks: list[Callable[[], None]] | None = None
+
     def __init__(self) -> None:  # no super().__init__(): every method is replaced below
         self._flag = False
         self._lock = threading.Lock()
-        self._cond: threading.Condition | None = None
-        self._callbacks: list[Callable[[], None]] | None = None
 
     def is_set(self) -> bool:
         return self._flag

@@ -59,6 +59,41 @@ Item = tuple[str | None, Message | None]  # (event id, message); None message: p
 class ResponseStream:
     """Thread-safe. ``key`` names the stream in event ids (``None``: not resumable)."""
 
+    # What a stream starts with and most streams never change: class defaults, so that
+    # making one (one per request) stores only what each has of its own.
+    #: Advisory notifications dropped because the consumer fell behind.
+    dropped = 0
+    #: The stream was ended because a message that can not be dropped did not fit.
+    overflowed = False
+    #: The final message was put (set under the lock; a plain field, read without it,
+    #: since every producer and the consumer ask, on every request).
+    finished = False
+    #: A consumer holds the stream (see :meth:`attach`).
+    attached = False
+    #: Set by the consumer once the final message went out in a complete response: no
+    #: resume can need this stream's stored events any more.
+    delivered = False
+    #: Another worker follows this stream's key (it took a resume over): each event
+    #: stored from now on rings the bus.
+    followed_elsewhere = False
+    #: The store budget of the request that consumes this stream: a producer's store call
+    #: for the stream runs in ``budget.lent()`` (:meth:`Budget.lent`).
+    budget: Budget | None = None
+    # A plain lock, and a Condition on it made only when a consumer first has to wait:
+    # most requests are answered before their consumer looks, and a Condition is Python
+    # code at every enter, exit and notify.
+    _cond: threading.Condition | None = None
+    _waiting = 0             # consumers waiting in take() (0: nobody to wake)
+    _queued = 0              # the sum of _sizes
+    _ended = False           # no more messages will come (session over, closed)
+    _disconnect = False      # the server asks the consumer to drop the connection
+    _skip_through = 0        # events up to this sequence number were replayed
+    _consumer = 0            # the current consumer's token (0: none yet)
+    _gone = False            # the consumer left (see consumer_gone)
+    _gone_event: threading.Event | None = None  # made when first asked for
+    _refill: Callable[[], None] | None = None
+    _poked = False
+
     def __init__(self, key: str | None = None, *, final_id: object = None,
                  on_final: Callable[[ResponseStream], None] | None = None,
                  max_bytes: int = MAX_QUEUED_BYTES) -> None:
@@ -66,41 +101,10 @@ class ResponseStream:
         #: The request id whose response ends this stream (``None``: a standalone stream).
         self.final_id = final_id
         self._on_final = on_final
-        # A plain lock, and a Condition on it made only when a consumer first has to wait:
-        # most requests are answered before their consumer looks, and a Condition is
-        # Python code at every enter, exit and notify (one stream per request).
         self._lock = threading.Lock()
-        self._cond: threading.Condition | None = None
-        self._waiting = 0            # consumers waiting in take() (0: nobody to wake)
         self._items: deque[Item] = deque()
         self._sizes: deque[int] = deque()  # each item's encoded size, in step with _items
-        self._queued = 0              # the sum of _sizes
         self._max_bytes = max_bytes
-        #: Advisory notifications dropped because the consumer fell behind.
-        self.dropped = 0
-        #: The stream was ended because a message that can not be dropped did not fit.
-        self.overflowed = False
-        #: The final message was put (set under the lock; a plain field, read without
-        #: it, since every producer and the consumer ask, on every request).
-        self.finished = False
-        self._ended = False          # no more messages will come (session over, closed)
-        self._disconnect = False     # the server asks the consumer to drop the connection
-        self._skip_through = 0       # events up to this sequence number were replayed
-        self._consumer = 0           # the current consumer's token (0: none yet)
-        self._gone = False           # the consumer left (see consumer_gone)
-        self._gone_event: threading.Event | None = None  # made when first asked for
-        self.attached = False
-        #: Set by the consumer once the final message went out in a complete response:
-        #: no resume can need this stream's stored events any more.
-        self.delivered = False
-        self._refill: Callable[[], None] | None = None
-        self._poked = False
-        #: Another worker follows this stream's key (it took a resume over): each event
-        #: stored from now on rings the bus.
-        self.followed_elsewhere = False
-        #: The store budget of the request that consumes this stream: a producer's store
-        #: call for the stream runs in ``budget.lent()`` (:meth:`Budget.lent`).
-        self.budget: Budget | None = None
 
     # -- producers -----------------------------------------------------------------------
 
