@@ -352,16 +352,11 @@ def respond(pacing: Pacing, start_response: StartResponse, stream: ResponseStrea
     answer is done with the stream, ``on_close`` runs; without one, the stream is left
     (:meth:`ResponseStream.leave`), setting ``cancel`` if the answer had not come."""
     want_json, want_sse = accepts
-    if want_json and consumer is None:
+    if want_json and consumer is None and on_close is None:
         # Answered before the response began (the usual case): the answer, as JSON, with
-        # neither a wait nor a list of items.
+        # neither a wait nor a list of items; the stream is left as on_close would.
         settled = stream.settled_answer()
         if settled is not None:
-            stream.delivered = True
-            if on_close is None:
-                stream.detach()  # as leave(): finished, so nothing to cancel
-            else:
-                on_close()
             return json_response(start_response, settled, extra, modern=modern)
     if on_close is None:
         on_close = partial(stream.leave, cancel)

@@ -290,7 +290,9 @@ class ResponseStream:
         """The final answer, taken, when it is all a finished stream holds and nobody has
         attached to it: a request answered before its response began (a tool run on the
         request's own thread, say), which needs neither :meth:`take`'s wait nor its list.
-        ``None`` otherwise: then :meth:`take` as usual."""
+        The stream is then left, as :meth:`leave` leaves it (its consumer gone; nothing to
+        cancel, the answer being in). ``None`` otherwise, and nothing changes: then
+        :meth:`take` as usual."""
         if not self.finished or self._refill is not None:
             return None
         with self._lock:
@@ -302,6 +304,11 @@ class ResponseStream:
             self._items.clear()
             self._sizes.clear()
             self._queued = 0
+            self.delivered = True
+            self._gone = True
+            gone = self._gone_event
+        if gone is not None:
+            gone.set()
         return message
 
     def take(self, timeout: float, consumer: int | None = None) -> tuple[list[Item], bool]:

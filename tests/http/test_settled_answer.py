@@ -15,6 +15,8 @@ def test_a_lone_final_answer_is_taken() -> None:
     stream.put(answer)
     assert stream.settled_answer() is answer
     assert stream.take(0)[0] == []  # taken: nothing is left to send twice
+    # ... and left, as a response's end leaves it: delivered, its consumer gone.
+    assert stream.delivered and stream.gone and stream.consumer_gone.is_set()
 
 
 def test_a_lone_error_answer_is_taken() -> None:
@@ -29,6 +31,7 @@ def test_nothing_is_taken_before_the_answer() -> None:
     assert stream.settled_answer() is None
     stream.put(Notification("notifications/progress", {"progressToken": 1, "progress": 1}))
     assert stream.settled_answer() is None
+    assert not stream.gone and not stream.delivered  # nothing changed
     items, done = stream.take(0)
     assert len(items) == 1 and not done
 
@@ -59,3 +62,12 @@ def test_a_stream_asked_to_disconnect_is_left_alone() -> None:
     stream.put(Response(1, {}))
     stream.disconnect()
     assert stream.settled_answer() is None
+
+
+def test_a_handler_waiting_for_the_consumer_to_go_is_woken() -> None:
+    stream = ResponseStream(final_id=1)
+    gone = stream.consumer_gone  # asked for before the answer (a detached worker, say)
+    stream.put(Response(1, {}))
+    assert not gone.is_set()
+    assert stream.settled_answer() is not None
+    assert gone.is_set()
