@@ -114,6 +114,17 @@ def _fixed(name: str) -> property:
     return property(operator.attrgetter("_" + name), refuse)
 
 
+def _settable(name: str) -> property:
+    """A field of :class:`TransportContext` that may be set but not deleted: read from its
+    private slot by a C getter; a property with no deleter refuses ``del``."""
+    private = "_" + name
+
+    def set_(self: object, value: object) -> None:
+        setattr(self, private, value)
+
+    return property(operator.attrgetter(private), set_)
+
+
 class TransportContext:
     """The transport side of one inbound message. Thread-safe to read.
 
@@ -131,14 +142,14 @@ class TransportContext:
     fields that can change, and only before the handler runs is it meaningful to.
     """
 
-    # The fixed fields live in private slots behind read-only properties, and the rest are
-    # plain slots: one is made per HTTP request (two for a session's message), and plain
-    # slot stores make the constructor a third of what a guarding __setattr__ made it.
-    __slots__ = ("_can_receive_requests", "_headers", "_kind", "_remote_addr", "_session_id",
-                 "ambient", "auth", "refusal", "user")
+    # Every field lives in a plain slot, the public ones behind properties (read-only for
+    # the fixed fields; ``auth`` and ``user`` settable, none deletable): one context is
+    # made per HTTP request (two for a session's message), and its constructor is plain
+    # slot stores. No __setattr__ or __delattr__ of its own: defining either makes every
+    # store in the class a Python-level call, which had tripled the constructor's cost.
+    __slots__ = ("_auth", "_can_receive_requests", "_headers", "_kind", "_remote_addr",
+                 "_session_id", "_user", "ambient", "refusal")
 
-    auth: Any
-    user: Any
     ambient: Any
     refusal: Exception | None
 
@@ -151,8 +162,8 @@ class TransportContext:
         self._remote_addr = remote_addr
         self._session_id = session_id
         self._can_receive_requests = can_receive_requests
-        self.auth = auth
-        self.user = user
+        self._auth = auth
+        self._user = user
         #: The OpenTelemetry context of the thread the message arrived on (an HTTP server
         #: span, say), kept for the handler's thread when telemetry is recording; else None.
         self.ambient = None
@@ -162,21 +173,22 @@ class TransportContext:
         #: the caller, so a hidden tool is answered exactly like an unknown one. Else None.
         self.refusal = None
 
-    if TYPE_CHECKING:  # what the fixed fields read as; at run time, read-only properties
+    if TYPE_CHECKING:  # what the fields read as; at run time, properties (see _fixed)
         kind: TransportKind
         headers: Headers
         remote_addr: str | None
         session_id: str | None
         can_receive_requests: bool
+        auth: Any
+        user: Any
     else:
         kind = _fixed("kind")
         headers = _fixed("headers")
         remote_addr = _fixed("remote_addr")
         session_id = _fixed("session_id")
         can_receive_requests = _fixed("can_receive_requests")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"TransportContext.{name} cannot be deleted")
+        auth = _settable("auth")
+        user = _settable("user")
 
     def for_message(self, message: object) -> TransportContext:
         """A fresh context for one inbound message (its own ``auth`` and ``user`` slots,
