@@ -1,11 +1,12 @@
-"""A 2026-07-28 request on HTTP: its checks, and the channel and host it is served in.
+"""A 2026-07-28 request on HTTP: its checks, and the exchange it is served in.
 
 In the modern era a POST is the whole exchange: the handler's notifications go to that
 request's own response stream and it may send no requests. :func:`serve` checks the
 request's ``_meta`` envelope and its mirrored headers against the body, runs it through
 the app's inbound executor (on the app's pool for the methods that may stream progress)
-and answers it. The channel and host are what the stateless dispatcher sees in place of a
-session's connection (``OutboundChannel``) and the session itself (``StatelessHost``).
+and answers it. The request's :class:`_Exchange` is what the stateless dispatcher sees in
+place of a session's connection (``OutboundChannel``) and the session itself
+(``StatelessHost``), one object for both.
 All of it lives apart from the app's routing in ``wsgi.py``, and takes the app's
 :class:`~mcpsync.http.services.Services`, not the app.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from functools import partial
 from typing import Any, Final
 
 from ..dispatch.inbound import InboundExecutor, TransportContext
@@ -26,10 +28,11 @@ from ..errors import (
     ProtocolStateError,
 )
 from ..protocol import jsonrpc
-from ..protocol.envelope import check_envelope
+from ..protocol.envelope import Envelope, check_envelope
 from ..protocol.jsonrpc import Message, Notification, Request
 from ..protocol.methods import VIEWS
 from ..server import stateless
+from ..server.dispatcher import Dispatcher
 from ..server.host import RequestServer
 from ..server.mount import mounted_tool
 from ..server.tools import RegisteredTool
@@ -45,16 +48,33 @@ _THREADED: Final = VIEWS.threaded_modern
 _TOOL_METHODS: Final = VIEWS.tool_methods
 
 
-class _RequestChannel:
-    """The outbound channel (``dispatch.outbound.OutboundChannel``) a 2026-07-28 handler
-    sees on HTTP: notifications go, through the send middleware, to its own response
-    stream; it can send no requests."""
+class _Exchange:
+    """One 2026-07-28 request on HTTP while it is served: the host a stateless request runs
+    in (``server.stateless.StatelessHost``: the server, its channel, ``ended``), that
+    channel itself (``dispatch.outbound.OutboundChannel``: notifications go, through the
+    send middleware, to the request's own response stream; it can send no requests), and
+    the run of the request's handler (:meth:`run`). One object per request, holding no
+    reference to its ``InboundRequest`` (which holds it): no cycle for the collector."""
 
-    def __init__(self, stream: ResponseStream, executor: InboundExecutor,
-                 transport: TransportContext) -> None:
+    def __init__(self, server: RequestServer, dispatcher: Dispatcher, stream: ResponseStream,
+                 executor: InboundExecutor, transport: TransportContext) -> None:
+        self.server = server
+        self._dispatcher = dispatcher
         self._stream = stream
         self._executor = executor
         self._transport = transport
+
+    # -- the host ---------------------------------------------------------------------
+
+    @property
+    def connection(self) -> _Exchange:
+        return self
+
+    @property
+    def ended(self) -> threading.Event:
+        return self._stream.consumer_gone  # made only if a handler asks
+
+    # -- the channel ------------------------------------------------------------------
 
     def notify(self, method: str, params: dict[str, Any] | None = None, **_: Any) -> None:
         if self._stream.gone:
@@ -74,20 +94,21 @@ class _RequestChannel:
                 **_: Any) -> dict[str, Any]:
         raise ProtocolStateError(f"cannot send {method}: a 2026-07-28 server sends no requests")
 
+    # -- the run ----------------------------------------------------------------------
 
-class _RequestHost:
-    """The host (``server.stateless.StatelessHost``) a stateless request is served in: the
-    server and the request's stream."""
-
-    def __init__(self, server: RequestServer, channel: _RequestChannel,
-                 stream: ResponseStream) -> None:
-        self.server = server
-        self.connection = channel
-        self._stream = stream
-
-    @property
-    def ended(self) -> threading.Event:
-        return self._stream.consumer_gone  # made only if a handler asks
+    def run(self, inbound: InboundRequest, checked: Envelope | None) -> None:
+        """Run the handler (on this thread or a pool's) and put its answer on the stream,
+        which ends either way. ``checked``: the request's envelope, already checked."""
+        out = self._executor.answer(inbound, partial(
+            stateless.serve, self, self._dispatcher, inbound, checked))
+        inbound.done = True
+        stream = self._stream
+        try:
+            if out is not None:
+                self.answer(out)
+        finally:
+            if not stream.finished:  # no answer, or send middleware dropped it
+                stream.end()
 
 
 def serve(services: Services, http: HttpRequest,
@@ -140,46 +161,31 @@ def serve(services: Services, http: HttpRequest,
     executor = services.executor()
     if held is not None:
         transport.refusal = held
-    channel = _RequestChannel(stream, executor, transport)
+    exchange = _Exchange(server, server._dispatcher, stream, executor, transport)
     if executor.receives_as_is:
         request = message  # what the receive step would route, unchanged
     else:
         # The same path as every other transport's: receive middleware on this thread
         # (the engine's reader runs it on its own), the handler on the pool.
-        routed = _receive(executor, message, transport, channel)
+        routed = _receive(executor, message, transport, exchange)
         if routed is None:
             return respond(services.pacing, start_response, stream, http.accepts,
                            modern=True)
         request = routed
-    inbound = InboundRequest(channel, request.id, request.method, request.params or {},
+    inbound = InboundRequest(exchange, request.id, request.method, request.params or {},
                              transport)
-    host = _RequestHost(services.server, channel, stream)
-    dispatcher = server._dispatcher
-
     # A receive middleware that put another request in its place gets it checked anew.
     checked = envelope if request is message else None
-
-    def run() -> None:
-        out = executor.answer(inbound, lambda: stateless.serve(host, dispatcher, inbound,
-                                                               checked))
-        inbound.done = True
-        try:
-            if out is not None:
-                channel.answer(out)
-        finally:
-            if not stream.finished:  # no answer, or send middleware dropped it
-                stream.end()
-
     if request.method in _THREADED and not _runs_here(
             tool if request is message else server.tools.get(
                 str((request.params or {}).get("name"))), request):
         try:
-            services.pool.submit(run)
+            services.pool.submit(partial(exchange.run, inbound, checked))
         except (PoolFullError, RuntimeError) as exc:
             raise _HttpError(INTERNAL_ERROR,
                              f"Server busy: {exc}", request.id) from None
     else:
-        run()
+        exchange.run(inbound, checked)
 
     # Closing a 2026-07-28 request's stream before its answer cancels the request.
     return respond(services.pacing, start_response, stream, http.accepts, modern=True,
@@ -187,7 +193,7 @@ def serve(services: Services, http: HttpRequest,
 
 
 def _receive(executor: InboundExecutor, message: Request, transport: TransportContext,
-             channel: _RequestChannel) -> Request | None:
+             channel: _Exchange) -> Request | None:
     """``message`` through the receive middleware: the request to serve (a middleware may
     have put another in its place), or ``None`` when a middleware refused it (its answer
     went to the stream). A request dropped without an answer is refused here."""
