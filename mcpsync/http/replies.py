@@ -255,10 +255,10 @@ class _ClientGone(Exception):
     """The client closed its connection while its request was still running."""
 
 
-def _encode(message: Message) -> bytes:
-    # Notifications and requests were checked when they were sent (their sender got the
-    # error); an answer that cannot be encoded becomes an encodable error for its id.
-    return jsonrpc.encode_answer(message)
+#: A message as the bytes of a body or an event. Notifications and requests were checked
+#: when they were sent (their sender got the error); an answer that cannot be encoded
+#: becomes an encodable error for its id. (The function itself: no wrapper per answer.)
+_encode: Callable[[Message], bytes] = jsonrpc.encode_answer
 
 
 def json_reply(start_response: StartResponse, status: str, body: bytes,

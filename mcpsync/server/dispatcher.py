@@ -54,6 +54,9 @@ class Dispatcher:
                  request_state_key: bytes | str | None) -> None:
         #: The registry's request handlers as a dict (assigning replaces, ``del`` removes).
         self.handlers: RequestHandlers[MethodHandler] = RequestHandlers(methods)
+        #: The handler of one method (``None``: answered -32601), from the registry
+        #: directly: what a request looks up (``handlers.get`` through the view).
+        self.handler: Callable[[str], MethodHandler | None] = methods.request_handler
         #: The registry's notification handlers as a dict of one callable per method.
         self.notification_handlers = NotificationHandlers(methods)
         #: The guards ``add_middleware`` added, outermost first (replaced, never changed).

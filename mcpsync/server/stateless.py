@@ -173,7 +173,7 @@ def serve(session: StatelessHost, dispatcher: Dispatcher, inbound: InboundReques
                                   data={"method": method})
     info = SessionInfo(protocol_version=version, client_info=envelope.client_info,
                        client_capabilities=envelope.capabilities)
-    handler = dispatcher.handlers.get(method)
+    handler = dispatcher.handler(method)
     if handler is None:
         raise MethodNotFoundError(f"Method not found: {method}", data={"method": method})
     rounds = None
