@@ -23,8 +23,6 @@ makes: tqdm when it is installed, else a line of text on stderr.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -34,9 +32,9 @@ from .progress import TextBar, progress_bar
 from .schema import parameters
 from .text import (
     MAX_TEXT_CHARS,
-    MIME,
     blob_summary,
     plain,
+    plain_mime,
 )
 from .text import cut as _cut
 from .text import to_json as _json
@@ -50,7 +48,9 @@ _PNG = b"\x89PNG\r\n\x1a\n"
 
 #: ASCII punctuation that means something to Markdown (``<``, ``>`` and ``&`` are
 #: HTML-escaped instead, ``|`` becomes an entity in tables).
-_MD_SYNTAX = re.compile(r"[\\`*_\[\]()!#~:]")
+#: A pattern, compiled (and cached by :mod:`re`) on first use: the types import this
+#: module, so every server does, and most never display anything.
+_MD_SYNTAX = r"[\\`*_\[\]()!#~:]"
 
 _BLOCK_ENTITIES = str.maketrans({"[": "&#91;", "]": "&#93;", "`": "&#96;"})
 
@@ -66,7 +66,7 @@ def _md(value: object) -> str:
     through), Markdown's own syntax backslash-escaped (a description's
     ``![](https://tracker/pixel)`` would be fetched, ``[text](url)`` made a link), table
     pipes and line breaks neutralised."""
-    return _e(_MD_SYNTAX.sub(r"\\\g<0>", str(value))).replace("|", "&#124;").replace(
+    return _e(re.sub(_MD_SYNTAX, r"\\\g<0>", str(value))).replace("|", "&#124;").replace(
         "\n", " ")
 
 
@@ -97,10 +97,13 @@ def _pre(text: str) -> str:
 def decoded(data: str, mime_type: object) -> bytes | None:
     """The bytes of a base64 payload when it is well-formed, small enough to inline and
     of a plain MIME type; else None (the block is then described, not embedded)."""
-    if not isinstance(mime_type, str) or not MIME.match(mime_type.lower()):
+    if not isinstance(mime_type, str) or not plain_mime(mime_type.lower()):
         return None
     if not isinstance(data, str) or len(data) > MAX_INLINE_BYTES * 4 // 3 + 4:
         return None
+    import base64  # on first display: the types import this module, so every server does
+    import binascii
+
     try:
         return base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
@@ -111,6 +114,8 @@ def _media_html(kind: str, data: str, mime_type: object) -> str:
     raw = decoded(data, mime_type)
     if raw is None:
         return f"<em>{_e(kind)} ({_e(mime_type)}, not shown: {_describe_bad(data)})</em>"
+    import base64
+
     url = f"data:{_e(str(mime_type).lower())};base64,{_e(base64.b64encode(raw).decode())}"
     if kind == "image":
         return f'<img src="{url}" alt="image ({_e(mime_type)})" style="max-width:100%"/>'
@@ -169,6 +174,8 @@ def block_markdown(block: Any) -> str:
         raw = decoded(block.data, block.mime_type)
         if raw is None:
             return f"*image ({_md(block.mime_type)}, not shown)*"
+        import base64
+
         return (f"![image](data:{str(block.mime_type).lower()};base64,"
                 f"{base64.b64encode(raw).decode()})")
     if kind == "audio":
