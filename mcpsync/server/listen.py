@@ -29,8 +29,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..engine.pool import release_current_slot
 from ..engine.requests import CancelEvent
@@ -104,8 +103,8 @@ MAX_PENDING = 256
 MAX_FOLLOWED_IDS = 256
 
 
-@dataclass(frozen=True)
-class Followed:
+# A NamedTuple, not a frozen dataclass: defining one costs every server's start ~0.5 ms.
+class Followed(NamedTuple):
     """Items an extension lets a listen follow by id (the tasks extension: tasks), the
     seam through which it announces their statuses without the server knowing them.
 
