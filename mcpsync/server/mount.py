@@ -58,7 +58,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
@@ -67,7 +66,6 @@ from ..dispatch.pagination import listing
 from ..dispatch.registry import KNOWS_NAME, SERVES_EVERY_NAME
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, MCPError, MethodNotFoundError
 from ..protocol.methods import VIEWS
-from ..protocol.prefixes import PREFIX, content_out, name_in, name_out, uri_in, uri_out, view_out
 from .handlers import MethodHandler
 from .lifespan import Lifespan, Named
 from .mounted import MountedServer, call_mounted, error_out
@@ -158,15 +156,32 @@ def _own(server: Mountable, kind: str, key: str) -> bool:
     return server.resources.template(key) is not None
 
 
-@dataclass(frozen=True)
 class Mount:
     """One mounted server and its prefix (None: names unchanged). Immutable, so
-    thread-safe."""
+    thread-safe. A plain class with slots, not a frozen dataclass: every server imports
+    this module, and defining a dataclass cost its start about 0.3 ms.
+
+    The prefix rules (:mod:`mcpsync.protocol.prefixes`) are imported where a mount uses
+    them: a server that mounts nothing never loads them."""
+
+    __slots__ = ("prefix", "server")
 
     server: Mountable
     prefix: str | None
 
+    def __init__(self, server: Mountable, prefix: str | None) -> None:
+        object.__setattr__(self, "server", server)
+        object.__setattr__(self, "prefix", prefix)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Mount is immutable: cannot set {name!r}")
+
+    def __repr__(self) -> str:
+        return f"Mount(server={self.server!r}, prefix={self.prefix!r})"
+
     def key_in(self, kind: str, key: str) -> str | None:
+        from ..protocol.prefixes import name_in, uri_in
+
         if kind in ("tool", "prompt"):
             return name_in(self.prefix, key)
         return uri_in(self.prefix, key)
@@ -175,6 +190,8 @@ class Mount:
         if not self.prefix or not isinstance(item, dict) or not isinstance(
                 item.get(field), str):
             return item
+        from ..protocol.prefixes import name_out, uri_out, view_out
+
         value = item[field]
         renamed = name_out(self.prefix, value) if field == "name" else uri_out(
             self.prefix, value)
@@ -511,6 +528,8 @@ def _tool_error_out(result: dict[str, Any], inner: str, outer: str) -> dict[str,
 def _result_out(method: str, prefix: str | None, result: dict[str, Any]) -> dict[str, Any]:
     if not prefix:
         return result
+    from ..protocol.prefixes import content_out, uri_out
+
     if method == "resources/read" and isinstance(result.get("contents"), list):
         return {**result, "contents": [
             {**item, "uri": uri_out(prefix, item["uri"])}
@@ -528,6 +547,8 @@ def _result_out(method: str, prefix: str | None, result: dict[str, Any]) -> dict
 def mount(parent: Mountable, child: Mountable, prefix: str | None) -> None:
     """``parent.mount(child, prefix)`` (``child`` a Server: the method checks): see the
     module."""
+    from ..protocol.prefixes import PREFIX, uri_out
+
     if prefix == "":
         prefix = None
     if prefix is not None and not (isinstance(prefix, str) and PREFIX.fullmatch(prefix)):
