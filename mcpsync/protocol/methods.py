@@ -289,6 +289,9 @@ class Views:
         """Rebuild every view from ``rows``, in place: each container keeps its identity,
         and a name in both the old and the new view never leaves it meanwhile (a thread
         reading a view while an extension registers a row sees the rows it saw)."""
+        if not self.known:  # the first fill (the built-in rows, at import): nothing to keep
+            self._build(list(rows))
+            return
         fresh = Views()
         fresh._build(list(rows))
         for attribute, view in vars(self).items():
