@@ -12,14 +12,53 @@ servers (every worker of a deployment) and read without a lock.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from reprlib import recursive_repr
+from typing import TypeVar
 
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS
 from ..types import Icon
 from .listen import DEFAULT_MAX_SUBSCRIPTIONS
 
+_Options = TypeVar("_Options", bound=type)
 
-@dataclass(frozen=True)
+
+def _compared_by_fields(cls: _Options) -> _Options:
+    """Give a frozen dataclass made with ``repr=False, eq=False`` the ``__repr__``,
+    ``__eq__`` and ``__hash__`` that ``dataclass`` would have written (same text, same
+    comparison, same hash), as closures over its fields.
+
+    Why: ``dataclass`` writes each method as source and compiles it with ``exec``; for
+    these three classes that cost every server's start about 1 ms before its first answer,
+    most of it compiling methods nobody calls then. They stay dataclasses (``fields``,
+    ``replace``, ``asdict``, frozen); ``tests/server/test_options.py`` checks each method
+    against the one ``dataclass`` writes."""
+    names = tuple(f.name for f in fields(cls) if f.repr)
+    compared = tuple(f.name for f in fields(cls) if f.compare)
+    hashed = tuple(f.name for f in fields(cls) if (f.compare if f.hash is None else f.hash))
+
+    @recursive_repr()
+    def __repr__(self: object) -> str:
+        return self.__class__.__qualname__ + "(" + ", ".join(
+            f"{name}={getattr(self, name)!r}" for name in names) + ")"
+
+    def __eq__(self: object, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return tuple(getattr(self, name) for name in compared) == tuple(
+                getattr(other, name) for name in compared)
+        return NotImplemented
+
+    def __hash__(self: object) -> int:
+        return hash(tuple(getattr(self, name) for name in hashed))
+
+    for method in (__repr__, __eq__, __hash__):
+        method.__qualname__ = f"{cls.__qualname__}.{method.__name__}"
+        setattr(cls, method.__name__, method)
+    return cls
+
+
+@_compared_by_fields
+@dataclass(frozen=True, repr=False, eq=False)
 class ServerLimits:
     """How much a server takes on at once and how long it waits (docs/limits.md).
 
@@ -49,7 +88,8 @@ class ServerLimits:
     startup_timeout: float = 60.0
 
 
-@dataclass(frozen=True)
+@_compared_by_fields
+@dataclass(frozen=True, repr=False, eq=False)
 class ProtocolOptions:
     """What a server speaks and tells its clients (docs/protocol-versions.md).
 
@@ -73,7 +113,8 @@ class ProtocolOptions:
     expose_tool_errors: bool = False
 
 
-@dataclass(frozen=True)
+@_compared_by_fields
+@dataclass(frozen=True, repr=False, eq=False)
 class ServerDetails:
     """The display fields of ``serverInfo`` beside its name, version and title, sent to
     sessions at 2025-11-25 or later: a ``description``, the ``website_url`` and ``icons``.

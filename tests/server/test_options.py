@@ -113,3 +113,31 @@ def test_the_server_shows_each_option_once():
     for copied in ("max_concurrent_handlers", "max_handlers", "request_timeout", "page_size",
                    "request_state_ttl", "description", "website_url", "icons"):
         assert not hasattr(server, copied), copied
+
+
+@pytest.mark.parametrize("cls", [ServerLimits, ProtocolOptions, ServerDetails])
+def test_option_objects_show_compare_and_hash_as_dataclass_writes_it(cls):
+    # Their __repr__, __eq__ and __hash__ are written without exec (options.py says why);
+    # each must do what the one dataclass writes does, checked against a genuine twin.
+    import dataclasses
+
+    twin = dataclasses.make_dataclass(
+        cls.__name__, [(f.name, f.type, dataclasses.field(
+            default=f.default, default_factory=f.default_factory)) for f in
+            dataclasses.fields(cls)], frozen=True)
+    first = dataclasses.fields(cls)[0]
+    changed = {first.name: {int: 7, float: 2.5, tuple: ("2025-11-25",)}.get(
+        type(getattr(cls(), first.name)), "text")}
+    for kwargs in ({}, changed):
+        ours, theirs = cls(**kwargs), twin(**kwargs)
+        assert repr(ours) == repr(theirs)
+        assert hash(ours) == hash(theirs)
+        assert ours == cls(**kwargs)
+        assert ours != theirs and (ours == 1) is False
+    assert cls() != cls(**changed)
+    assert dataclasses.is_dataclass(cls) and dataclasses.replace(cls(), **changed) == cls(
+        **changed)
+    assert dataclasses.asdict(cls(**changed)) == dataclasses.asdict(twin(**changed))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cls().x = 1
+    assert {cls(), cls()} == {cls()}
