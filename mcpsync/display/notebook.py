@@ -10,9 +10,9 @@ image renders as an image, a blob is summarized (MIME type and size), never dump
 they show, and how untrusted text is escaped: :mod:`mcpsync.display.render`.
 
 The types and the errors import this module, so every server does at start-up, and most
-never display anything: the renderers (:mod:`~mcpsync.display.render`), the progress bar
-and the schema's parameter names are imported by their first use (PEP 562 for the names
-this module re-exports).
+never display anything: the renderers and the lists a client returns
+(:mod:`~mcpsync.display.render`), the progress bar and the schema's parameter names are
+imported by their first use (PEP 562 for the names this module re-exports).
 
 :func:`progress_bar` (from :mod:`mcpsync.display.progress`) is what ``on_progress="bar"``
 makes: tqdm when it is installed, else a line of text on stderr.
@@ -27,7 +27,13 @@ from .text import plain
 
 if TYPE_CHECKING:  # (_e and _md: the hub's display escapes with them)
     from .progress import TextBar, progress_bar
-    from .render import MAX_INLINE_BYTES
+    from .render import (
+        MAX_INLINE_BYTES,
+        PromptList,
+        ResourceList,
+        ResourceTemplateList,
+        ToolList,
+    )
     from .render import _e as _e
     from .render import _md as _md
     from .schema import parameters
@@ -173,56 +179,6 @@ class DisplayableError:
         return error_markdown(self)
 
 
-class ToolList(list[Any]):
-    """What :meth:`Client.list_tools <mcpsync.Client.list_tools>` returns: a plain list
-    of :class:`~mcpsync.types.Tool` that a notebook shows as a table."""
-
-    def _repr_html_(self) -> str:
-        from .render import tools_html
-
-        return tools_html(self)
-
-    def _repr_markdown_(self) -> str:
-        from .render import tools_markdown
-
-        return tools_markdown(self)
-
-
-class _Listing(list[Any]):
-    """A plain list a notebook shows as a table of its ``kind``."""
-
-    kind = ""
-
-    def _repr_html_(self) -> str:
-        from .render import listing_html
-
-        return listing_html(self.kind, self)
-
-    def _repr_markdown_(self) -> str:
-        from .render import listing_markdown
-
-        return listing_markdown(self.kind, self)
-
-
-class ResourceList(_Listing):
-    """What :meth:`Client.list_resources <mcpsync.Client.list_resources>` returns."""
-
-    kind = "resources"
-
-
-class ResourceTemplateList(_Listing):
-    """What :meth:`Client.list_resource_templates
-    <mcpsync.Client.list_resource_templates>` returns."""
-
-    kind = "resource templates"
-
-
-class PromptList(_Listing):
-    """What :meth:`Client.list_prompts <mcpsync.Client.list_prompts>` returns."""
-
-    kind = "prompts"
-
-
 __all__ = [
     "MAX_INLINE_BYTES",
     "Displayable",
@@ -240,9 +196,11 @@ __all__ = [
     "progress_bar",
 ]
 
-# The names re-exported from the modules a first display (or a progress bar) imports.
+# The names re-exported from the modules a first display, list or progress bar imports.
 __getattr__, __dir__ = exports(__name__, {
     "MAX_INLINE_BYTES": f"{__package__}.render", "_e": f"{__package__}.render",
+    "ToolList": f"{__package__}.render", "ResourceList": f"{__package__}.render",
+    "ResourceTemplateList": f"{__package__}.render", "PromptList": f"{__package__}.render",
     "_md": f"{__package__}.render", "TextBar": f"{__package__}.progress",
     "progress_bar": f"{__package__}.progress", "parameters": f"{__package__}.schema",
 }, globals())

@@ -340,3 +340,48 @@ def error_markdown(error: Any) -> str:
     text = (f"**{_md(type(error).__name__)}** ({_md(getattr(error, 'code', ''))}): "
             f"{_md(getattr(error, 'message', error))}")
     return text if data is None else f"{text}\n\n{_block(_json(data))}"
+
+
+# -- the lists a client returns (re-exported by notebook.py, imported by their first use) --
+
+
+class ToolList(list[Any]):
+    """What :meth:`Client.list_tools <mcpsync.Client.list_tools>` returns: a plain list
+    of :class:`~mcpsync.types.Tool` that a notebook shows as a table."""
+
+    def _repr_html_(self) -> str:
+        return tools_html(self)
+
+    def _repr_markdown_(self) -> str:
+        return tools_markdown(self)
+
+
+class _Listing(list[Any]):
+    """A plain list a notebook shows as a table of its ``kind``."""
+
+    kind = ""
+
+    def _repr_html_(self) -> str:
+        return listing_html(self.kind, self)
+
+    def _repr_markdown_(self) -> str:
+        return listing_markdown(self.kind, self)
+
+
+class ResourceList(_Listing):
+    """What :meth:`Client.list_resources <mcpsync.Client.list_resources>` returns."""
+
+    kind = "resources"
+
+
+class ResourceTemplateList(_Listing):
+    """What :meth:`Client.list_resource_templates
+    <mcpsync.Client.list_resource_templates>` returns."""
+
+    kind = "resource templates"
+
+
+class PromptList(_Listing):
+    """What :meth:`Client.list_prompts <mcpsync.Client.list_prompts>` returns."""
+
+    kind = "prompts"
