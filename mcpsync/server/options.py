@@ -24,15 +24,16 @@ _Options = TypeVar("_Options", bound=type)
 
 
 def _compared_by_fields(cls: _Options) -> _Options:
-    """Give a frozen dataclass made with ``repr=False, eq=False`` the ``__repr__``,
-    ``__eq__`` and ``__hash__`` that ``dataclass`` would have written (same text, same
-    comparison, same hash), as closures over its fields.
+    """Give a frozen dataclass made with ``init=False, repr=False, eq=False`` (its
+    ``__init__`` written in its body) the ``__repr__``, ``__eq__`` and ``__hash__`` that
+    ``dataclass`` would have written (same text, same comparison, same hash), as closures
+    over its fields.
 
-    Why: ``dataclass`` writes each method as source and compiles it with ``exec``; for
-    these three classes that cost every server's start about 1 ms before its first answer,
-    most of it compiling methods nobody calls then. They stay dataclasses (``fields``,
-    ``replace``, ``asdict``, frozen); ``tests/server/test_options.py`` checks each method
-    against the one ``dataclass`` writes."""
+    Why: ``dataclass`` writes each of those methods as source and compiles it with
+    ``exec``; for the three option classes that cost every server's start about 2 ms
+    before its first answer, compiling methods nobody calls then. They stay dataclasses
+    (``fields``, ``replace``, ``asdict``, frozen); ``tests/server/test_options.py`` checks
+    each method, ``__init__`` included, against those of a genuine dataclass twin."""
     names = tuple(f.name for f in fields(cls) if f.repr)
     compared = tuple(f.name for f in fields(cls) if f.compare)
     hashed = tuple(f.name for f in fields(cls) if (f.compare if f.hash is None else f.hash))
@@ -57,8 +58,12 @@ def _compared_by_fields(cls: _Options) -> _Options:
     return cls
 
 
+#: How a frozen dataclass's ``__init__`` sets its fields (``__setattr__`` refuses).
+_set = object.__setattr__
+
+
 @_compared_by_fields
-@dataclass(frozen=True, repr=False, eq=False)
+@dataclass(frozen=True, init=False, repr=False, eq=False)
 class ServerLimits:
     """How much a server takes on at once and how long it waits (docs/limits.md).
 
@@ -87,9 +92,20 @@ class ServerLimits:
     request_state_ttl: float = 600.0
     startup_timeout: float = 60.0
 
+    def __init__(self, max_handlers: int = 64,
+                 max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS,
+                 request_timeout: float = 60.0, page_size: int = 100,
+                 request_state_ttl: float = 600.0, startup_timeout: float = 60.0) -> None:
+        _set(self, "max_handlers", max_handlers)
+        _set(self, "max_subscriptions", max_subscriptions)
+        _set(self, "request_timeout", request_timeout)
+        _set(self, "page_size", page_size)
+        _set(self, "request_state_ttl", request_state_ttl)
+        _set(self, "startup_timeout", startup_timeout)
+
 
 @_compared_by_fields
-@dataclass(frozen=True, repr=False, eq=False)
+@dataclass(frozen=True, init=False, repr=False, eq=False)
 class ProtocolOptions:
     """What a server speaks and tells its clients (docs/protocol-versions.md).
 
@@ -112,9 +128,20 @@ class ProtocolOptions:
     cache_scope: str = "public"
     expose_tool_errors: bool = False
 
+    def __init__(self, legacy_versions: tuple[str, ...] = LEGACY_VERSIONS,
+                 modern_versions: tuple[str, ...] = MODERN_VERSIONS,
+                 declare: tuple[str, ...] = (), cache_ttl_ms: int = 0,
+                 cache_scope: str = "public", expose_tool_errors: bool = False) -> None:
+        _set(self, "legacy_versions", legacy_versions)
+        _set(self, "modern_versions", modern_versions)
+        _set(self, "declare", declare)
+        _set(self, "cache_ttl_ms", cache_ttl_ms)
+        _set(self, "cache_scope", cache_scope)
+        _set(self, "expose_tool_errors", expose_tool_errors)
+
 
 @_compared_by_fields
-@dataclass(frozen=True, repr=False, eq=False)
+@dataclass(frozen=True, init=False, repr=False, eq=False)
 class ServerDetails:
     """The display fields of ``serverInfo`` beside its name, version and title, sent to
     sessions at 2025-11-25 or later: a ``description``, the ``website_url`` and ``icons``.
@@ -123,4 +150,10 @@ class ServerDetails:
     description: str | None = None
     website_url: str | None = None
     icons: list[Icon] | None = None
+
+    def __init__(self, description: str | None = None, website_url: str | None = None,
+                 icons: list[Icon] | None = None) -> None:
+        _set(self, "description", description)
+        _set(self, "website_url", website_url)
+        _set(self, "icons", icons)
 

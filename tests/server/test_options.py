@@ -117,8 +117,9 @@ def test_the_server_shows_each_option_once():
 
 @pytest.mark.parametrize("cls", [ServerLimits, ProtocolOptions, ServerDetails])
 def test_option_objects_show_compare_and_hash_as_dataclass_writes_it(cls):
-    # Their __repr__, __eq__ and __hash__ are written without exec (options.py says why);
-    # each must do what the one dataclass writes does, checked against a genuine twin.
+    # Their __init__, __repr__, __eq__ and __hash__ are written without exec (options.py
+    # says why); each must do what the one dataclass writes does, checked against a
+    # genuine twin.
     import dataclasses
 
     twin = dataclasses.make_dataclass(
@@ -141,3 +142,14 @@ def test_option_objects_show_compare_and_hash_as_dataclass_writes_it(cls):
     with pytest.raises(dataclasses.FrozenInstanceError):
         cls().x = 1
     assert {cls(), cls()} == {cls()}
+    # __init__ is written in the class: the same parameters, defaults and refusals.
+    assert [(p.name, p.default, p.kind) for p in inspect.signature(cls).parameters.values()] \
+        == [(p.name, p.default, p.kind) for p in inspect.signature(twin).parameters.values()]
+    values = [getattr(cls(**changed), f.name) for f in dataclasses.fields(cls)]
+    assert dataclasses.astuple(cls(*values)) == dataclasses.astuple(twin(*values))
+    for args, kwargs in (((), {"nope": 1}), ((*values, 1), {})):
+        with pytest.raises(TypeError) as ours_refused:
+            cls(*args, **kwargs)
+        with pytest.raises(TypeError) as twin_refused:
+            twin(*args, **kwargs)
+        assert str(ours_refused.value) == str(twin_refused.value)
