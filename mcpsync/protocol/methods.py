@@ -138,11 +138,11 @@ class Method:
         return hash(self._values())
 
     def __repr__(self) -> str:
-        return "Method(" + ", ".join(f"{slot}={getattr(self, slot)!r}"
-                                     for slot in _FIELDS) + ")"
+        return type(self).__qualname__ + "(" + ", ".join(
+            f"{slot}={getattr(self, slot)!r}" for slot in _FIELDS) + ")"
 
     def __reduce__(self) -> tuple[type[Method], tuple[object, ...]]:
-        return Method, self._values()
+        return type(self), self._values()
 
     @property
     def removed_in(self) -> Era | None:
