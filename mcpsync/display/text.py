@@ -22,8 +22,16 @@ MAX_PLAIN_CHARS = 20_000
 #: A base64 field longer than this is cut in a plain ``repr()``.
 MAX_REPR_PAYLOAD = 64
 
-#: A MIME type plain enough to name or to put into a ``data:`` URL.
-MIME = re.compile(r"^[a-z0-9][a-z0-9.+-]*/[a-z0-9][a-z0-9.+-]*$")
+#: A MIME type plain enough to name or to put into a ``data:`` URL. A pattern, compiled
+#: (and cached by :mod:`re`) on first use: every server imports this module, and most
+#: never display anything.
+MIME_PATTERN = r"^[a-z0-9][a-z0-9.+-]*/[a-z0-9][a-z0-9.+-]*$"
+
+
+def plain_mime(mime: str) -> bool:
+    """Whether ``mime`` (lower-cased by the caller) is a MIME type plain enough to name or
+    to put into a ``data:`` URL."""
+    return re.match(MIME_PATTERN, mime) is not None
 
 
 def cut(text: str) -> str:
@@ -51,7 +59,7 @@ def blob_size(blob: object) -> int:
 
 def blob_summary(blob: object, mime: object) -> str:
     """A blob described instead of shown: ``blob, application/pdf, 1234 bytes``."""
-    kind = mime if isinstance(mime, str) and MIME.match(mime.lower()) else "unknown type"
+    kind = mime if isinstance(mime, str) and plain_mime(mime.lower()) else "unknown type"
     return f"blob, {kind}, {blob_size(blob)} bytes"
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError
 from typing import Final, Literal
 
 Era = Literal["legacy", "modern"]
@@ -40,63 +40,117 @@ TARGET_ATTRIBUTE: Final[dict[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
+_FIELDS: Final = ("name", "eras", "sender", "notification", "target", "target_param",
+                   "capability", "cacheable", "asks", "streams", "blocks", "mount", "items",
+                   "forwarded", "scoped", "telemetry", "before_init", "cancellable",
+                   "invalidates")
+
+
 class Method:
-    """The facts about one method (a request or a notification)."""
+    """The facts about one method (a request or a notification).
+
+    Immutable, compared and hashed by its fields. A plain class with slots, not a frozen
+    dataclass: every server imports this module before its first answer, and defining a
+    20-field frozen dataclass (its generated methods compiled through ``exec``) cost more
+    than the whole rest of the table."""
+
+    __slots__ = _FIELDS
+    __match_args__ = _FIELDS
 
     name: str
     #: The eras that have it; one missing from ``eras`` was removed (or is not there yet).
     eras: frozenset[Era]
     sender: Sender
-    notification: bool = False
+    notification: bool
     #: What it acts on, and the param that names it (``Mcp-Name`` on 2026-07-28 HTTP).
-    target: Target | None = None
-    target_param: str | None = None
+    target: Target | None
+    target_param: str | None
     #: The server capability a client needs to see declared before it sends this.
-    capability: str | None = None
+    capability: str | None
     #: Its 2026-07-28 result carries ``ttlMs``/``cacheScope`` and a client may cache it.
-    cacheable: bool = False
+    cacheable: bool
     #: Its handler may ask the client questions: an ``InputRequiredResult`` (MRTR) in
     #: 2026-07-28, reverse requests in the handshake era.
-    asks: bool = False
+    asks: bool
     #: Its handler may report progress: on HTTP it runs on a handler thread, so the
     #: progress streams while it runs.
-    streams: bool = False
+    streams: bool
     #: It waits by design (for a task, for events): never run on a reader thread.
-    blocks: bool = False
+    blocks: bool
     #: How a server with mounts serves it: ``"list"`` merges every mount's pages,
     #: ``"route"`` sends it to the mount its target names.
-    mount: Literal["list", "route"] | None = None
+    mount: Literal["list", "route"] | None
     #: A ``"list"``'s result key and the field that names each item in it.
-    items: tuple[str, str] | None = None
+    items: tuple[str, str] | None
     #: A proxy forwards it to its remote.
-    forwarded: bool = False
+    forwarded: bool
     #: Per-item scopes (``scopes=`` of a registration) guard it: its target must be
     #: granted to the caller's token.
-    scoped: bool = False
-    #: The telemetry attribute its target goes in (the conventions' name for the kind).
-    telemetry: str | None = field(default=None)
+    scoped: bool
+    #: The telemetry attribute its target goes in (the conventions' name for the kind;
+    #: by default the one :data:`TARGET_ATTRIBUTE` gives its target).
+    telemetry: str | None
     #: It may be sent before the handshake ends (``initialize`` itself, ``ping``).
-    before_init: bool = False
+    before_init: bool
     #: ``notifications/cancelled`` may name it (never ``initialize``).
-    cancellable: bool = True
+    cancellable: bool
     #: A notification that makes these cached results stale (a ``list_changed``).
-    invalidates: tuple[str, ...] = ()
+    invalidates: tuple[str, ...]
 
-    def __post_init__(self) -> None:
-        if (self.target is None) != (self.target_param is None):
-            raise ValueError(f"{self.name}: a target needs its param, and a param its target")
-        if (self.mount == "list") != (self.items is not None):
-            raise ValueError(f"{self.name}: a merged list names its items, nothing else does")
-        if self.telemetry is None and self.target is not None:
-            object.__setattr__(self, "telemetry", TARGET_ATTRIBUTE[self.target])
-        if not self.eras:
-            raise ValueError(f"{self.name}: a method exists in at least one era")
+    def __init__(self, name: str, eras: frozenset[Era], sender: Sender,
+                 notification: bool = False, target: Target | None = None,
+                 target_param: str | None = None, capability: str | None = None,
+                 cacheable: bool = False, asks: bool = False, streams: bool = False,
+                 blocks: bool = False, mount: Literal["list", "route"] | None = None,
+                 items: tuple[str, str] | None = None, forwarded: bool = False,
+                 scoped: bool = False, telemetry: str | None = None,
+                 before_init: bool = False, cancellable: bool = True,
+                 invalidates: tuple[str, ...] = ()) -> None:
+        if (target is None) != (target_param is None):
+            raise ValueError(f"{name}: a target needs its param, and a param its target")
+        if (mount == "list") != (items is not None):
+            raise ValueError(f"{name}: a merged list names its items, nothing else does")
+        if not eras:
+            raise ValueError(f"{name}: a method exists in at least one era")
+        if telemetry is None and target is not None:
+            telemetry = TARGET_ATTRIBUTE[target]
+        values = (name, eras, sender, notification, target, target_param, capability,
+                  cacheable, asks, streams, blocks, mount, items, forwarded, scoped,
+                  telemetry, before_init, cancellable, invalidates)
+        for slot, value in zip(_FIELDS, values, strict=True):
+            _set(self, slot, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, slot) for slot in _FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return type(self).__qualname__ + "(" + ", ".join(
+            f"{slot}={getattr(self, slot)!r}" for slot in _FIELDS) + ")"
+
+    def __reduce__(self) -> tuple[type[Method], tuple[object, ...]]:
+        return type(self), self._values()
 
     @property
     def removed_in(self) -> Era | None:
         """The era that no longer has it (``"modern"`` for ``initialize``), or ``None``."""
         return "modern" if "legacy" in self.eras and "modern" not in self.eras else None
+
+
+_set = object.__setattr__
 
 
 def _request(name: str, eras: frozenset[Era], sender: Sender = "client", **facts: object) -> Method:
@@ -235,6 +289,9 @@ class Views:
         """Rebuild every view from ``rows``, in place: each container keeps its identity,
         and a name in both the old and the new view never leaves it meanwhile (a thread
         reading a view while an extension registers a row sees the rows it saw)."""
+        if not self.known:  # the first fill (the built-in rows, at import): nothing to keep
+            self._build(list(rows))
+            return
         fresh = Views()
         fresh._build(list(rows))
         for attribute, view in vars(self).items():

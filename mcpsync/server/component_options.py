@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from ..protocol.versions import features
 
@@ -37,8 +37,10 @@ KINDS: Final[tuple[Kind, ...]] = ("tool", "resource", "template", "prompt")
 NO_OPTIONS: Final[Mapping[str, object]] = MappingProxyType({})
 
 
-# A NamedTuple, not a frozen dataclass: defining one costs every server's start ~0.5 ms.
-class OptionSpec(NamedTuple):
+# A plain immutable class with slots, not a NamedTuple or a frozen dataclass: every server
+# imports this module, and defining a NamedTuple (each field's string annotation compiled
+# into a ForwardRef) cost its start several hundred µs.
+class OptionSpec:
     """The per-component keywords one extension declares.
 
     ``key``: where its value is kept (``component.options[key]``). ``keywords``: the
@@ -47,13 +49,46 @@ class OptionSpec(NamedTuple):
     passed (never empty); returns the value to keep, or ``None`` to keep nothing (the
     defaults); raises ``ValueError``/``TypeError`` for a bad value, at registration.
     ``describe(kind, value, wire)``: optional; adds what the option shows on the wire to
-    the component's description (the tasks extension's ``execution.taskSupport``)."""
+    the component's description (the tasks extension's ``execution.taskSupport``).
+    Immutable; equal and hashed by its fields."""
+
+    __slots__ = ("describe", "key", "keywords", "kinds", "parse")
 
     key: str
     keywords: frozenset[str]
     kinds: frozenset[Kind]
     parse: Callable[[Kind, dict[str, Any]], object | None]
-    describe: Callable[[Kind, Any, dict[str, Any]], None] | None = None
+    describe: Callable[[Kind, Any, dict[str, Any]], None] | None
+
+    def __init__(self, key: str, keywords: frozenset[str], kinds: frozenset[Kind],
+                 parse: Callable[[Kind, dict[str, Any]], object | None],
+                 describe: Callable[[Kind, Any, dict[str, Any]], None] | None = None) -> None:
+        _set(self, "key", key)
+        _set(self, "keywords", keywords)
+        _set(self, "kinds", kinds)
+        _set(self, "parse", parse)
+        _set(self, "describe", describe)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"OptionSpec is immutable: cannot set {name!r}")
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.key, self.keywords, self.kinds, self.parse, self.describe)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OptionSpec):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (f"OptionSpec(key={self.key!r}, keywords={self.keywords!r}, "
+                f"kinds={self.kinds!r}, parse={self.parse!r}, describe={self.describe!r})")
+
+
+_set = object.__setattr__
 
 
 class ComponentOptions:

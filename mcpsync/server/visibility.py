@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol, Union
+from typing import TYPE_CHECKING, Any, Final, Protocol, Union
 
 from .component_options import KINDS, Kind, OptionSpec
 
@@ -55,38 +55,93 @@ KEY: Final = "visibility"
 MAX_RULES: Final = 1024
 
 
-class Governed(Protocol):
-    """What visibility needs of the server it is installed on (a ``ServerCore``)."""
+# A Protocol for the type checker only: defining one costs every server's start tens
+# of µs, and nothing checks it at run time.
+if TYPE_CHECKING:
+    class Governed(Protocol):
+        """What visibility needs of the server it is installed on (a ``ServerCore``)."""
 
-    @property
-    def tools(self) -> ToolRegistry: ...
+        @property
+        def tools(self) -> ToolRegistry: ...
 
-    @property
-    def resources(self) -> ResourceRegistry: ...
+        @property
+        def resources(self) -> ResourceRegistry: ...
 
-    @property
-    def prompts(self) -> PromptRegistry: ...
+        @property
+        def prompts(self) -> PromptRegistry: ...
 
-    def declare_options(self, spec: OptionSpec) -> None: ...
+        def declare_options(self, spec: OptionSpec) -> None: ...
 
-    def notify_list_changed(self, kind: str) -> None: ...
-
-
-# NamedTuples, not frozen dataclasses: defining one costs every server's start ~0.5 ms.
-class Visible(NamedTuple):
-    """A component's visibility options: its ``permission`` and ``tags``."""
-
-    permission: Permission | None = None
-    tags: frozenset[str] = frozenset()
+        def notify_list_changed(self, kind: str) -> None: ...
 
 
-class Rule(NamedTuple):
-    """One ``disable`` (``enabled`` False) or ``enable``: what it selects and for whom."""
+# Plain immutable classes with slots, not NamedTuples or frozen dataclasses: every server
+# imports this module, and defining a NamedTuple (each field's string annotation compiled
+# into a ForwardRef) or a dataclass cost its start a few hundred µs each.
+class Visible:
+    """A component's visibility options: its ``permission`` and ``tags``. Immutable;
+    equal and hashed by its fields."""
+
+    __slots__ = ("permission", "tags")
+
+    permission: Permission | None
+    tags: frozenset[str]
+
+    def __init__(self, permission: Permission | None = None,
+                 tags: frozenset[str] = frozenset()) -> None:
+        _set(self, "permission", permission)
+        _set(self, "tags", tags)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Visible is immutable: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Visible):
+            return NotImplemented
+        return (self.permission, self.tags) == (other.permission, other.tags)
+
+    def __hash__(self) -> int:
+        return hash((self.permission, self.tags))
+
+    def __repr__(self) -> str:
+        return f"Visible(permission={self.permission!r}, tags={self.tags!r})"
+
+
+class Rule:
+    """One ``disable`` (``enabled`` False) or ``enable``: what it selects and for whom.
+    Immutable; equal and hashed by its fields."""
+
+    __slots__ = ("enabled", "names", "principal", "tags")
 
     enabled: bool
     names: frozenset[str]
     tags: frozenset[str]
     principal: Principal | None
+
+    def __init__(self, enabled: bool, names: frozenset[str], tags: frozenset[str],
+                 principal: Principal | None) -> None:
+        _set(self, "enabled", enabled)
+        _set(self, "names", names)
+        _set(self, "tags", tags)
+        _set(self, "principal", principal)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Rule is immutable: cannot set {name!r}")
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.enabled, self.names, self.tags, self.principal)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Rule):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (f"Rule(enabled={self.enabled!r}, names={self.names!r}, tags={self.tags!r}, "
+                f"principal={self.principal!r})")
 
     def selects(self, name: str, tags: frozenset[str]) -> bool:
         return name in self.names or bool(self.tags & tags)
@@ -94,6 +149,9 @@ class Rule(NamedTuple):
     def same(self, other: Rule) -> bool:
         return (self.names, self.tags) == (other.names, other.tags) and (
             self.principal is other.principal)
+
+
+_set = object.__setattr__
 
 
 def has_permission(user: Any, codename: str) -> bool:

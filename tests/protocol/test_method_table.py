@@ -60,6 +60,23 @@ def test_rows_are_frozen_and_checked():
     assert TABLE.get("tools/call").removed_in is None  # type: ignore[union-attr]
 
 
+def test_rows_compare_hash_and_copy_by_their_fields():
+    import copy
+    import pickle
+
+    row = Method("x/y", methods.MODERN_ONLY, "client", target="resource", target_param="uri")
+    same = Method("x/y", methods.MODERN_ONLY, "client", target="resource", target_param="uri")
+    assert row == same and hash(row) == hash(same) and len({row, same}) == 1
+    assert row != Method("x/y", methods.MODERN_ONLY, "client")
+    assert row.telemetry == "mcp.resource.uri"  # the default its target gives
+    assert pickle.loads(pickle.dumps(row)) == row == copy.deepcopy(row)
+    with pytest.raises(AttributeError):
+        del row.name
+    with pytest.raises(AttributeError):
+        row.extra = 1  # type: ignore[attr-defined]
+    assert repr(row).startswith("Method(name='x/y', eras=frozenset({'modern'}), ")
+
+
 def test_the_modules_read_the_views_themselves():
     # Not copies: a row registered later is seen by each of them.
     assert cache.CACHEABLE is VIEWS.cacheable
