@@ -122,14 +122,6 @@ _SKELETON: Final = {**{code: None for code in range(128) if chr(code) not in "[]
 _BLANK_BRACKETS: Final = str.maketrans("[]{}", "____")
 
 
-def brackets(data: bytes | str) -> int:
-    """How many arrays/objects ``data`` can open at most (strings not told apart): an
-    upper bound of its depth, far cheaper than :func:`deeper_than`."""
-    if isinstance(data, str):
-        return data.count("[") + data.count("{")
-    return data.count(b"[") + data.count(b"{")
-
-
 def deeper_than(text: str, limit: int) -> bool:
     """Whether arrays/objects in ``text`` nest more than ``limit`` levels (a top-level object
     is level 1), found with a handful of C string operations.
@@ -142,7 +134,7 @@ def deeper_than(text: str, limit: int) -> bool:
     hostile shape) hands over to one exact linear measure, so the cost stays linear.
     Each level needs a bracket, so a text with no more than ``limit`` of them is not
     measured at all (most messages)."""
-    if text.count("[") + text.count("{") <= limit:  # brackets(text), on every message
+    if text.count("[") + text.count("{") <= limit:  # an upper bound of the depth
         return False
     unescaped = text
     if "\\" in text:
