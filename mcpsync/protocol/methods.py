@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import FrozenInstanceError
 from typing import Final, Literal
+
+from ..frozen import Frozen
 
 Era = Literal["legacy", "modern"]
 #: Who sends the message: a client to a server, a server to a client, or either.
@@ -46,16 +47,15 @@ _FIELDS: Final = ("name", "eras", "sender", "notification", "target", "target_pa
                    "invalidates")
 
 
-class Method:
+class Method(Frozen):
     """The facts about one method (a request or a notification).
 
-    Immutable, compared and hashed by its fields. A plain class with slots, not a frozen
-    dataclass: every server imports this module before its first answer, and defining a
-    20-field frozen dataclass (its generated methods compiled through ``exec``) cost more
-    than the whole rest of the table."""
+    Immutable, compared and hashed by its fields. A :class:`~mcpsync.frozen.Frozen` class,
+    not a frozen dataclass: every server imports this module before its first answer, and
+    defining a 20-field frozen dataclass (its generated methods compiled through ``exec``)
+    cost more than the whole rest of the table."""
 
     __slots__ = _FIELDS
-    __match_args__ = _FIELDS
 
     name: str
     #: The eras that have it; one missing from ``eras`` was removed (or is not there yet).
@@ -114,43 +114,14 @@ class Method:
             raise ValueError(f"{name}: a method exists in at least one era")
         if telemetry is None and target is not None:
             telemetry = TARGET_ATTRIBUTE[target]
-        values = (name, eras, sender, notification, target, target_param, capability,
-                  cacheable, asks, streams, blocks, mount, items, forwarded, scoped,
-                  telemetry, before_init, cancellable, invalidates)
-        for slot, value in zip(_FIELDS, values, strict=True):
-            _set(self, slot, value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, slot) for slot in _FIELDS)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        return type(self).__qualname__ + "(" + ", ".join(
-            f"{slot}={getattr(self, slot)!r}" for slot in _FIELDS) + ")"
-
-    def __reduce__(self) -> tuple[type[Method], tuple[object, ...]]:
-        return type(self), self._values()
+        self._init(name, eras, sender, notification, target, target_param, capability,
+                   cacheable, asks, streams, blocks, mount, items, forwarded, scoped, telemetry,
+                   before_init, cancellable, invalidates)
 
     @property
     def removed_in(self) -> Era | None:
         """The era that no longer has it (``"modern"`` for ``initialize``), or ``None``."""
         return "modern" if "legacy" in self.eras and "modern" not in self.eras else None
-
-
-_set = object.__setattr__
 
 
 def _request(name: str, eras: frozenset[Era], sender: Sender = "client", **facts: object) -> Method:

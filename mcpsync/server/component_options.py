@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
+from ..frozen import Frozen
 from ..protocol.versions import features
 
 if TYPE_CHECKING:
@@ -37,10 +38,9 @@ KINDS: Final[tuple[Kind, ...]] = ("tool", "resource", "template", "prompt")
 NO_OPTIONS: Final[Mapping[str, object]] = MappingProxyType({})
 
 
-# A plain immutable class with slots, not a NamedTuple or a frozen dataclass: every server
-# imports this module, and defining a NamedTuple (each field's string annotation compiled
-# into a ForwardRef) cost its start several hundred µs.
-class OptionSpec:
+# A Frozen value class, not a NamedTuple or a frozen dataclass: every server imports this
+# module, and defining either cost its start several hundred µs (see mcpsync/frozen.py).
+class OptionSpec(Frozen):
     """The per-component keywords one extension declares.
 
     ``key``: where its value is kept (``component.options[key]``). ``keywords``: the
@@ -52,7 +52,7 @@ class OptionSpec:
     the component's description (the tasks extension's ``execution.taskSupport``).
     Immutable; equal and hashed by its fields."""
 
-    __slots__ = ("describe", "key", "keywords", "kinds", "parse")
+    __slots__ = ("key", "keywords", "kinds", "parse", "describe")  # noqa: RUF023  (__init__'s order)
 
     key: str
     keywords: frozenset[str]
@@ -63,32 +63,7 @@ class OptionSpec:
     def __init__(self, key: str, keywords: frozenset[str], kinds: frozenset[Kind],
                  parse: Callable[[Kind, dict[str, Any]], object | None],
                  describe: Callable[[Kind, Any, dict[str, Any]], None] | None = None) -> None:
-        _set(self, "key", key)
-        _set(self, "keywords", keywords)
-        _set(self, "kinds", kinds)
-        _set(self, "parse", parse)
-        _set(self, "describe", describe)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"OptionSpec is immutable: cannot set {name!r}")
-
-    def _fields(self) -> tuple[object, ...]:
-        return (self.key, self.keywords, self.kinds, self.parse, self.describe)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, OptionSpec):
-            return NotImplemented
-        return self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        return (f"OptionSpec(key={self.key!r}, keywords={self.keywords!r}, "
-                f"kinds={self.kinds!r}, parse={self.parse!r}, describe={self.describe!r})")
-
-
-_set = object.__setattr__
+        self._init(key, keywords, kinds, parse, describe)
 
 
 class ComponentOptions:

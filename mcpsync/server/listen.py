@@ -41,6 +41,7 @@ from ..errors import (
     MethodNotFoundError,
     RequestCancelledError,
 )
+from ..frozen import Frozen
 from ..protocol.versions import (
     ACKNOWLEDGED,
     LIST_FIELDS,
@@ -103,10 +104,9 @@ MAX_PENDING = 256
 MAX_FOLLOWED_IDS = 256
 
 
-# A plain immutable class with slots, not a NamedTuple or a frozen dataclass: every server
-# imports this module, and defining a NamedTuple (each field's string annotation compiled
-# into a ForwardRef) cost its start a few hundred µs.
-class Followed:
+# A Frozen value class, not a NamedTuple or a frozen dataclass: every server imports this
+# module, and defining either cost its start a few hundred µs (see mcpsync/frozen.py).
+class Followed(Frozen):
     """Items an extension lets a listen follow by id (the tasks extension: tasks), the
     seam through which it announces their statuses without the server knowing them.
 
@@ -117,7 +117,7 @@ class Followed:
     thread for a status relayed without its body. Immutable; equal and hashed by its
     fields."""
 
-    __slots__ = ("fetch", "field", "limit", "method")
+    __slots__ = ("field", "method", "fetch", "limit")  # noqa: RUF023  (__init__'s order)
 
     field: str
     method: str
@@ -127,31 +127,7 @@ class Followed:
     def __init__(self, field: str, method: str,
                  fetch: Callable[[str, str], tuple[int, dict[str, Any]] | None],
                  limit: int = MAX_FOLLOWED_IDS) -> None:
-        _set(self, "field", field)
-        _set(self, "method", method)
-        _set(self, "fetch", fetch)
-        _set(self, "limit", limit)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Followed is immutable: cannot set {name!r}")
-
-    def _fields(self) -> tuple[object, ...]:
-        return (self.field, self.method, self.fetch, self.limit)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Followed):
-            return NotImplemented
-        return self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        return (f"Followed(field={self.field!r}, method={self.method!r}, "
-                f"fetch={self.fetch!r}, limit={self.limit!r})")
-
-
-_set = object.__setattr__
+        self._init(field, method, fetch, limit)
 
 
 class Listener:

@@ -33,6 +33,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol, Union
 
+from ..frozen import Frozen
 from .component_options import KINDS, Kind, OptionSpec
 
 if TYPE_CHECKING:
@@ -75,10 +76,9 @@ if TYPE_CHECKING:
         def notify_list_changed(self, kind: str) -> None: ...
 
 
-# Plain immutable classes with slots, not NamedTuples or frozen dataclasses: every server
-# imports this module, and defining a NamedTuple (each field's string annotation compiled
-# into a ForwardRef) or a dataclass cost its start a few hundred µs each.
-class Visible:
+# Frozen value classes, not NamedTuples or frozen dataclasses: every server imports this
+# module, and defining either cost its start a few hundred µs (see mcpsync/frozen.py).
+class Visible(Frozen):
     """A component's visibility options: its ``permission`` and ``tags``. Immutable;
     equal and hashed by its fields."""
 
@@ -89,29 +89,14 @@ class Visible:
 
     def __init__(self, permission: Permission | None = None,
                  tags: frozenset[str] = frozenset()) -> None:
-        _set(self, "permission", permission)
-        _set(self, "tags", tags)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Visible is immutable: cannot set {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Visible):
-            return NotImplemented
-        return (self.permission, self.tags) == (other.permission, other.tags)
-
-    def __hash__(self) -> int:
-        return hash((self.permission, self.tags))
-
-    def __repr__(self) -> str:
-        return f"Visible(permission={self.permission!r}, tags={self.tags!r})"
+        self._init(permission, tags)
 
 
-class Rule:
+class Rule(Frozen):
     """One ``disable`` (``enabled`` False) or ``enable``: what it selects and for whom.
     Immutable; equal and hashed by its fields."""
 
-    __slots__ = ("enabled", "names", "principal", "tags")
+    __slots__ = ("enabled", "names", "tags", "principal")  # noqa: RUF023  (__init__'s order)
 
     enabled: bool
     names: frozenset[str]
@@ -120,28 +105,7 @@ class Rule:
 
     def __init__(self, enabled: bool, names: frozenset[str], tags: frozenset[str],
                  principal: Principal | None) -> None:
-        _set(self, "enabled", enabled)
-        _set(self, "names", names)
-        _set(self, "tags", tags)
-        _set(self, "principal", principal)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Rule is immutable: cannot set {name!r}")
-
-    def _fields(self) -> tuple[object, ...]:
-        return (self.enabled, self.names, self.tags, self.principal)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Rule):
-            return NotImplemented
-        return self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        return (f"Rule(enabled={self.enabled!r}, names={self.names!r}, tags={self.tags!r}, "
-                f"principal={self.principal!r})")
+        self._init(enabled, names, tags, principal)
 
     def selects(self, name: str, tags: frozenset[str]) -> bool:
         return name in self.names or bool(self.tags & tags)
@@ -150,8 +114,6 @@ class Rule:
         return (self.names, self.tags) == (other.names, other.tags) and (
             self.principal is other.principal)
 
-
-_set = object.__setattr__
 
 
 def has_permission(user: Any, codename: str) -> bool:

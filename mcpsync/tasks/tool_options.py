@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
+from ..frozen import Frozen
 from ..server.component_options import Kind, OptionSpec
 
 TaskSupport = Literal["forbidden", "optional", "required"]
@@ -19,10 +20,9 @@ TaskSupport = Literal["forbidden", "optional", "required"]
 KEY: Final = "tasks"
 
 
-# A plain immutable class with slots, not a NamedTuple or a frozen dataclass: every server
-# imports this module, and defining a NamedTuple (each field's string annotation compiled
-# into a ForwardRef) cost its start a few hundred µs.
-class TaskTool:
+# A Frozen value class, not a NamedTuple or a frozen dataclass: every server imports this
+# module, and defining either cost its start a few hundred µs (see mcpsync/frozen.py).
+class TaskTool(Frozen):
     """How one tool runs as a task. ``support``: ``"optional"`` or ``"required"`` (a tool
     that never does carries none). ``defer``: it runs as a plain call until it raises
     ``RunAsTask``. ``executor``: where its tasks run when not the server's default (a
@@ -30,7 +30,7 @@ class TaskTool:
     ``retry_safe``: it may safely run twice (an executor that lost its process may run it
     again). Immutable; equal and hashed by its fields."""
 
-    __slots__ = ("defer", "executor", "retry_safe", "support")
+    __slots__ = ("support", "defer", "executor", "retry_safe")  # noqa: RUF023  (__init__'s order)
 
     support: TaskSupport
     defer: bool
@@ -39,31 +39,7 @@ class TaskTool:
 
     def __init__(self, support: TaskSupport, defer: bool = False,
                  executor: object | None = None, retry_safe: bool = False) -> None:
-        _set(self, "support", support)
-        _set(self, "defer", defer)
-        _set(self, "executor", executor)
-        _set(self, "retry_safe", retry_safe)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"TaskTool is immutable: cannot set {name!r}")
-
-    def _fields(self) -> tuple[object, ...]:
-        return (self.support, self.defer, self.executor, self.retry_safe)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TaskTool):
-            return NotImplemented
-        return self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        return (f"TaskTool(support={self.support!r}, defer={self.defer!r}, "
-                f"executor={self.executor!r}, retry_safe={self.retry_safe!r})")
-
-
-_set = object.__setattr__
+        self._init(support, defer, executor, retry_safe)
 
 
 def task_tool(options: Mapping[str, object]) -> TaskTool | None:
