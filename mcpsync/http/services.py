@@ -69,9 +69,9 @@ class Services:
     #: Where a 2024-11-05 client POSTs its messages.
     messages_path: str
 
-    #: ``executor()``: an inbound executor over the server's middleware as it is now
-    #: (like a session, a request takes a copy: the server's lists, which
-    #: ``add_middleware`` appends to, are read at each call).
+    #: ``executor()``: an inbound executor over the server's message middleware as it is
+    #: now (its ``recv_middleware`` and ``send_middleware`` lists, read at each call; one
+    #: executor shared by every request while both are empty: ``RequestExecutors``).
     executor: Callable[[], InboundExecutor] = field(init=False)
 
     def __post_init__(self) -> None:
