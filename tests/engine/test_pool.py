@@ -35,7 +35,9 @@ def test_cap_backlog_and_busy():
 
 
 def test_an_idle_thread_is_reused_then_retires():
-    pool = WorkerPool(4, name="t-reuse", idle_timeout=0.2)
+    # Long enough that a loaded host's pause between two jobs does not retire the thread
+    # (the reuse below would then see a second one), short enough to wait for below.
+    pool = WorkerPool(4, name="t-reuse", idle_timeout=1.0)
     names: list[str] = []
     done = threading.Event()
 
@@ -48,7 +50,7 @@ def test_an_idle_thread_is_reused_then_retires():
         pool.submit(job)
         assert done.wait(WAIT)
     assert set(names) == {"t-reuse-1"}  # one warm thread served them all, one after another
-    # The idle thread exits after 0.2 s without work.
+    # The idle thread exits after 1 s without work.
     wait_until(lambda: pool.size == 0, timeout=WAIT, message=lambda: pool.size)
     done.clear()
     pool.submit(job)  # a fresh thread after retirement
