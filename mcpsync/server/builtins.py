@@ -18,26 +18,15 @@ from ..dispatch.context import HandlerContext
 from ..errors import InvalidParamsError, MethodNotFoundError
 from .completions import Completions
 from .handlers import MethodHandler
+from .host import Registered
 from .options import ProtocolOptions, ServerLimits
-from .prompts import PromptRegistry
-from .resources import ResourceRegistry
 from .session import ServerSession
-from .tools import ToolRegistry
 
 
-class Registries(Protocol):
+class Registries(Registered, Protocol):
     """What the built-in list and read methods read of a server (a ``ServerCore``): its
     registries, and the page size of its lists (read at each request). ``server/discover``
     is handed the capabilities by revision too (the dispatcher's ``capabilities_for``)."""
-
-    @property
-    def tools(self) -> ToolRegistry: ...
-
-    @property
-    def resources(self) -> ResourceRegistry: ...
-
-    @property
-    def prompts(self) -> PromptRegistry: ...
 
     @property
     def limits(self) -> ServerLimits: ...

@@ -1,4 +1,5 @@
-"""The server as the code that answers a request sees it: :class:`RequestServer`.
+"""The server as the code that answers a request sees it: :class:`RequestServer`, and
+its registries as the parts that read them see them: :class:`Registered`.
 
 A request is answered in a session (``session.py``, the handshake era) or on its own
 (``stateless.py``, 2026-07-28, and the HTTP app's 2026-07-28 requests): both read the
@@ -11,11 +12,16 @@ handed as the server's :class:`~mcpsync.server.dispatcher.Dispatcher`.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..dispatch.registry import MethodRegistry
 from .handlers import MethodHandler
 from .options import ProtocolOptions, ServerLimits
+
+if TYPE_CHECKING:
+    from .prompts import PromptRegistry
+    from .resources import ResourceRegistry
+    from .tools import ToolRegistry
 
 
 class RequestServer(Protocol):
@@ -34,4 +40,18 @@ class RequestServer(Protocol):
     def limits(self) -> ServerLimits: ...
 
 
-__all__ = ["RequestServer"]
+class Registered(Protocol):
+    """A server's three registries (a ``ServerCore``'s), as the parts that read them
+    declare them: the built-in list and read methods, visibility, mounting."""
+
+    @property
+    def tools(self) -> ToolRegistry: ...
+
+    @property
+    def resources(self) -> ResourceRegistry: ...
+
+    @property
+    def prompts(self) -> PromptRegistry: ...
+
+
+__all__ = ["Registered", "RequestServer"]

@@ -72,10 +72,7 @@ from .handlers import HandlerRunner, MethodHandler
 from .lifespan import Lifespan, Named
 from .mounted import call_mounted, error_out
 from .options import ServerLimits
-from .prompts import PromptRegistry
-from .resources import ResourceRegistry
 from .subscribers import ResourceSubscribers
-from .tools import ToolRegistry
 
 #: Guards every parent's list of mounts: a cycle check spans servers.
 _GRAPH = threading.Lock()
@@ -106,22 +103,14 @@ _BY_ID = tuple(method for method, param in VIEWS.target_param.items()
 # A Protocol for the type checker only: defining one costs every server's start tens of
 # µs, and nothing checks it at run time.
 if TYPE_CHECKING:
+    from .host import Registered
     from .mounted import MountedServer
 
-    class Mountable(MountedServer, Protocol):
+    class Mountable(MountedServer, Registered, Protocol):
         """What mounting needs of a parent and of the server mounted into it (each a
         ``ServerCore``), besides serving a request handed across: its registries and list
         changes, its startup and shutdown. What is not public (the lifespan, what it provides,
         how its handlers run, who hears of its changes) its :class:`Mounts` is handed."""
-
-        @property
-        def tools(self) -> ToolRegistry: ...
-
-        @property
-        def prompts(self) -> PromptRegistry: ...
-
-        @property
-        def resources(self) -> ResourceRegistry: ...
 
         @property
         def subscribers(self) -> ResourceSubscribers: ...

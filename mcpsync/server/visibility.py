@@ -38,9 +38,7 @@ from .component_options import KINDS, Kind, OptionSpec
 
 if TYPE_CHECKING:
     from ..dispatch.context import HandlerContext
-    from .prompts import PromptRegistry
-    from .resources import ResourceRegistry
-    from .tools import ToolRegistry
+    from .host import Registered
 
 logger = logging.getLogger("mcpsync.server")
 
@@ -59,17 +57,8 @@ MAX_RULES: Final = 1024
 # A Protocol for the type checker only: defining one costs every server's start tens
 # of µs, and nothing checks it at run time.
 if TYPE_CHECKING:
-    class Governed(Protocol):
+    class Governed(Registered, Protocol):
         """What visibility needs of the server it is installed on (a ``ServerCore``)."""
-
-        @property
-        def tools(self) -> ToolRegistry: ...
-
-        @property
-        def resources(self) -> ResourceRegistry: ...
-
-        @property
-        def prompts(self) -> PromptRegistry: ...
 
         def declare_options(self, spec: OptionSpec) -> None: ...
 
