@@ -251,12 +251,17 @@ class ResponseStream:
         with self._lock:
             if not self.current(consumer):
                 return False
-            self.attached = False
-            self._gone = True
-            gone = self._gone_event
+            gone = self._left()
         if gone is not None:
             gone.set()
         return True
+
+    def _left(self) -> threading.Event | None:
+        """(Under the lock) The consumer is gone: its event, if one was made, to set once
+        the lock is released."""
+        self.attached = False
+        self._gone = True
+        return self._gone_event
 
     def leave(self, cancel: threading.Event | None = None) -> None:
         """The current consumer is done (its response body closed, or its JSON answer
@@ -305,8 +310,7 @@ class ResponseStream:
             self._sizes.clear()
             self._queued = 0
             self.delivered = True
-            self._gone = True
-            gone = self._gone_event
+            gone = self._left()
         if gone is not None:
             gone.set()
         return message
