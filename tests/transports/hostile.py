@@ -148,10 +148,48 @@ class _Handler(socketserver.BaseRequestHandler):
 
 
 class _TcpServer(socketserver.ThreadingTCPServer):
-    daemon_threads = False
-    block_on_close = True
+    # The connection threads are joined by stop(), by a deadline: socketserver's own join
+    # (block_on_close) has none, and a script blocked on a client that neither reads nor
+    # hangs up (sendall into a full socket, recv from a silent one) would hold it forever.
+    daemon_threads = True
+    block_on_close = False
     allow_reuse_address = True
     owner: RawHttpServer
+
+    def __init__(self, address: tuple[str, int]) -> None:
+        super().__init__(address, _Handler)
+        self._lock = threading.Lock()
+        self._live: dict[threading.Thread, socket.socket] = {}
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        me = threading.current_thread()
+        with self._lock:
+            self._live[me] = request
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._lock:
+                del self._live[me]
+
+    def live_connections(self) -> int:
+        with self._lock:
+            return len(self._live)
+
+    def end_connections(self, timeout: float) -> list[threading.Thread]:
+        """Shut every open connection's socket down (a script blocked on it fails with
+        OSError, which ends it), then join their threads by one deadline: those still
+        alive after it."""
+        with self._lock:
+            live = dict(self._live)
+        for sock in live.values():
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # closed already
+        deadline = time.monotonic() + timeout
+        for thread in live:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return [thread for thread in live if thread.is_alive()]
 
 
 class RawHttpServer:
@@ -162,9 +200,10 @@ class RawHttpServer:
         self.stopping = threading.Event()
         self.requests: list[RawRequest] = []
         self._changed = threading.Condition()
-        self._tcp = _TcpServer(("127.0.0.1", 0), _Handler)
+        self._tcp = _TcpServer(("127.0.0.1", 0))
         self._tcp.owner = self
-        self.url = f"http://127.0.0.1:{self._tcp.server_address[1]}/mcp"
+        self.port: int = self._tcp.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
         self._thread = threading.Thread(target=self._tcp.serve_forever,
                                         kwargs={"poll_interval": 0.05},
                                         name="mcpsync-test-raw-http", daemon=True)
@@ -192,12 +231,20 @@ class RawHttpServer:
                 self._changed.wait(min(left, 0.05))
             return True
 
+    def live_connections(self) -> int:
+        """How many connections a thread serves now."""
+        return self._tcp.live_connections()
+
     def stop(self) -> None:
+        """Stop accepting, end every connection and join its thread: all by one deadline
+        (an assertion names what outlived it)."""
         self.stopping.set()
         self._tcp.shutdown()
         self._thread.join(JOIN_TIMEOUT)
-        self._tcp.server_close()  # joins the connection threads (block_on_close)
+        stuck = self._tcp.end_connections(JOIN_TIMEOUT)
+        self._tcp.server_close()
         assert not self._thread.is_alive(), "the raw HTTP server did not stop"
+        assert not stuck, f"{len(stuck)} connection thread(s) did not end"
 
     def __enter__(self) -> RawHttpServer:
         return self
