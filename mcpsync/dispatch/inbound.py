@@ -36,7 +36,7 @@ import logging
 import operator
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
 from ..errors import (
     INTERNAL_ERROR,
@@ -52,6 +52,7 @@ from ..protocol.jsonrpc import (
     RequestId,
     Response,
 )
+from ..protocol.tool_outcome import handler_escaped
 from ..protocol.versions import is_stateless
 from ..telemetry.instrumentation import Instrumentation
 from ..telemetry.operation import current as _operation  # the handler's or task's, if any
@@ -281,6 +282,9 @@ def _bind(middleware: Middleware, next_: Step) -> Step:
     return step
 
 
+_In = TypeVar("_In", bound=Inbound)
+
+
 def error_answer(request_id: RequestId, exc: BaseException, *, cancelled: bool,
                  method: str, name: str = "mcpsync") -> Message | None:
     """The wire form of ``exc`` raised while serving ``request_id``: the one mapping.
@@ -443,6 +447,32 @@ class InboundExecutor:
             if token is not None:
                 _current_transport.reset(token)
 
+    def settle(self, inbound: _In, call: Callable[[], dict[str, Any]],
+               deliver: Callable[[_In, Message | None], None]) -> None:
+        """:meth:`answer`, then ``deliver(inbound, answer)``, whatever the handler raised.
+
+        An exception that is not an :class:`Exception` (``sys.exit()``'s SystemExit,
+        Ctrl-C's KeyboardInterrupt on a request served on the main thread, a test runner's
+        timeout) passes :meth:`answer` by. Its request is answered all the same, with
+        -32603 and the generic text of :func:`~mcpsync.protocol.tool_outcome.handler_escaped`:
+        a request left without its answer holds its caller, its response and its slot for
+        good. Then, on the main thread, the exception goes on to the caller: it came by a
+        signal or ends the program, and a one-thread server stops as it would had it run
+        the handler itself. On any other thread (a pool's, a request's, a reader's) it
+        ends nothing but the handler: logged here, once, and the thread serves on."""
+        try:
+            out = self.answer(inbound, call)
+        except BaseException as exc:
+            deliver(inbound, ErrorResponse(
+                inbound.id, handler_escaped(inbound.method, inbound.id).to_wire()))
+            if threading.current_thread() is threading.main_thread():
+                raise
+            logger.error("%s: handler for %s ended by %s (request %r); answered -32603",
+                         self._name, inbound.method, type(exc).__name__, inbound.id,
+                         exc_info=exc)
+            return
+        deliver(inbound, out)
+
     def _answer_recorded(self, telemetry: Instrumentation, inbound: Inbound,
                          call: Callable[[], dict[str, Any]]) -> Message | None:
         """:meth:`answer` inside an operation: the span is this thread's current one
@@ -468,6 +498,10 @@ class InboundExecutor:
                 else:  # cancelled: no answer
                     operation.raised(exc)
             return answer
+        except BaseException as exc:  # not an Exception: answered and raised on by settle
+            if operation is not None:
+                operation.raised(exc)
+            raise
         else:
             if operation is not None:
                 operation.succeeded(result)

@@ -123,9 +123,14 @@ class InflightRequests:
 
     def handle(self, inbound: InboundRequest) -> None:
         """Run one request's handler and write its answer (on a pool or reader thread)."""
-        response: Message | None = None
-        if not inbound.cancelled.is_set():
-            response = self._executor.answer(inbound, lambda: self._on_request(inbound))
+        if inbound.cancelled.is_set():
+            self._deliver(inbound, None)
+        else:
+            self._executor.settle(inbound, lambda: self._on_request(inbound), self._deliver)
+
+    def _deliver(self, inbound: InboundRequest, response: Message | None) -> None:
+        """The end of :meth:`handle`: ``response`` written (``None``: nothing to write),
+        the request's id freed, a drain waiting for it woken."""
         inbound.done = True
         with self._lock:
             # The id is free again (the peer may reuse it once answered), but the drain

@@ -99,8 +99,10 @@ class _Exchange:
     def run(self, inbound: InboundRequest, checked: Envelope | None) -> None:
         """Run the handler (on this thread or a pool's) and put its answer on the stream,
         which ends either way. ``checked``: the request's envelope, already checked."""
-        out = self._executor.answer(inbound, partial(
-            stateless.serve, self, self._dispatcher, inbound, checked))
+        self._executor.settle(inbound, partial(
+            stateless.serve, self, self._dispatcher, inbound, checked), self._deliver)
+
+    def _deliver(self, inbound: InboundRequest, out: Message | None) -> None:
         inbound.done = True
         stream = self._stream
         try:

@@ -121,6 +121,14 @@ def _text(tool: str | None, detail: str) -> str:
     return f"Error executing tool {tool}: {detail}" if tool is not None else f"Error: {detail}"
 
 
+def handler_escaped(what: str, request_id: Any) -> InternalError:
+    """The -32603 error a request is answered with when its handler ended by an exception
+    that is not an :class:`Exception` (Ctrl-C, ``sys.exit()``): the generic text with the
+    request id, never the exception's. Not logged here: the exception goes on, on its
+    thread, to whoever logs or acts on it."""
+    return InternalError(f"Error in {what}: {_masked(request_id)}")
+
+
 def handler_failed(what: str, exc: Exception, ctx: CallFacts | None = None) -> InternalError:
     """The -32603 error a handler's exception is answered with (``what``: e.g. "resource
     config://app", or the method: "completion/complete"), logged once with its traceback:
@@ -141,4 +149,4 @@ def handler_failed(what: str, exc: Exception, ctx: CallFacts | None = None) -> I
     return InternalError(f"Error in {what}: {detail}")
 
 
-__all__ = ["handler_failed", "tool_error", "tool_failed"]
+__all__ = ["handler_escaped", "handler_failed", "tool_error", "tool_failed"]

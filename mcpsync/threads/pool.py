@@ -247,8 +247,11 @@ class HandOffPool(WorkerPool):
             armed.on = False
             try:
                 job()
-            except BaseException:  # as a pool thread: never take the caller down with it
+            except Exception:  # as on a pool thread: logged, and the caller serves on
                 logger.exception("unhandled error in an inline handler on %s",
                                  threading.current_thread().name)
+            # Anything else is the caller's own, as had it run the job itself: the job's
+            # request was answered (InboundExecutor.settle), which lets out only what came
+            # to the main thread (Ctrl-C, a test runner's timeout, sys.exit() there).
             return
         super().submit(job)
