@@ -9,6 +9,7 @@ import contextlib
 import itertools
 import os
 import socket
+import socketserver
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,22 @@ from tests.helpers import WAIT, slack, wait_until
 STOP_TIMEOUT = slack(10.0)
 ROOT = Path(__file__).resolve().parents[1]
 _names = itertools.count()
+
+
+def shut_down(httpd: socketserver.BaseServer, thread: threading.Thread,
+              timeout: float = STOP_TIMEOUT) -> None:
+    """Stop ``httpd.serve_forever`` (running on ``thread``) and join it, by one deadline.
+
+    socketserver's own ``shutdown()`` waits for the loop with no bound, and a loop held in
+    one request (a TLS handshake inside ``accept``, a one-thread server's handler) would
+    hold a test's clean-up for good: clean-up runs after pytest-timeout's one alarm. So it
+    is asked on a helper thread, and the loop's thread joined by the deadline."""
+    asker = threading.Thread(target=httpd.shutdown, name=f"{thread.name}-shutdown",
+                             daemon=True)
+    asker.start()
+    thread.join(timeout)
+    asker.join(0.5)
+    assert not thread.is_alive(), f"{thread.name}: the server loop did not stop"
 
 
 class QuietHandler(WSGIRequestHandler):
@@ -56,12 +73,10 @@ class RunningServer:
         self._thread.start()
 
     def stop(self) -> None:
-        self._httpd.shutdown()
-        self._thread.join(STOP_TIMEOUT)
+        shut_down(self._httpd, self._thread)
         self._httpd.server_close()
         if self._on_stop is not None:
             self._on_stop()
-        assert not self._thread.is_alive(), "the test HTTP server did not stop"
 
     def __enter__(self) -> RunningServer:
         return self
@@ -198,11 +213,9 @@ def running_devserver(app: Any, **options: Any) -> Iterator[Any]:
     try:
         yield httpd
     finally:
-        httpd.shutdown()
+        shut_down(httpd, thread)
         httpd.server_close()
         httpd.join_connections(STOP_TIMEOUT)
-        thread.join(STOP_TIMEOUT)
-        assert not thread.is_alive(), "the dev server did not stop"
 
 
 def gunicorn_argv(app: str, port: int, *, workers: int = 2, threads: int | None = 8,

@@ -22,7 +22,13 @@ import pytest
 from mcpsync import Client
 from mcpsync.http.devserver.server import DevServer
 from tests.helpers import wait_until
-from tests.serving import free_port, running_devserver, serving_process, wait_for_port
+from tests.serving import (
+    free_port,
+    running_devserver,
+    serving_process,
+    shut_down,
+    wait_for_port,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 1.0
@@ -212,9 +218,8 @@ def test_many_slow_connections_are_all_dropped_and_their_threads_end():
             sock.close()
         wait_for_connections(httpd, 0)
     finally:
-        httpd.shutdown()
+        shut_down(httpd, thread)
         httpd.server_close()
-        thread.join(SLACK)
 
 
 @pytest.mark.parametrize("kwargs", [{"timeout": 0}, {"timeout": -1.0},

@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tests.serving import shut_down
+
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 JOIN_TIMEOUT = 10.0
@@ -239,11 +241,9 @@ class RawHttpServer:
         """Stop accepting, end every connection and join its thread: all by one deadline
         (an assertion names what outlived it)."""
         self.stopping.set()
-        self._tcp.shutdown()
-        self._thread.join(JOIN_TIMEOUT)
+        shut_down(self._tcp, self._thread, JOIN_TIMEOUT)
         stuck = self._tcp.end_connections(JOIN_TIMEOUT)
         self._tcp.server_close()
-        assert not self._thread.is_alive(), "the raw HTTP server did not stop"
         assert not stuck, f"{len(stuck)} connection thread(s) did not end"
 
     def __enter__(self) -> RawHttpServer:

@@ -14,6 +14,7 @@ import requests
 
 from mcpsync.protocol.deadline import Deadline
 from mcpsync.transports.http.deadline import DeadlineAdapter, exchange
+from tests.serving import shut_down
 
 JOIN = 10.0
 
@@ -45,9 +46,8 @@ def keep_alive() -> Iterator[tuple[str, set[tuple[str, int]]]]:
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/", server.connections  # type: ignore[attr-defined]
     finally:
-        server.shutdown()
+        shut_down(server, thread, JOIN)
         server.server_close()
-        thread.join(JOIN)
 
 
 def test_ending_an_exchange_after_its_answer_leaves_the_pooled_connection_alone(keep_alive):
