@@ -47,7 +47,15 @@ from ..dispatch.inbound import compose as compose  # the engine's name for it, k
 from ..errors import ConnectionClosedError
 from ..protocol.bookkeeping import cancelled_request_id
 from ..protocol.deadline import Deadline
-from ..protocol.jsonrpc import Invalid, Message, Notification, Request, RequestId
+from ..protocol.jsonrpc import (
+    ErrorResponse,
+    Invalid,
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+)
 from ..telemetry.attributes import peer_of
 from ..telemetry.instrumentation import Instrumentation
 from ..threads.pool import WorkerPool
@@ -219,13 +227,26 @@ class Connection:
         if not self._executor.has_send_middleware:
             self._writer.write(message, related_request_id, deadline)
             return
+        written: list[Message] = []
 
         def terminal(final: Message) -> None:
             self._writer.write(final, related_request_id, deadline)
+            written.append(final)
 
         if transport is None and current_transport() is None:
             transport = self._context_of(related_request_id)
         self._executor.send(message, transport, terminal)
+        self._check_answered(message, written)
+
+    def _check_answered(self, message: Message, written: list[Message]) -> None:
+        """After the send middleware: when ``message`` answered an inbound request and
+        nothing answering that request was written (the middleware dropped it, or gave
+        it another id), the transport is told that no answer will come."""
+        if not isinstance(message, (Response, ErrorResponse)) or message.id is None:
+            return
+        if not any(isinstance(final, (Response, ErrorResponse)) and final.id == message.id
+                   for final in written):
+            self._writer.unanswered(message.id)
 
     def _refuse(self, request_id: RequestId | None, error: dict[str, Any],
                 transport: TransportContext | None) -> None:
@@ -235,6 +256,8 @@ class Connection:
         connection's)."""
         if transport is None and current_transport() is None:
             transport = self.transport_context
+        # (A refusal the send middleware drops is not reported unanswered: its id may be
+        # a duplicate's, whose stream belongs to the request already running under it.)
         self._executor.reject(request_id, error, transport,
                               lambda final: self._writer.write(final, None))
 

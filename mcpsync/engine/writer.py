@@ -33,7 +33,7 @@ from ..protocol.jsonrpc import (
     encode,
     unencodable_answer,
 )
-from ..transports.base import CallControl, OrderedWrites, Transport
+from ..transports.base import CallControl, OrderedWrites, StreamControl, Transport
 
 logger = logging.getLogger("mcpsync.engine")
 
@@ -105,7 +105,7 @@ class Closing:
 class Writer:
     """The write side of one transport. Thread-safe."""
 
-    __slots__ = ("_calls", "_lock", "_name", "_transport")
+    __slots__ = ("_calls", "_lock", "_name", "_streams", "_transport")
 
     def __init__(self, transport: Transport, name: str) -> None:
         self._transport = transport
@@ -119,11 +119,21 @@ class Writer:
         #: caller waits with, and a call given up on has its exchange ended at once.
         self._calls: CallControl | None = (transport if isinstance(transport, CallControl)
                                            else None)
+        #: A transport that holds a stream open per inbound request (the handshake-era HTTP
+        #: session), told when a request's answer will never come.
+        self._streams: StreamControl | None = (
+            transport if isinstance(transport, StreamControl) else None)
 
     @property
     def calls(self) -> CallControl | None:
         """The transport's per-call hooks, when it has them."""
         return self._calls
+
+    def unanswered(self, request_id: RequestId) -> None:
+        """The send middleware dropped the answer to inbound request ``request_id``: a
+        transport holding its stream open lets go of it (others hold nothing for it)."""
+        if self._streams is not None:
+            self._streams.unanswered(request_id)
 
     def write(self, message: Message, related_request_id: RequestId | None,
               deadline: Deadline | None = None) -> None:

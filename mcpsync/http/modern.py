@@ -171,6 +171,8 @@ def serve(services: Services, http: HttpRequest,
         # (the engine's reader runs it on its own), the handler on the pool.
         routed = _receive(executor, message, transport, exchange)
         if routed is None:
+            if not stream.finished:  # the send middleware dropped the refusal: no answer
+                stream.end()
             return respond(services.pacing, start_response, stream, http.accepts,
                            modern=True)
         request = routed

@@ -108,6 +108,11 @@ class SessionTransport:
         stream.disconnect()
         return True
 
+    def unanswered(self, request_id: RequestId) -> None:
+        """:class:`~mcpsync.transports.base.StreamControl`: the send middleware dropped
+        ``request_id``'s answer; its stream ends as a cancelled request's does."""
+        self._session._let_go(request_id)
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
@@ -301,15 +306,17 @@ class HttpSession(RelayedSession):
     def _took(self, message: Message) -> None:
         if isinstance(message, Notification) and is_cancel(message):
             assert isinstance(message, Notification)
-            self._drop_cancelled(cancelled_request_id(message.params))
+            self._let_go(cancelled_request_id(message.params))
 
-    def _drop_cancelled(self, request_id: RequestId | None) -> None:
-        # A cancelled request gets no response, so its stream would never see the final
-        # message that lets go of it (``_forget``): without this, every call a client of a
-        # long-lived session cancels (a timeout) kept its stream, its key and its stored
-        # events until the session ended, and kept the session ``busy`` (never idle).
-        # The engine has already taken the cancellation (push mode: ``feed`` routes on
-        # this thread), so no answer is coming; a consumer still attached is ended.
+    def _let_go(self, request_id: RequestId | None) -> None:
+        # No answer is coming for ``request_id``: it was cancelled (a cancelled request
+        # gets no response), or the send middleware dropped its answer. Its stream would
+        # never see the final message that lets go of it (``_forget``): without this,
+        # every call a client of a long-lived session cancels (a timeout) kept its stream,
+        # its key and its stored events until the session ended, and kept the session
+        # ``busy`` (never idle); a dropped answer held its POST open for good. (For a
+        # cancellation the engine has already taken it: push mode, ``feed`` routes on this
+        # thread.) A consumer still attached is ended.
         if request_id is None:
             return
         with self._lock:

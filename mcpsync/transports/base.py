@@ -68,6 +68,12 @@ class StreamControl(Protocol):
         ``Last-Event-ID``); ``False`` when there is no such stream to resume."""
         ...
 
+    def unanswered(self, request_id: RequestId) -> None:
+        """No answer to ``request_id`` will be written (the send middleware dropped it):
+        end its stream, which only its answer would have ended. A no-op for a request
+        already answered or unknown."""
+        ...
+
 
 @runtime_checkable
 class OrderedWrites(Protocol):

@@ -1,14 +1,21 @@
 """Message middleware added to (or taken from) a server whose WSGI app is already serving
 applies from the next 2026-07-28 request on: the app shares one executor between requests
 only while the server has no message middleware at all (``http/services.py``), and reads
-the lists at every request."""
+the lists at every request.
+
+And an answer (or a receive middleware's refusal) that a send middleware drops ends its
+HTTP request at once, in both eras: nothing else would have ended its stream."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from mcpsync import Server
-from mcpsync.protocol.jsonrpc import Message
+import pytest
+
+from mcpsync import Client, MCPError, Server
+from mcpsync.protocol.jsonrpc import Message, Response
+from tests.helpers import WAIT
 
 from .raw import post_modern
 
@@ -74,3 +81,53 @@ def test_a_request_the_receive_middleware_drops_is_answered(serve):
     assert body["id"] == 1
     assert body["error"]["code"] == -32603
     assert "dropped the request without an answer" in body["error"]["message"]
+
+
+@pytest.mark.parametrize("accept", ["application/json", "application/json, text/event-stream"])
+def test_a_refusal_the_send_middleware_drops_still_ends_the_request(serve, accept):
+    # The receive middleware refuses; the send middleware drops that refusal. Nothing was
+    # left to end the request's stream: a JSON-only response waited for good (SSE: kept
+    # alive for good). Now the request ends without an answer, as a dropped answer does.
+    server = _server()
+    served = serve(server)
+
+    def refuse(message: Message, next_: Any) -> None:
+        raise MCPError("not today", code=-32600)
+
+    def drop(message: Message, next_: Any) -> None:
+        return None
+
+    server.recv_middleware.append(refuse)
+    server.send_middleware.append(drop)
+    started = time.monotonic()
+    response = post_modern(served.url, "tools/call",
+                           {"name": "echo", "arguments": {"text": "x"}},
+                           headers={"Accept": accept})
+    assert time.monotonic() - started < WAIT / 2
+    assert response.status_code == 503, response.text  # -32603, by the one status table
+    assert response.json()["error"]["code"] == -32603
+    assert response.json()["error"]["message"] in (
+        "The request ended without an answer",  # JSON
+        "The session ended before the request was answered")  # before an SSE body began
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_an_answer_the_send_middleware_drops_fails_the_call_at_once(serve, version):
+    # A send middleware may drop a message. A request's answer dropped so leaves nothing
+    # to end its POST: in the 2025-11-25 era the POST was held open (and the session
+    # busy) for good, and the client waited out its timeout. It ends now, as in 2026-07-28.
+    server = _server()
+    served = serve(server)
+
+    def drop_results(message: Message, next_: Any) -> None:
+        if isinstance(message, Response) and "content" in (message.result or {}):
+            return None
+        next_(message)
+
+    server.send_middleware.append(drop_results)
+    with Client.http(served.url, protocol_version=version, timeout=WAIT) as client:
+        started = time.monotonic()
+        with pytest.raises(MCPError) as caught:
+            client.call_tool("echo", {"text": "x"})
+        assert time.monotonic() - started < WAIT / 2, "the call waited out its timeout"
+        assert caught.value.code == -32603
