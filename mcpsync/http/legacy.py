@@ -107,7 +107,8 @@ def _initialize(services: Services, session: HttpSession, message: Request,
     session.release(stream)
     if not isinstance(final, Response):
         services.sessions.remove(session.id, session.owner)
-        return json_response(start_response, final, None, modern=False)
+        return json_response(start_response, final, None, modern=False,
+                             request_id=message.id)
     version = session.protocol_version
     session.priming = (services.store is not None and version is not None
                        and features(version).sse_polling)

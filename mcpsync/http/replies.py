@@ -51,7 +51,7 @@ from ..errors import (
 )
 from ..protocol import jsonrpc
 from ..protocol import sse as sse_codec
-from ..protocol.jsonrpc import ErrorResponse, Message, Response
+from ..protocol.jsonrpc import ErrorResponse, Message, RequestId, Response
 from .streams import Item, ResponseStream
 
 logger = logging.getLogger("mcpsync.http")
@@ -340,6 +340,18 @@ def sse_stream(pacing: Pacing, start_response: StartResponse, stream: ResponseSt
     return _Body(chunks(), on_close)
 
 
+#: What a request whose stream ended with no answer (its session ended, the send
+#: middleware dropped the answer) is answered with, under its own id.
+UNANSWERED: Final = "The request ended without an answer"
+
+
+def _answers(stream: ResponseStream) -> RequestId | None:
+    """The id of the request whose answer ``stream`` carries (``None``: not one request's)."""
+    final_id = stream.final_id
+    return final_id if isinstance(final_id, (str, int)) and not isinstance(
+        final_id, bool) else None
+
+
 def respond(pacing: Pacing, start_response: StartResponse, stream: ResponseStream,
             accepts: tuple[bool, bool], on_close: Callable[[], None] | None = None, *,
             modern: bool, cancel: threading.Event | None = None,
@@ -367,11 +379,12 @@ def respond(pacing: Pacing, start_response: StartResponse, stream: ResponseStrea
             on_close()  # as when a stream's client leaves: a cancellation in 2026-07-28
             raise _HttpError(INTERNAL_ERROR,
                              "The client closed the connection before the answer",
-                             status="499 Client Closed Request") from None
+                             _answers(stream), status="499 Client Closed Request") from None
         if stream.current(consumer):
             stream.delivered = final is not None
         on_close()
-        return json_response(start_response, final, extra, modern=modern)
+        return json_response(start_response, final, extra, modern=modern,
+                             request_id=_answers(stream))
     items, done = stream.take(pacing.json_window if want_json else 0.0, consumer)
     if want_json and done and len(items) == 1 and items[0][1] is not None and isinstance(
             items[0][1], (Response, ErrorResponse)):
@@ -384,8 +397,7 @@ def respond(pacing: Pacing, start_response: StartResponse, stream: ResponseStrea
                           extra=extra, consumer=consumer)
     if done and not items:
         on_close()
-        raise _HttpError(INTERNAL_ERROR,
-                         "The session ended before the request was answered")
+        raise _HttpError(INTERNAL_ERROR, UNANSWERED, _answers(stream))
     return sse_stream(pacing, start_response, stream, items, done, on_close,
                       prime_id=prime() if prime is not None else None, extra=extra,
                       consumer=consumer)
@@ -410,12 +422,13 @@ def final_only(pacing: Pacing, stream: ResponseStream,
 
 
 def json_response(start_response: StartResponse, message: Message | None,
-                  extra: list[tuple[str, str]] | None, *, modern: bool) -> list[bytes]:
+                  extra: list[tuple[str, str]] | None, *, modern: bool,
+                  request_id: RequestId | None = None) -> list[bytes]:
     """``message`` (the request's answer, already through the send middleware) as the
-    JSON body; an error answer's status from the one table (:data:`STATUSES`)."""
+    JSON body; an error answer's status from the one table (:data:`STATUSES`). No message:
+    the request ``request_id`` ended without an answer, which is refused."""
     if message is None:
-        raise _HttpError(INTERNAL_ERROR,
-                         "The request ended without an answer")
+        raise _HttpError(INTERNAL_ERROR, UNANSWERED, request_id)
     status = "200 OK"
     if isinstance(message, ErrorResponse):
         status = answer_status(message.error.get("code"), modern=modern)
