@@ -402,6 +402,10 @@ def test_malformed_framing_on_gunicorn(gunicorn_base):
 # -- defect 14: half-open sessions expire in seconds ----------------------------------------
 
 
+#: The handshake timeout of the expiry test: short, so it waits on the real clock.
+HANDSHAKE = 1.5
+
+
 def _initialize_only(url: str) -> requests.Response:
     return requests.post(url, json={
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -411,26 +415,36 @@ def _initialize_only(url: str) -> requests.Response:
 
 
 def test_sessions_that_never_come_back_expire_quickly(serve):
-    with freeze_time("2026-01-01 12:00:00", tick=True) as frozen:
-        url = serve(max_sessions=4).url
-        half_open = [_initialize_only(url) for _ in range(3)]
-        assert all(r.status_code == 200 for r in half_open)
-        real = LegacySession(url)  # fills the fourth slot, and comes back
-        # Full: a half-open session makes room (issue 25), never the one that came back.
-        newcomer = _initialize_only(url)
-        assert newcomer.status_code == 200
+    # On the real clock, with a short handshake timeout. It ran on freezegun's ticking
+    # clock, whose tick(11) moves to the frozen start + 11 s, dropping the time already
+    # run: "11 s later" was 11 s minus the server's start-up, and on a loaded host (a
+    # start-up over a second) a half-open session was not yet 10 s old (a flake).
+    served = serve(max_sessions=4, session_handshake_timeout=HANDSHAKE)
+    url = served.url
+    half_open = [_initialize_only(url) for _ in range(3)]
+    assert all(r.status_code == 200 for r in half_open)
+    real = LegacySession(url)  # fills the fourth slot, and comes back
+    # Full: a half-open session makes room (issue 25), never the one that came back.
+    newcomer = _initialize_only(url)
+    assert newcomer.status_code == 200
+    assert real.call("ping")["result"] == {}
+
+    def only_real_left() -> bool:  # each request may sweep (at most once a second)
         assert real.call("ping")["result"] == {}
-        frozen.tick(11)  # past the default handshake timeout (10 s), well before 30 min
-        assert real.call("ping")["result"] == {}
-        for response in [*half_open, newcomer]:
-            gone = requests.post(url, json={"jsonrpc": "2.0", "method":
-                                            "notifications/initialized"},
-                                 headers={"Accept": BOTH, "Mcp-Session-Id":
-                                          response.headers["Mcp-Session-Id"]}, timeout=WAIT)
-            assert gone.status_code == 404, gone.text
-        fresh = [LegacySession(url) for _ in range(3)]  # the slots are free again
-        frozen.tick(11)
-        assert all(s.call("ping")["result"] == {} for s in [*fresh, real])
+        return len(served.app.sessions) == 1
+
+    # The half-open ones go after HANDSHAKE seconds, long before the idle timeout (30 min);
+    # the one that came back, made at the same time, stays.
+    wait_until(only_real_left, timeout=WAIT, interval=0.1,
+               message=lambda: f"{len(served.app.sessions)} sessions held")
+    for response in [*half_open, newcomer]:
+        gone = requests.post(url, json={"jsonrpc": "2.0", "method":
+                                        "notifications/initialized"},
+                             headers={"Accept": BOTH, "Mcp-Session-Id":
+                                      response.headers["Mcp-Session-Id"]}, timeout=WAIT)
+        assert gone.status_code == 404, gone.text
+    fresh = [LegacySession(url) for _ in range(3)]  # the slots are free again
+    assert all(s.call("ping")["result"] == {} for s in [*fresh, real])
 
 
 # -- GET streams: a resumed one carries on; fresh ones do not pile up --------------------
