@@ -73,10 +73,12 @@ class RunningServer:
         self._thread.start()
 
     def stop(self) -> None:
-        shut_down(self._httpd, self._thread)
-        self._httpd.server_close()
-        if self._on_stop is not None:
-            self._on_stop()
+        try:
+            shut_down(self._httpd, self._thread)
+        finally:  # the socket and the app are let go of even when the loop is stuck
+            self._httpd.server_close()
+            if self._on_stop is not None:
+                self._on_stop()
 
     def __enter__(self) -> RunningServer:
         return self
@@ -213,9 +215,11 @@ def running_devserver(app: Any, **options: Any) -> Iterator[Any]:
     try:
         yield httpd
     finally:
-        shut_down(httpd, thread)
-        httpd.server_close()
-        httpd.join_connections(STOP_TIMEOUT)
+        try:
+            shut_down(httpd, thread)
+        finally:
+            httpd.server_close()
+            httpd.join_connections(STOP_TIMEOUT)
 
 
 def gunicorn_argv(app: str, port: int, *, workers: int = 2, threads: int | None = 8,
