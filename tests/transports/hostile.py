@@ -4,8 +4,9 @@ For the servers a real MCP server never is: one that answers with 300 MiB, with 
 100k deep, with a stream that ends at once, or that accepts a request and never answers.
 Every connection carries one request (``Connection: close``). A script gets a
 :class:`RawRequest` and writes whatever it wants to its socket; returning closes it.
-``stop()`` wakes scripts that wait on :attr:`RawHttpServer.stopping` and joins every
-connection thread (bounded).
+``stop()`` wakes scripts that wait on :attr:`RawHttpServer.stopping`, shuts every open
+connection down (a script blocked on its socket fails, which ends it) and joins every
+connection thread, all by one deadline.
 """
 
 from __future__ import annotations
