@@ -150,13 +150,21 @@ def test_a_flood_of_idle_sessions_never_locks_a_real_client_out(serve, clients):
 
     def flooder(i: int) -> Client:
         client = Client(served.url, complete=False)
+        if client.init.status_code == 503:
+            # All 24 start at once: a session answering its own initialize is busy, not
+            # idle, so with 8 of them in flight at that instant the next is told to come
+            # back (seen on a loaded host). Refused so, never locked out: see below.
+            assert client.init.headers.get("Retry-After"), client.init.text
+            return client
+        assert client.init.status_code == 200, client.init.text
         if i % 2 == 0:  # half complete the handshake; a session evicted before gets 404
             assert client.initialized() in (202, 404)
         return client
 
     flood = run_threads(flooder, 24, name="flooder")
     clients.extend(flood)
-    assert all(c.init.status_code == 200 for c in flood)  # there was always room
+    # Idle ones always make room; only those in flight at once fill all 8 slots.
+    assert sum(c.init.status_code == 200 for c in flood) >= 8
     real = Client(served.url)
     clients.append(real)
     assert real.init.status_code == 200 and real.ping() == 200
