@@ -37,7 +37,6 @@ from ..transports.base import Transport
 from .dispatcher import Dispatcher
 from .host import RequestServer
 from .listen import ListenRegistry
-from .options import ServerLimits
 from .subscribers import ResourceSubscribers
 
 logger = logging.getLogger("mcpsync.server")
@@ -54,9 +53,6 @@ class SessionServer(RequestServer, Protocol):
 
     @property
     def recv_middleware(self) -> list[Middleware]: ...
-
-    @property
-    def limits(self) -> ServerLimits: ...
 
     @property
     def listeners(self) -> ListenRegistry: ...
